@@ -1,0 +1,197 @@
+"""The stree command group: global options, the command table, the error boundary."""
+
+import importlib
+import os
+import sys
+
+import click
+
+from . import __version__
+from .errors import EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
+
+# name -> (module, one-line summary). Modules are imported only when their command runs.
+COMMANDS = {
+    "log": ("stree.commands.log", "Show the entries on a path, or the whole tree with --graph"),
+    "show": ("stree.commands.show", "Show entries in full"),
+    "rev-parse": ("stree.commands.rev_parse", "Resolve revisions to entry ids"),
+    "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
+    "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
+    "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+}
+
+ENV_HELP = """\
+  STREE_SESSION                default for -s/--session
+  PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
+  PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
+  NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
+  STREE_DEBUG                  show tracebacks (same as --debug)"""
+
+
+def _exit_help():
+    return "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES)
+
+
+class Env:
+    """Global options and the session they select, shared by every command."""
+
+    def __init__(self, session, agent_dir, session_dir, cwd, color, pager, debug):
+        self.session_arg = session
+        self.agent_dir = agent_dir
+        self.session_dir = session_dir
+        self.cwd = cwd
+        self.color = color
+        self.pager = pager
+        self.debug = debug
+        self._loaded = None
+
+    def session_path(self):
+        from .store import resolve_session
+
+        return resolve_session(self.session_arg, self.cwd, self.agent_dir, self.session_dir)
+
+    def load(self, warn=True):
+        """(Session, Tree) of the selected session; warns once about skipped lines."""
+        if self._loaded is None:
+            from .session import parse
+            from .tree import Tree
+
+            session = parse(str(self.session_path()))
+            tree = Tree(session.nodes, session.load)
+            if warn and session.malformed:
+                lines = ", ".join(str(n) for n, _ in session.malformed[:10])
+                more = f" and {len(session.malformed) - 10} more" if len(session.malformed) > 10 else ""
+                warn_user(f"{session.path}: skipped {len(session.malformed)} malformed line(s): "
+                          f"{lines}{more} (run 'stree fsck' for details)")
+            self._loaded = (session, tree)
+        return self._loaded
+
+    def output(self, json_mode=False, fmt=None, nul=False, fields=None):
+        from .output import Output
+
+        return Output(json_mode, fmt, nul, self.color, self.pager, fields)
+
+
+def warn_user(message):
+    from .output import inert
+
+    click.echo(f"stree: warning: {inert(message)}", err=True)
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[name][0])
+        return module.command
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=f"""\b
+Revisions: an id, an id prefix (4+ chars), a label, @ (the leaf, also HEAD), root,
+:/text (newest entry containing text), REV~N, REV^, ranges A..B and A...B.
+See stree(1) for details; 'stree COMMAND --help' for each command.
+
+\b
+Exit codes:
+{_exit_help()}
+
+\b
+Environment:
+{ENV_HELP}""",
+)
+@click.option("-s", "--session", "session", metavar="PATH|ID", envvar="STREE_SESSION",
+              help="Session file, or session id prefix ('demo' = the bundled demo). "
+                   "Default: the newest session of the current directory.")
+@click.option("--agent-dir", metavar="DIR", help="pi's agent directory (default $PI_CODING_AGENT_DIR or ~/.pi/agent).")
+@click.option("--session-dir", metavar="DIR", help="Directory holding this project's sessions (flat).")
+@click.option("-C", "chdir", metavar="DIR", help="Run as if started in DIR.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour human output.")
+@click.option("--no-pager", is_flag=True, help="Do not page long output.")
+@click.option("--debug", is_flag=True, envvar="STREE_DEBUG", help="Show tracebacks for errors.")
+@click.version_option(__version__, "--version", prog_name="stree")
+@click.pass_context
+def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, debug):
+    """stree: git-style plumbing for pi coding-agent sessions.
+
+    A pi session is an append-only JSONL file whose entries form a tree; the last
+    entry is the current position (the leaf, @). stree reads that tree from the
+    shell, for people (coloured, paged) and for scripts (--json, --format, -z).
+
+    \b
+    Examples:
+      stree log --graph                 the whole tree, as pi's /tree draws it
+      stree -s demo log -n 5            the last five entries of the bundled demo
+      stree rev-parse @~2               the id two entries above the leaf
+      stree log --json | jq -r .preview entries as JSON Lines
+    """
+    cwd = os.getcwd()
+    if chdir:
+        try:
+            os.chdir(chdir)
+        except OSError as e:
+            raise StreeError(f"-C {chdir}: {e.strerror}", code=2)
+        cwd = os.getcwd()
+    ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug)
+
+
+def output_options(fields):
+    """--json, --format and -z, shared by every read command."""
+    def decorate(f):
+        f = click.option("-z", "nul", is_flag=True, help="End records with NUL instead of newline.")(f)
+        f = click.option("--format", "fmt", metavar="FORMAT",
+                         help="Print each record with {field} placeholders (\\t, \\n understood).")(f)
+        f = click.option("--json", "json_mode", is_flag=True, help="Print JSON Lines, one record per line.")(f)
+        return f
+    return decorate
+
+
+def run():
+    """Console entry point: click plus stree's error handling."""
+    debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
+    try:
+        main.main(prog_name="stree", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("stree: interrupted", err=True)
+        sys.exit(INTERRUPTED)
+    except StreeError as e:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        from .output import inert
+
+        click.echo(f"stree: error: {inert(str(e))}", err=True)
+        if e.hint:
+            click.echo(f"hint: {e.hint}", err=True)
+        sys.exit(e.code)
+    except KeyboardInterrupt:
+        click.echo("stree: interrupted", err=True)
+        sys.exit(INTERRUPTED)
+    except BrokenPipeError:
+        # the reader went away (stree log | head): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        sys.exit(0)
+    except Exception as e:  # a bug in stree: one line, the traceback only with --debug
+        if debug:
+            raise
+        click.echo(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)", err=True)
+        sys.exit(INTERNAL)

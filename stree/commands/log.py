@@ -1,0 +1,108 @@
+import click
+
+from ..cli import output_options
+from ..fields import ENTRY_FIELDS, describe, entry_record
+from ..preview import Previewer
+from ..render import FILTERS, graph
+from ..revs import Resolver
+
+GRAPH_FIELDS = dict(ENTRY_FIELDS, row="the whole row exactly as pi's /tree draws it (graph, marker, label, preview)")
+
+
+@click.command("log", epilog=f"""\b
+Examples:
+  stree log                          the path root -> @, newest first
+  stree log -n 5 bug-found           five entries up from the label bug-found
+  stree log main..@                  entries on @'s branch that are not on main's path
+  stree log --graph --filter user-only
+  stree log --graph --search "csv quote"
+  stree log --format '{{id}}\\t{{preview}}' | fzf
+
+\b
+Fields for --json / --format:
+{describe(GRAPH_FIELDS)}""")
+@click.argument("revision", required=False, default="@", metavar="[REV|RANGE]")
+@click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does.")
+@click.option("--filter", "filter_", type=click.Choice(FILTERS), default="default", show_default=True,
+              help="Which entries the graph shows (pi's /tree filters).")
+@click.option("--search", metavar="WORDS", help="Graph only entries whose text holds every word (as /tree search).")
+@click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries.")
+@click.option("--reverse", is_flag=True, help="Oldest first.")
+@click.option("--no-ids", is_flag=True, help="Graph: leave out the id column (rows exactly as pi's).")
+@output_options(GRAPH_FIELDS)
+@click.pass_obj
+def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul):
+    """Show the entries on the path to REV (default @), newest first.
+
+    With a range A..B, the entries on B's path that are not on A's; with A...B,
+    the entries on either side since their merge base. With --graph, the whole
+    session tree as pi's /tree draws it: the branch holding the leaf first, the
+    active path marked •, labels inline, and `← active` on the leaf's row.
+    """
+    session, tree = env.load()
+    out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+    previewer = Previewer(tree)
+    if as_graph:
+        rows = graph(tree, filter_, search, previewer=previewer)
+        if reverse:
+            rows.reverse()
+        if max_count is not None:
+            rows = rows[:max_count]
+        if not rows:
+            click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
+        width = max((len(r.node.id) for r in rows), default=8)
+        for row in rows:
+            rec = entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                               row=row.text(marker=False))
+            human = None
+            if not out.machine:
+                human = _graph_line(out, row, width, no_ids)
+            out.record(rec, human)
+        out.close()
+        return
+
+    if not tree.nodes and revision == "@":
+        click.echo(f"stree: {session.path}: the session has no entries yet", err=True)
+        return
+    nodes = Resolver(tree).nodes_of(revision)[::-1]
+    if max_count is not None:
+        nodes = nodes[:max_count]
+    if reverse:
+        nodes.reverse()
+    active = set(tree.path_ids(tree.leaf)) if tree.leaf else set()
+    for node in nodes:
+        rec = entry_record(tree, node, previewer, active=node.id in active)
+        human = None if out.machine else _log_line(out, tree, node, previewer)
+        out.record(rec, human)
+    out.close()
+
+
+def _graph_line(out, row, width, no_ids):
+    text = "" if no_ids else out.style("id", row.node.id.ljust(width)) + "  "
+    text += out.style("dim", row.prefix)
+    if row.active:
+        text += out.style("accent", "• ")
+    if row.label:
+        text += out.style("warning", "[" + _inert(row.label) + "] ")
+    text += out.segments(row.segments)
+    if row.leaf:
+        text += out.style("accent", "  ← active")
+    return text
+
+
+def _log_line(out, tree, node, previewer):
+    decorations = []
+    if node.id == tree.leaf:
+        decorations.append("@")
+    label = tree.labels.get(node.id)
+    if label:
+        decorations.append(_inert(label))
+    deco = out.style("warning", " (" + ", ".join(decorations) + ")") if decorations else ""
+    when = (node.ts or "")[:19].replace("T", " ")
+    return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(previewer.segments(node))}"
+
+
+def _inert(text):
+    from ..output import inert
+
+    return inert(text, oneline=True)

@@ -1,0 +1,143 @@
+"""pi's convertToLlm, and the OpenAI / Anthropic message shapes for replaying a context."""
+
+import json
+
+COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+BRANCH_SUFFIX = "</summary>"
+
+
+def bash_execution_text(msg):
+    text = f"Ran `{msg.get('command')}`\n"
+    if msg.get("output"):
+        text += f"```\n{msg['output']}\n```"
+    else:
+        text += "(no output)"
+    if msg.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif msg.get("exitCode") not in (None, 0):
+        text += f"\n\nCommand exited with code {msg['exitCode']}"
+    if msg.get("truncated") and msg.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {msg['fullOutputPath']}]"
+    return text
+
+
+def _user(content, timestamp):
+    return {"role": "user", "content": content, "timestamp": timestamp}
+
+
+def convert_to_llm(messages):
+    """pi's convertToLlm: custom roles become user messages; unknown roles are dropped."""
+    out = []
+    for m in messages:
+        role = m.get("role")
+        if role == "bashExecution":
+            if m.get("excludeFromContext"):
+                continue
+            out.append(_user([{"type": "text", "text": bash_execution_text(m)}], m.get("timestamp")))
+        elif role == "custom":
+            content = m.get("content")
+            out.append(_user([{"type": "text", "text": content}] if isinstance(content, str) else content,
+                             m.get("timestamp")))
+        elif role == "branchSummary":
+            out.append(_user([{"type": "text", "text": BRANCH_PREFIX + str(m.get("summary")) + BRANCH_SUFFIX}],
+                             m.get("timestamp")))
+        elif role == "compactionSummary":
+            out.append(_user([{"type": "text", "text": COMPACTION_PREFIX + str(m.get("summary")) + COMPACTION_SUFFIX}],
+                             m.get("timestamp")))
+        elif role in ("user", "assistant", "toolResult"):
+            out.append(m)
+    return out
+
+
+def _blocks(content):
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, dict)]
+
+
+def _text_of(blocks):
+    return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+
+
+def to_openai(context):
+    """Chat Completions messages for pi's context at an entry."""
+    messages = []
+    for m in convert_to_llm(context["messages"]):
+        role = m["role"]
+        blocks = _blocks(m.get("content"))
+        if role == "user":
+            parts = []
+            for b in blocks:
+                if b.get("type") == "text":
+                    parts.append({"type": "text", "text": b.get("text", "")})
+                elif b.get("type") == "image":
+                    parts.append({"type": "image_url",
+                                  "image_url": {"url": f"data:{b.get('mimeType')};base64,{b.get('data')}"}})
+            if all(p["type"] == "text" for p in parts):
+                messages.append({"role": "user", "content": "".join(p["text"] for p in parts)})
+            else:
+                messages.append({"role": "user", "content": parts})
+        elif role == "assistant":
+            msg = {"role": "assistant", "content": _text_of(blocks) or None}
+            calls = [{"id": b.get("id"), "type": "function",
+                      "function": {"name": b.get("name"),
+                                   "arguments": json.dumps(b.get("arguments") or {}, ensure_ascii=False)}}
+                     for b in blocks if b.get("type") == "toolCall"]
+            if calls:
+                msg["tool_calls"] = calls
+            messages.append(msg)
+        elif role == "toolResult":
+            messages.append({"role": "tool", "tool_call_id": m.get("toolCallId"), "content": _text_of(blocks)})
+    body = {"messages": messages}
+    model = context.get("model")
+    if model and model.get("modelId"):
+        body = {"model": model["modelId"], **body}
+    return body
+
+
+def to_anthropic(context):
+    """Anthropic Messages for pi's context: tool results folded into user turns."""
+    messages = []
+
+    def push(role, blocks):
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": list(blocks)})
+
+    for m in convert_to_llm(context["messages"]):
+        role = m["role"]
+        blocks = _blocks(m.get("content"))
+        if role == "user":
+            out = []
+            for b in blocks:
+                if b.get("type") == "text":
+                    out.append({"type": "text", "text": b.get("text", "")})
+                elif b.get("type") == "image":
+                    out.append({"type": "image", "source": {"type": "base64", "media_type": b.get("mimeType"),
+                                                            "data": b.get("data")}})
+            push("user", out)
+        elif role == "assistant":
+            out = []
+            for b in blocks:
+                if b.get("type") == "thinking" and b.get("thinkingSignature"):
+                    out.append({"type": "thinking", "thinking": b.get("thinking", ""),
+                                "signature": b.get("thinkingSignature")})
+                elif b.get("type") == "text" and b.get("text"):
+                    out.append({"type": "text", "text": b["text"]})
+                elif b.get("type") == "toolCall":
+                    out.append({"type": "tool_use", "id": b.get("id"), "name": b.get("name"),
+                                "input": b.get("arguments") or {}})
+            if out:
+                push("assistant", out)
+        elif role == "toolResult":
+            push("user", [{"type": "tool_result", "tool_use_id": m.get("toolCallId"),
+                           "content": [{"type": "text", "text": _text_of(blocks)}],
+                           "is_error": bool(m.get("isError"))}])
+    body = {"messages": messages}
+    model = context.get("model")
+    if model and model.get("modelId"):
+        body = {"model": model["modelId"], **body}
+    return body

@@ -1,0 +1,56 @@
+"""Errors for the user, each with the exit code documented in stree(1)."""
+
+OK = 0
+NEGATIVE = 1  # a question answered "no": merge-base --is-ancestor, fsck found problems
+USAGE = 2  # bad command line (click uses 2 as well)
+NOT_FOUND = 3  # revision, label, session or entry not found / ambiguous
+BAD_FILE = 4  # unreadable file, not a session, invalid content, cycle
+MODEL = 5  # model or network failure
+CONFLICT = 6  # refused to write: file changed, locked or read-only
+INTERRUPTED = 130
+INTERNAL = 70
+
+EXIT_CODES = [
+    (OK, "success"),
+    (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems)"),
+    (USAGE, "usage error (bad option, bad revision syntax)"),
+    (NOT_FOUND, "not found or ambiguous (revision, label, session)"),
+    (BAD_FILE, "unreadable or invalid session file"),
+    (MODEL, "model or network failure"),
+    (CONFLICT, "write refused (read-only file, lock, cancelled by a hook)"),
+    (INTERNAL, "internal error: a bug in stree (rerun with --debug and report it)"),
+    (INTERRUPTED, "interrupted (Ctrl-C)"),
+]
+
+
+class StreeError(Exception):
+    """An error to print as one line on stderr and exit with `code`."""
+
+    code = BAD_FILE
+
+    def __init__(self, message, code=None, hint=None):
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.hint = hint
+
+
+class NotFound(StreeError):
+    code = NOT_FOUND
+
+
+class BadFile(StreeError):
+    code = BAD_FILE
+
+
+class UsageError(StreeError):
+    code = USAGE
+
+
+class CycleError(BadFile):
+    def __init__(self, ids):
+        self.ids = ids
+        super().__init__(
+            "parent chain loops: " + " -> ".join(ids[:8]) + (" ..." if len(ids) > 8 else ""),
+            hint="run 'stree fsck' to list the broken entries",
+        )

@@ -1,0 +1,70 @@
+"""The record fields of --json and --format, documented once for every command."""
+
+ENTRY_FIELDS = {
+    "id": "the entry id",
+    "parentId": "the parent's id, or null for a root",
+    "type": "entry type (message, compaction, branch_summary, label, ...)",
+    "role": "message role (user, assistant, toolResult, ...), null for other types",
+    "timestamp": "ISO 8601 UTC timestamp of the entry",
+    "label": "the label on this entry, or null",
+    "preview": "one-line preview, as pi's /tree shows it",
+    "line": "line number of the entry in the session file",
+    "leaf": "true for the current leaf (@)",
+    "active": "true when the entry is on the path root -> @",
+    "children": "number of child entries",
+    "graph": "the graph drawing before the row (log --graph only)",
+}
+
+SESSION_FIELDS = {
+    "id": "session id (header)",
+    "path": "path of the session file",
+    "cwd": "working directory the session belongs to",
+    "name": "display name (latest session_info), or null",
+    "created": "header timestamp",
+    "modified": "last user/assistant activity (as pi sorts sessions)",
+    "messages": "number of message entries",
+    "entries": "number of entries",
+    "firstMessage": "text of the first user message",
+    "parentSession": "path of the session this one was forked from, or null",
+}
+
+MESSAGE_FIELDS = {
+    "index": "position in the context, from 0",
+    "role": "pi message role (user, assistant, toolResult, custom, branchSummary, compactionSummary, ...)",
+    "text": "the message text on one line (text blocks, summaries)",
+    "timestamp": "message timestamp in epoch milliseconds",
+}
+
+LABEL_FIELDS = {
+    "label": "label name",
+    "id": "id of the labelled entry",
+    "timestamp": "when the label was set",
+    "preview": "preview of the labelled entry",
+}
+
+REV_FIELDS = {
+    "rev": "the revision as given",
+    "id": "the entry id it names",
+}
+
+
+def entry_record(tree, node, previewer, **extra):
+    rec = {
+        "id": node.id,
+        "parentId": node.parent,
+        "type": node.type,
+        "role": node.role,
+        "timestamp": node.ts,
+        "label": tree.labels.get(node.id),
+        "preview": previewer.text(node),
+        "line": node.line,
+        "leaf": node.id == tree.leaf,
+        "children": len(tree.children(node.id)),
+    }
+    rec.update(extra)
+    return rec
+
+
+def describe(fields):
+    """Help text listing fields, for --help epilogs and man pages."""
+    return "\n".join(f"  {name:<14} {text}" for name, text in fields.items())

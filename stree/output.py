@@ -1,0 +1,174 @@
+"""Writing results: human (colour, pager, inert text) or machine (--json, --format, -z).
+
+stdout carries results only; everything else goes to stderr.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from .errors import UsageError
+
+# Characters that could act on a terminal: C0 controls (but \n and \t), DEL, C1
+# controls, and bidi overrides that reorder what follows them.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_ONELINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_char(m):
+    c = m.group(0)
+    o = ord(c)
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def inert(text, oneline=False):
+    """Session text made safe to print: control and bidi characters become visible escapes."""
+    if not isinstance(text, str):
+        text = str(text)
+    return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def to_json(obj):
+    """Compact JSON like pi's JSON.stringify, with terminal-active characters \\u-escaped."""
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+STYLES = {
+    "accent": "36", "success": "32", "muted": "90", "dim": "2", "warning": "33",
+    "error": "31", "borderAccent": "36", "customMessageLabel": "35", "bold": "1",
+    "id": "33", "header": "1",
+}
+
+
+def use_color(choice):
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def compile_format(fmt, fields):
+    """Check a --format string against the documented fields; return a renderer."""
+    for name in _FIELD.findall(fmt):
+        if name not in fields:
+            raise UsageError(f"--format: unknown field {{{name}}}; fields are: " + ", ".join(fields))
+    fmt = fmt.replace("\\t", "\t").replace("\\n", "\n").replace("\\0", "\0")
+
+    def render(record):
+        def sub(m):
+            v = record.get(m.group(1))
+            if v is None:
+                return ""
+            if isinstance(v, bool):
+                return "true" if v else "false"
+            if isinstance(v, (dict, list)):
+                return to_json(v)
+            return inert(str(v), oneline=True)
+        return _FIELD.sub(sub, fmt)
+    return render
+
+
+class Output:
+    """One command's stdout: records in the chosen mode, human lines through a pager."""
+
+    def __init__(self, json_mode=False, fmt=None, nul=False, color="auto", pager=True, fields=None):
+        self.json = json_mode
+        self.nul = nul
+        self.format = compile_format(fmt, fields or {}) if fmt is not None else None
+        if json_mode and fmt is not None:
+            raise UsageError("--json and --format cannot be combined")
+        self.color = use_color(color) and not json_mode and fmt is None
+        self.pager = pager
+        self.tty = sys.stdout.isatty()
+        self._lines = []
+
+    @property
+    def machine(self):
+        return self.json or self.format is not None
+
+    @property
+    def end(self):
+        return "\0" if self.nul else "\n"
+
+    def record(self, rec, human=None):
+        """Emit one record: JSON line, formatted line, or `human` text."""
+        if self.json:
+            self._emit(to_json(rec))
+        elif self.format is not None:
+            self._emit(self.format(rec))
+        else:
+            self._emit(human if human is not None else "")
+
+    def line(self, text=""):
+        self._emit(text)
+
+    def style(self, name, text):
+        if not self.color or not name or name not in STYLES:
+            return text
+        return f"\x1b[{STYLES[name]}m{text}\x1b[0m"
+
+    def segments(self, segs):
+        return "".join(self.style(style, inert(text, oneline=True)) for style, text in segs)
+
+    def _emit(self, text):
+        if self.pager and self.tty and not self.machine:
+            self._lines.append(text)
+        else:
+            _write(text + self.end)
+
+    def close(self):
+        if not self._lines:
+            return
+        lines, self._lines = self._lines, []
+        height = shutil.get_terminal_size((80, 24)).lines
+        if len(lines) < height - 1:
+            _write("".join(line + self.end for line in lines))
+            return
+        page("".join(line + "\n" for line in lines))
+
+
+def terminal_width():
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def _write(text):
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        sys.stdout.buffer.write(text.encode("utf-8", errors="replace"))
+
+
+def page(text):
+    pager = os.environ.get("STREE_PAGER") or os.environ.get("PAGER") or "less"
+    if pager.strip() in ("", "cat"):
+        _write(text)
+        return
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    try:
+        sys.stdout.flush()
+        proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        _write(text)
+        return
+    try:
+        proc.stdin.write(text.encode("utf-8", errors="replace"))
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    except KeyboardInterrupt:
+        pass
+    proc.wait()

@@ -1,0 +1,317 @@
+"""One-line previews of entries, exactly as pi's /tree rows show them.
+
+A preview is a list of (style, text) segments; styles are pi theme names that
+output.py maps to terminal colours. Text here is raw: escaping happens at output.
+"""
+
+import json
+import math
+import os
+
+# JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
+                "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def js_trim(s):
+    return s.strip(JS_WHITESPACE)
+
+
+def js_len(s):
+    """String length in UTF-16 code units, as JavaScript counts."""
+    if s.isascii():
+        return len(s)
+    return len(s) + sum(1 for c in s if ord(c) > 0xFFFF)
+
+
+def js_slice(s, n):
+    """s.slice(0, n) in UTF-16 code units."""
+    if s.isascii() or js_len(s) == len(s):
+        return s[:n]
+    out = []
+    units = 0
+    for c in s:
+        w = 2 if ord(c) > 0xFFFF else 1
+        if units + w > n:
+            if units < n:  # JS would keep half a surrogate pair; keep a replacement char
+                out.append("\ufffd")
+            break
+        out.append(c)
+        units += w
+    return "".join(out)
+
+
+def js_string(v):
+    """String(v) for JSON values."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e21:
+            return str(int(v))
+        return repr(v)
+    if isinstance(v, list):
+        return ",".join("" if x is None else js_string(x) for x in v)
+    if isinstance(v, dict):
+        return "[object Object]"
+    return str(v)
+
+
+def js_json(v):
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def normalize(s):
+    return js_trim(s.replace("\n", " ").replace("\t", " "))
+
+
+def extract_content(content, max_len=200):
+    """pi's TreeList.extractContent: text blocks joined, cut at 200 chars."""
+    if isinstance(content, str):
+        return js_slice(content, max_len)
+    if isinstance(content, list):
+        result = ""
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                result += text if isinstance(text, str) else js_string(text)
+                if js_len(result) >= max_len:
+                    return js_slice(result, max_len)
+        return result
+    return ""
+
+
+def full_text(content):
+    """All text blocks of a content value, joined (no cut)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content
+                       if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    return ""
+
+
+def _truthy(v):
+    return v not in (None, "", 0, False) and not (isinstance(v, float) and math.isnan(v))
+
+
+def shorten_path(p):
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
+    if home and p.startswith(home):
+        return "~" + p[len(home):]
+    return p
+
+
+def format_tool_call(name, args):
+    """pi's formatToolCall: `[read: ~/f.py:10-29]`, `[bash: git status]`, ..."""
+    if not isinstance(args, dict):
+        args = {}
+
+    def path_arg(*keys):
+        for k in keys:
+            if _truthy(args.get(k)):
+                return shorten_path(js_string(args[k]))
+        return ""
+
+    if name == "read":
+        display = path_arg("path", "file_path")
+        offset, limit = args.get("offset"), args.get("limit")
+        if offset is not None or limit is not None:
+            start = offset if offset is not None else 1
+            end = ""
+            if limit is not None and isinstance(start, (int, float)) and isinstance(limit, (int, float)):
+                end = start + limit - 1
+            display += f":{js_string(start)}" + (f"-{js_string(end)}" if _truthy(end) else "")
+        return f"[read: {display}]"
+    if name in ("write", "edit"):
+        return f"[{name}: {path_arg('path', 'file_path')}]"
+    if name == "bash":
+        raw = js_string(args["command"]) if _truthy(args.get("command")) else ""
+        cmd = js_slice(js_trim(raw.replace("\n", " ").replace("\t", " ")), 50)
+        return f"[bash: {cmd}{'...' if js_len(raw) > 50 else ''}]"
+    if name == "grep":
+        pattern = js_string(args["pattern"]) if _truthy(args.get("pattern")) else ""
+        path = shorten_path(js_string(args["path"])) if _truthy(args.get("path")) else "."
+        return f"[grep: /{pattern}/ in {path}]"
+    if name == "find":
+        pattern = js_string(args["pattern"]) if _truthy(args.get("pattern")) else ""
+        path = shorten_path(js_string(args["path"])) if _truthy(args.get("path")) else "."
+        return f"[find: {pattern} in {path}]"
+    if name == "ls":
+        path = shorten_path(js_string(args["path"])) if _truthy(args.get("path")) else "."
+        return f"[ls: {path}]"
+    text = js_json(args)
+    return f"[{name}: {js_slice(text, 40)}{'...' if js_len(text) > 40 else ''}]"
+
+
+def tool_calls(message):
+    """(id, name, arguments) of each toolCall block in an assistant message."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [(b.get("id"), b.get("name"), b.get("arguments")) for b in content
+            if isinstance(b, dict) and b.get("type") == "toolCall"]
+
+
+def entry_preview(entry, tool_call=None):
+    """Segments for one entry. `tool_call(id)` -> (name, args) resolves tool results."""
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message")
+        if not isinstance(msg, dict):
+            return [("dim", "[message]")]
+        role = msg.get("role")
+        if role == "user":
+            return [("accent", "user: "), ("", normalize(extract_content(msg.get("content"))))]
+        if role == "assistant":
+            text = normalize(extract_content(msg.get("content")))
+            if text:
+                return [("success", "assistant: "), ("", text)]
+            if msg.get("stopReason") == "aborted":
+                return [("success", "assistant: "), ("muted", "(aborted)")]
+            if _truthy(msg.get("errorMessage")):
+                err = js_slice(normalize(js_string(msg["errorMessage"])), 80)
+                return [("success", "assistant: "), ("error", err)]
+            return [("success", "assistant: "), ("muted", "(no content)")]
+        if role == "toolResult":
+            call = tool_call(msg.get("toolCallId")) if tool_call and _truthy(msg.get("toolCallId")) else None
+            if call is not None:
+                return [("muted", format_tool_call(call[0], call[1]))]
+            name = msg.get("toolName")
+            return [("muted", f"[{js_string(name) if name is not None else 'tool'}]")]
+        if role == "bashExecution":
+            cmd = msg.get("command")
+            return [("dim", f"[bash]: {normalize(js_string(cmd) if cmd is not None else '')}")]
+        return [("dim", f"[{js_string(role)}]")]
+    if etype == "custom_message":
+        content = entry.get("content")
+        text = content if isinstance(content, str) else full_text(content)
+        return [("customMessageLabel", f"[{js_string(entry.get('customType'))}]: "), ("", normalize(text))]
+    if etype == "compaction":
+        tokens = entry.get("tokensBefore")
+        k = math.floor(tokens / 1000 + 0.5) if isinstance(tokens, (int, float)) else "NaN"
+        return [("borderAccent", f"[compaction: {k}k tokens]")]
+    if etype == "branch_summary":
+        summary = entry.get("summary")
+        return [("warning", "[branch summary]: "), ("", normalize(summary if isinstance(summary, str) else ""))]
+    if etype == "model_change":
+        model_id = entry.get("modelId")
+        if model_id is None and isinstance(entry.get("model"), str):  # oh-my-pi
+            model_id = entry["model"].partition("/")[2] or entry["model"]
+        return [("dim", f"[model: {js_string(model_id)}]")]
+    if etype == "thinking_level_change":
+        return [("dim", f"[thinking: {js_string(entry.get('thinkingLevel'))}]")]
+    if etype == "custom":
+        return [("dim", f"[custom: {js_string(entry.get('customType'))}]")]
+    if etype == "label":
+        label = entry.get("label")
+        return [("dim", f"[label: {'(cleared)' if label is None else js_string(label)}]")]
+    if etype == "session_info":
+        name = entry.get("name")
+        return [("dim", f"[title: {name if name else 'empty'}]")]
+    return [("dim", f"[{js_string(etype)}]")]  # unknown types: generic, never fatal
+
+
+def plain(segments):
+    return "".join(text for _, text in segments)
+
+
+def searchable_text(entry, label=None):
+    """pi's getSearchableText: what /tree's search matches against."""
+    parts = [label] if label else []
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        parts.append(js_string(msg.get("role")))
+        if msg.get("content"):
+            parts.append(extract_content(msg.get("content")))
+        if msg.get("role") == "bashExecution" and msg.get("command"):
+            parts.append(js_string(msg["command"]))
+    elif etype == "custom_message":
+        parts.append(js_string(entry.get("customType")))
+        parts.append(extract_content(entry.get("content")))
+    elif etype == "compaction":
+        parts.append("compaction")
+    elif etype == "branch_summary":
+        parts.extend(["branch summary", js_string(entry.get("summary"))])
+    elif etype == "session_info":
+        parts.append("title")
+        if entry.get("name"):
+            parts.append(js_string(entry["name"]))
+    elif etype == "model_change":
+        parts.extend(["model", js_string(entry.get("modelId"))])
+    elif etype == "thinking_level_change":
+        parts.extend(["thinking", js_string(entry.get("thinkingLevel"))])
+    elif etype == "custom":
+        parts.extend(["custom", js_string(entry.get("customType"))])
+    elif etype == "label":
+        parts.extend(["label", entry.get("label") or ""])
+    return " ".join(parts)
+
+
+def entry_text(entry):
+    """The whole text of an entry, for :/text revisions and `show`."""
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        parts = []
+        content = msg.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            for b in content:
+                if not isinstance(b, dict):
+                    continue
+                if b.get("type") == "text" and isinstance(b.get("text"), str):
+                    parts.append(b["text"])
+                elif b.get("type") == "thinking" and isinstance(b.get("thinking"), str):
+                    parts.append(b["thinking"])
+                elif b.get("type") == "toolCall":
+                    parts.append(f"{b.get('name')} {js_json(b.get('arguments'))}")
+        for key in ("command", "output", "errorMessage"):
+            if isinstance(msg.get(key), str):
+                parts.append(msg[key])
+        return "\n".join(parts)
+    if etype == "custom_message":
+        return full_text(entry.get("content"))
+    if etype in ("compaction", "branch_summary"):
+        return js_string(entry.get("summary") or "")
+    if etype == "label":
+        return entry.get("label") or ""
+    if etype == "session_info":
+        return entry.get("name") or ""
+    if etype == "model_change":
+        return js_string(entry.get("modelId") or entry.get("model"))
+    return ""
+
+
+class Previewer:
+    """Previews for the entries of one tree, resolving tool results to their calls."""
+
+    def __init__(self, tree):
+        self.tree = tree
+        self._calls = None
+        self._cache = {}
+
+    def tool_call(self, call_id):
+        if self._calls is None:
+            calls = {}
+            for node in self.tree.nodes:
+                if node.type == "message" and node.role == "assistant":
+                    for cid, name, args in tool_calls(self.tree.load(node).get("message")):
+                        calls[cid] = (name, args)
+            self._calls = calls
+        return self._calls.get(call_id)
+
+    def segments(self, node):
+        seg = self._cache.get(node.id)
+        if seg is None:
+            seg = entry_preview(self.tree.load(node), self.tool_call)
+            self._cache[node.id] = seg
+        return seg
+
+    def text(self, node):
+        return plain(self.segments(node))

@@ -1,0 +1,135 @@
+"""The session graph as pi's /tree draws it: order, filters, indentation, connectors.
+
+A port of TreeList (flattenTree, applyFilter, recalculateVisualStructure,
+render) without the interactive parts. Iterative throughout.
+"""
+
+from .preview import Previewer, searchable_text
+
+FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+_SETTINGS = ("label", "custom", "model_change", "thinking_level_change", "session_info")
+
+
+class Row:
+    __slots__ = ("node", "prefix", "active", "label", "segments", "leaf")
+
+    def __init__(self, node, prefix, active, label, segments, leaf):
+        self.node = node
+        self.prefix = prefix  # connector/gutter drawing, e.g. "│  ├─ "
+        self.active = active  # on the path root -> leaf
+        self.label = label
+        self.segments = segments  # preview segments
+        self.leaf = leaf  # the leaf, or the nearest visible entry above a hidden leaf
+
+    def text(self, marker=True):
+        """The row as plain text; pi's row plus stree's `← active` marker."""
+        out = self.prefix + ("• " if self.active else "") + (f"[{self.label}] " if self.label else "")
+        out += "".join(t for _, t in self.segments)
+        if marker and self.leaf:
+            out += "  ← active"
+        return out
+
+
+def _passes(node, filter, label, leaf):
+    if node.type == "message" and node.role == "assistant" and node.hidden and node.id != leaf:
+        return False  # tool-call-only assistant messages are hidden in every mode
+    settings = node.type in _SETTINGS
+    if filter == "user-only":
+        return node.type == "message" and node.role == "user"
+    if filter == "no-tools":
+        return not settings and not (node.type == "message" and node.role == "toolResult")
+    if filter == "labeled-only":
+        return label is not None
+    if filter == "all":
+        return True
+    return not settings
+
+
+def graph(tree, filter="default", search=None, leaf=None, previewer=None):
+    """Rows of the graph, in pi's order. `leaf` defaults to the session's leaf."""
+    if filter not in FILTERS:
+        raise ValueError(filter)
+    leaf = tree.leaf if leaf is None else leaf
+    previewer = previewer or Previewer(tree)
+    labels = tree.labels
+    flat = tree.depth_first(first=leaf if leaf in tree.by_id else None)
+
+    tokens = [t for t in (search or "").lower().split() if t]
+    visible = []
+    for node in flat:
+        label = labels.get(node.id)
+        if not _passes(node, filter, label, leaf):
+            continue
+        if tokens:
+            text = searchable_text(tree.load(node), label).lower()
+            if not all(t in text for t in tokens):
+                continue
+        visible.append(node)
+    if not visible:
+        return []
+
+    # nearest visible ancestor of every entry (pre-order: parents come first)
+    is_visible = {n.id for n in visible}
+    up = {}
+    for node in flat:
+        parent = tree.parent_of(node)
+        if parent is None:
+            up[node.id] = None
+        else:
+            up[node.id] = parent.id if parent.id in is_visible else up.get(parent.id)
+    kids = {None: []}
+    for node in visible:
+        kids.setdefault(up[node.id], []).append(node.id)
+    roots = kids[None]
+    multiple_roots = len(roots) > 1
+
+    layout = {}
+    stack = [(rid, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, (), multiple_roots)
+             for i, rid in reversed(list(enumerate(roots)))]
+    while stack:
+        nid, indent, just_branched, show_connector, is_last, gutters, virtual_root_child = stack.pop()
+        layout[nid] = (indent, show_connector, is_last, gutters, virtual_root_child)
+        children = kids.get(nid, ())
+        many = len(children) > 1
+        child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
+        connector_shown = show_connector and not virtual_root_child
+        display_indent = max(0, indent - 1) if multiple_roots else indent
+        child_gutters = gutters + ((max(0, display_indent - 1), not is_last),) if connector_shown else gutters
+        for i in range(len(children) - 1, -1, -1):
+            stack.append((children[i], child_indent, many, many, i == len(children) - 1, child_gutters, False))
+
+    active = set()
+    if leaf is not None:
+        for node in tree.path(leaf):
+            active.add(node.id)
+    marked = leaf
+    while marked is not None and marked not in is_visible:
+        node = tree.get(marked)
+        parent = tree.parent_of(node) if node else None
+        marked = parent.id if parent else None
+
+    rows = []
+    for node in visible:
+        indent, show_connector, is_last, gutters, virtual_root_child = layout[node.id]
+        prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
+        rows.append(Row(node, prefix, node.id in active, labels.get(node.id),
+                        previewer.segments(node), node.id == marked))
+    return rows
+
+
+def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
+    display_indent = max(0, indent - 1) if multiple_roots else indent
+    connector = show_connector and not virtual_root_child
+    connector_at = display_indent - 1 if connector else -1
+    gutter_at = {}
+    for position, show in gutters:
+        gutter_at.setdefault(position, show)  # pi takes the first gutter at a level
+    out = []
+    for level in range(display_indent):
+        if level in gutter_at:
+            out.append("│  " if gutter_at[level] else "   ")
+        elif level == connector_at:
+            out.append("└─ " if is_last else "├─ ")
+        else:
+            out.append("   ")
+    return "".join(out)

@@ -1,0 +1,158 @@
+"""Revision syntax -> entry ids (one resolver for every command).
+
+    <full id> | <id prefix, 4+ chars> | <label> | @ | HEAD | root | :/text
+    REV~N  REV~  REV^          ancestors
+    A..B   A...B               ranges (an empty side means @)
+
+A name is tried as an exact id, then a label, then an id prefix.
+"""
+
+import re
+
+from .errors import NotFound, UsageError
+from .preview import Previewer, entry_text
+
+MIN_PREFIX = 4
+_SUFFIX = re.compile(r"(~\d*|\^\d*)$")
+
+
+class Resolver:
+    def __init__(self, tree):
+        self.tree = tree
+        self._by_label = None
+        self._previewer = None
+
+    @property
+    def previewer(self):
+        if self._previewer is None:
+            self._previewer = Previewer(self.tree)
+        return self._previewer
+
+    def by_label(self):
+        if self._by_label is None:
+            out = {}
+            for target, label in self.tree.labels.items():
+                if target in self.tree.by_id:
+                    out.setdefault(label, []).append(target)
+            self._by_label = out
+        return self._by_label
+
+    # -- single revisions ----------------------------------------------
+
+    def resolve(self, spec):
+        """A revision to an entry id. `@` on an empty leaf resolves to None only
+        when `allow_empty`; otherwise every failure raises NotFound/UsageError."""
+        if not isinstance(spec, str) or spec == "":
+            raise UsageError("empty revision")
+        direct = self._name(spec, soft=True)
+        if direct is not _MISSING:
+            return direct
+        if spec.startswith(":/"):
+            return self._search(spec[2:])
+        base, steps = spec, []
+        while True:
+            m = _SUFFIX.search(base)
+            if not m or m.start() == 0:
+                break
+            steps.append(m.group(1))
+            base = base[:m.start()]
+        steps.reverse()
+        id = self._name(base)
+        for step in steps:
+            count = int(step[1:]) if step[1:] else 1
+            if step[0] == "^" and count == 0:
+                continue
+            if step[0] == "^" and count > 1:
+                raise UsageError(f"{spec}: entries have one parent; use ~{count} for ancestors")
+            for _ in range(count):
+                node = self.tree.get(id)
+                parent = self.tree.parent_of(node) if node else None
+                if parent is None:
+                    raise NotFound(f"{spec}: {id} has no parent (it is a root)")
+                id = parent.id
+        return id
+
+    def _name(self, name, soft=False):
+        tree = self.tree
+        if name in ("@", "HEAD"):
+            if tree.leaf is None:
+                raise NotFound("@ is empty: the session has no entries yet" if not tree.nodes
+                               else "@ is empty: the leaf is before the first entry")
+            return tree.leaf
+        if name == "root":
+            if tree.leaf is not None:
+                return tree.path(tree.leaf)[0].id
+            if tree.roots:
+                return tree.roots[0].id
+            raise NotFound("root: the session has no entries")
+        if name in tree.by_id:
+            return name
+        targets = self.by_label().get(name)
+        if targets:
+            return targets[-1]
+        if soft:
+            return _MISSING
+        return self._prefix(name)
+
+    def _prefix(self, name):
+        if not re.fullmatch(r"[0-9A-Za-z-]+", name):
+            raise NotFound(f"unknown revision '{name}': no such id or label",
+                           hint="'stree label' lists labels; 'stree log' shows ids")
+        if len(name) < MIN_PREFIX:
+            raise NotFound(f"unknown revision '{name}': no such label, and id prefixes need {MIN_PREFIX}+ characters")
+        low = name.lower()
+        matches = [id for id in self.tree.by_id if id.lower().startswith(low)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise NotFound(f"unknown revision '{name}': no entry id starts with it and no label has that name",
+                           hint="'stree label' lists labels; 'stree log --graph' shows ids")
+        lines = []
+        for id in matches[:20]:
+            node = self.tree.get(id)
+            lines.append(f"  {id}  {self.previewer.text(node)[:70]}")
+        more = f"\n  ... and {len(matches) - 20} more" if len(matches) > 20 else ""
+        raise NotFound(f"revision '{name}' is ambiguous; candidates:\n" + "\n".join(lines) + more,
+                       hint="give more characters of the id")
+
+    def _search(self, text):
+        if not text:
+            raise UsageError(":/ needs some text to search for, e.g. :/fix the parser")
+        tree = self.tree
+        for node in reversed(tree.nodes):
+            if tree.by_id.get(node.id) is not node:
+                continue
+            entry = tree.load(node)
+            if text in entry_text(entry):
+                return node.id
+        raise NotFound(f"no entry contains '{text}'")
+
+    # -- ranges ----------------------------------------------------------
+
+    def resolve_range(self, spec):
+        """('single', id) | ('range', a, b) | ('symmetric', a, b) for A..B / A...B."""
+        if not spec.startswith(":/") and self._name(spec, soft=True) is _MISSING:
+            for op, kind in (("...", "symmetric"), ("..", "range")):
+                if op in spec:
+                    left, _, right = spec.partition(op)
+                    a = self.resolve(left or "@")
+                    b = self.resolve(right or "@")
+                    return (kind, a, b)
+        return ("single", self.resolve(spec))
+
+    def nodes_of(self, spec):
+        """The entries a log-like command covers: a path, a range, or a symmetric range."""
+        kind, *ids = self.resolve_range(spec)
+        tree = self.tree
+        if kind == "single":
+            return tree.path(ids[0])
+        if kind == "range":
+            return tree.range(ids[0], ids[1])
+        return tree.symmetric_range(ids[0], ids[1])
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()

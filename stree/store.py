@@ -1,0 +1,161 @@
+"""Where sessions live (pi's layout), listing them, resolving -s PATH|ID."""
+
+import os
+import re
+from pathlib import Path
+
+from .errors import NotFound, BadFile
+
+DEMO_NAME = "demo"
+HEADER_PROBE = 4096  # oh-my-pi's 256-byte title slot plus a header fit easily
+
+
+def demo_path():
+    return Path(__file__).resolve().parent / "data" / "demo.jsonl"
+
+
+def expand(path):
+    return Path(os.path.expanduser(str(path)))
+
+
+def agent_dir(override=None):
+    """pi's agent dir: --agent-dir, $PI_CODING_AGENT_DIR, else ~/.pi/agent."""
+    if override:
+        return expand(override)
+    env = os.environ.get("PI_CODING_AGENT_DIR")
+    if env:
+        return expand(env)
+    return Path.home() / ".pi" / "agent"
+
+
+def encode_cwd(cwd):
+    """pi's directory name for a project: --home-dev-app-- for /home/dev/app."""
+    return "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", str(cwd))) + "--"
+
+
+def project_session_dir(cwd, agent=None, session_dir=None):
+    """The directory holding this project's sessions (flat when overridden)."""
+    if session_dir:
+        return expand(session_dir)
+    env = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
+    if env:
+        return expand(env)
+    return agent_dir(agent) / "sessions" / encode_cwd(cwd)
+
+
+def read_header(path):
+    """The header object of a session file, or None (cheap: reads the first bytes only)."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_PROBE)
+    except OSError:
+        return None
+    for raw in head.split(b"\n")[:2]:
+        try:
+            obj = json.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            return None
+        if not isinstance(obj, dict):
+            return None
+        if obj.get("type") == "session" and isinstance(obj.get("id"), str):
+            return obj
+        if obj.get("type") != "title":
+            return None
+    return None
+
+
+def session_files(directory):
+    """*.jsonl files with a session header in one directory, newest mtime first."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not os.path.isfile(path):
+            continue
+        found.append((st.st_mtime, path))
+    found.sort(reverse=True)
+    return [Path(p) for _, p in found]
+
+
+def all_session_dirs(agent=None, session_dir=None, cwd=None):
+    """This project's directory first, then every project under the agent dir."""
+    dirs = []
+    if cwd is not None:
+        dirs.append(project_session_dir(cwd, agent, session_dir))
+    root = agent_dir(agent) / "sessions"
+    try:
+        subdirs = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        subdirs = []
+    for d in subdirs:
+        if d not in dirs:
+            dirs.append(d)
+    return dirs
+
+
+def newest_session(cwd, agent=None, session_dir=None):
+    """pi -c: the most recently modified valid session of this project."""
+    directory = project_session_dir(cwd, agent, session_dir)
+    for path in session_files(directory):
+        if read_header(path) is not None:
+            return path
+    raise NotFound(
+        f"no pi session for {cwd} (looked in {directory})",
+        hint="pass one with -s PATH|ID, or 'stree ls --all' to see every session; "
+             "'stree -s demo log --graph' shows the bundled demo",
+    )
+
+
+def looks_like_path(value):
+    return "/" in value or "\\" in value or value.endswith(".jsonl")
+
+
+def resolve_session(value, cwd, agent=None, session_dir=None):
+    """-s PATH|ID-PREFIX (or 'demo') -> a session file path."""
+    if value is None:
+        return newest_session(cwd, agent, session_dir)
+    if value == DEMO_NAME and not os.path.exists(value):
+        return demo_path()
+    if looks_like_path(value) or os.path.exists(value):
+        path = expand(value)
+        if path.is_dir():
+            raise BadFile(f"{value}: is a directory, not a session file",
+                          hint="pass the .jsonl file inside it, or use --session-dir DIR")
+        if not path.exists():
+            raise NotFound(f"{value}: no such session file")
+        return path
+    prefix = value.lower()
+    local = project_session_dir(cwd, agent, session_dir)
+    searched = []
+    for scope in ([local], [d for d in all_session_dirs(agent, session_dir) if d != local]):
+        matches = []
+        for directory in scope:
+            searched.append(directory)
+            for path in session_files(directory):
+                stem_id = path.stem.rpartition("_")[2]
+                if not stem_id.lower().startswith(prefix):
+                    header = read_header(path)
+                    if header is None or not header["id"].lower().startswith(prefix):
+                        continue
+                elif read_header(path) is None:
+                    continue
+                matches.append(path)
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            listing = "\n".join(f"  {(read_header(p) or {}).get('id', '?')}  {p}" for p in matches[:20])
+            raise NotFound(f"session id prefix '{value}' is ambiguous; candidates:\n{listing}",
+                           hint="give more characters of the id, or a path")
+    raise NotFound(f"no session with id starting '{value}' (searched {len(searched)} directories)",
+                   hint="'stree ls --all' lists every session")
