@@ -1,0 +1,56 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    """No test may touch a real home, agent dir, config or cache."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("PAGER", "cat")
+    for var in list(os.environ):
+        if var.startswith(("STREE_", "PI_CODING_AGENT", "OPENAI_", "ANTHROPIC_")) or var in ("NO_COLOR",):
+            monkeypatch.delenv(var, raising=False)
+    return home
+
+
+class Result:
+    def __init__(self, proc):
+        self.code = proc.returncode
+        self.out = proc.stdout.decode("utf-8", errors="replace")
+        self.err = proc.stderr.decode("utf-8", errors="replace")
+        self.raw = proc.stdout
+
+    def __repr__(self):
+        return f"Result(code={self.code}, out={self.out[:500]!r}, err={self.err[:500]!r})"
+
+
+def run_stree(*args, input=None, cwd=None, env=None, timeout=60):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-m", "stree", *map(str, args)], input=input,
+                          capture_output=True, cwd=cwd, env=full_env, timeout=timeout)
+    return Result(proc)
+
+
+@pytest.fixture
+def stree():
+    return run_stree
+
+
+@pytest.fixture
+def branchy_file(tmp_path):
+    from builders import branchy
+
+    return branchy().write(tmp_path / "branchy.jsonl")
