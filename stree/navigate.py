@@ -40,6 +40,12 @@ class Checkout:
 
     def __init__(self, tree, target, exact=False):
         node = tree.get(target)
+        while is_marker(node):  # a marker stands for the position it records (@ after a checkout)
+            node = tree.parent_of(node)
+            if node is None:
+                raise StreeError(f"{target} is a checkout marker at the empty leaf; there is nothing "
+                                 "to check out", code=2)
+            target = node.id
         entry = tree.load(node)
         self.target = target
         self.target_type = node.type
