@@ -17,12 +17,7 @@ def is_marker(node):
 def position(tree):
     """The leaf as a position: the last entry, looking through stree's checkout markers
     (None = the empty leaf, before the first entry)."""
-    node = tree.get(tree.leaf) if tree.leaf is not None else None
-    seen = set()
-    while is_marker(node) and node.id not in seen:
-        seen.add(node.id)
-        node = tree.parent_of(node)
-    return node.id if node is not None else None
+    return _through_markers(tree, tree.get(tree.leaf) if tree.leaf is not None else None)
 
 
 def message_text(content):
@@ -114,7 +109,7 @@ def leaf_moves(tree):
     moves = []
     prev = None
     for node in tree.nodes:
-        before = prev.id if prev is not None else None
+        before = _through_markers(tree, prev)
         if is_marker(node):
             data = tree.load(node).get("data")
             data = data if isinstance(data, dict) else {}
@@ -126,3 +121,11 @@ def leaf_moves(tree):
         prev = node
     moves.reverse()
     return moves
+
+
+def _through_markers(tree, node):
+    seen = set()
+    while is_marker(node) and node.id not in seen:
+        seen.add(node.id)
+        node = tree.parent_of(node)
+    return node.id if node is not None else None
