@@ -180,7 +180,7 @@ def _refuse_read_only(path, st):
 
 
 def _open_error(path, e):
-    reason = {errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+    reason = {errno.EACCES: "permission denied (read-only for you)", errno.EPERM: "operation not permitted",
               errno.EROFS: "read-only file system"}.get(e.errno, e.strerror)
     return StreeError(f"{path}: cannot write: {reason}; nothing written", code=CONFLICT)
 
@@ -239,6 +239,8 @@ def append_entries(path, make_entries, dry_run=False, say=None):
     refuse_bundled(path)
     while True:
         try:
+            if not dry_run:
+                _refuse_read_only(path, os.stat(path))
             fd = os.open(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise StreeError(f"{path}: no such file", code=3) from None
@@ -247,7 +249,6 @@ def append_entries(path, make_entries, dry_run=False, say=None):
         try:
             st = os.fstat(fd)
             if not dry_run:
-                _refuse_read_only(path, st)
                 _lock(fd, path)
                 try:
                     current = os.stat(path)
@@ -290,7 +291,9 @@ def _say(say, message):
     if say is not None:
         say(message)
     else:
-        print(f"stree: {message}", file=sys.stderr)
+        from .output import inert
+
+        print(f"stree: {inert(message, oneline=True)}", file=sys.stderr)
 
 
 def session_as_v3(session):

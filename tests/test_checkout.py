@@ -223,3 +223,14 @@ def test_before_tree_hook_failure_cancels_and_writes_nothing(stree, session, tmp
     assert r.code == 6 and message in r.err, r
     assert path.read_bytes() == before
     assert stree("-s", path, "checkout", "00000009", "--no-hooks", env=env).code == 0
+
+
+def test_hooks_that_are_not_executable_are_ignored_and_tree_hook_failure_only_warns(stree, session, tmp_path):
+    path, _ = session
+    env = hook(tmp_path, "tree", "echo broken >&2; exit 1\n")
+    (tmp_path / "hooks" / "before-tree").write_text("#!/bin/sh\necho '{\"cancel\": true}'\n")  # not executable
+    r = stree("-s", path, "checkout", "00000009", env=env)
+    assert r.code == 0, r
+    assert "'before-tree' hook was ignored because it is not executable" in r.err
+    assert "'tree' hook" in r.err and "exited with status 1" in r.err and "checkout itself is done" in r.err
+    assert entries_of(path)[-1]["customType"] == "stree/checkout"

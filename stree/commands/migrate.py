@@ -27,4 +27,4 @@ def command(env, check):
     if check:
         click.echo(f"{session.path}: version {session.version}, needs migration to {CURRENT_VERSION}")
         raise SystemExit(NEGATIVE)
-    migrate(session.path, say=lambda message: click.echo(f"stree: {message}", err=True))
+    migrate(session.path)
