@@ -151,7 +151,6 @@ class _Undefined:
 
 
 _UNDEFINED = _Undefined()
-UNDEFINED = _UNDEFINED
 
 
 # -- guards --------------------------------------------------------------------
@@ -232,7 +231,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
     migrated first. A torn last line is left alone and the new lines start on a fresh
     line. Returns the entries written (or that would be, with dry_run).
     """
-    from .session import parse
+    from .session import as_v3, parse
     from .tree import Tree
 
     path = str(path)
@@ -260,7 +259,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
             session = parse(path, data)
             if session.needs_migration and not dry_run:
                 old = session.version
-                rewrite(path, session_as_v3(session), keep_mode_of=st)
+                rewrite(path, as_v3(session), keep_mode_of=st)
                 _say(say, f"migrated {path} from version {old} to 3 "
                           f"(entry ids as stree showed them)")
                 continue
@@ -294,12 +293,6 @@ def _say(say, message):
         from .output import inert
 
         print(f"stree: {inert(message, oneline=True)}", file=sys.stderr)
-
-
-def session_as_v3(session):
-    from .session import as_v3
-
-    return as_v3(session)
 
 
 # -- whole-file writes ---------------------------------------------------------
