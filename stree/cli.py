@@ -17,6 +17,8 @@ COMMANDS = {
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+    "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
+    "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
 }
 
 ENV_HELP = """\
@@ -158,6 +160,10 @@ def output_options(fields):
 
 def run():
     """Console entry point: click plus stree's error handling."""
+    if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
+        from .complete import main as complete
+
+        sys.exit(complete(sys.argv[2:]))
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
     try:
         main.main(prog_name="stree", standalone_mode=False)
