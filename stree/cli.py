@@ -135,7 +135,7 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, debug):
       stree log --graph                 the whole tree, as pi's /tree draws it
       stree -s demo log -n 5            the last five entries of the bundled demo
       stree rev-parse @~2               the id two entries above the leaf
-      stree log --json | jq -r .preview entries as JSON Lines
+      stree log --json | jq -r .preview  entries as JSON Lines
     """
     cwd = os.getcwd()
     if chdir:
