@@ -51,6 +51,7 @@ MORE_ENVIRONMENT = [
     ("STREE_NO_CACHE", "do not read or write the session index (same as --no-cache)"),
     ("XDG_CONFIG_HOME, XDG_CACHE_HOME", "base of the config and cache directories (Linux)"),
     ("MANPAGER, PAGER", "the pager of stree help"),
+    ("STREE_PROGRESS_DELAY", "seconds of work before progress shows on a terminal (default 0.5)"),
 ]
 
 FILES = [
