@@ -1,0 +1,24 @@
+"""Ask the real pi (tests/pi/harness.mjs, pinned in tests/pi/package.json) what it sees."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parent / "pi" / "harness.mjs"
+PACKAGE = HARNESS.parent / "node_modules" / "@mariozechner" / "pi-coding-agent" / "package.json"
+
+
+def pi(*args, timeout=120):
+    """Run a harness subcommand; a missing node or pi is a failure, never a skip."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: the interop tests need the real pi (Node 20)")
+    if not PACKAGE.exists():
+        pytest.fail("the real pi is not installed: run 'make test' (npm ci --prefix tests/pi)")
+    proc = subprocess.run([node, str(HARNESS), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        pytest.fail(f"pi harness failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout)
