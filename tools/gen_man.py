@@ -170,8 +170,9 @@ def options_section(command, ctx, title="OPTIONS"):
         if record is None:
             continue
         opts, help_text = record
-        names, _, metavar = opts.partition(" ")
-        tag = "\\fB" + esc(names).replace(", ", "\\fR, \\fB") + "\\fR"
+        end = max(opts.rfind(n) + len(n) for n in param.opts + param.secondary_opts if n in opts)
+        names, metavar = opts[:end], opts[end:].strip()
+        tag = "\\fB" + esc(names).replace(", ", "\\fR, \\fB").replace(" / ", "\\fR / \\fB") + "\\fR"
         if metavar:
             tag += " \\fI" + esc(metavar) + "\\fR"
         lines += tagged(tag, help_text)
