@@ -43,12 +43,12 @@ def bash_complete(words, cwd=None, line=None, env=None):
     return [x for x in proc.stdout.split("\n") if x]
 
 
-def zsh_complete(line, cwd=None, env=None):
+def zsh_complete(line, cwd=None, env=None, source=SCRIPTS):
     """What zsh's completion system lists after typing `line` and TAB, in order:
-    [(value, description or None)]."""
+    [(value, description or None)]. `source`: a directory for $fpath, or a script to source."""
     if shutil.which("zsh") is None:
         pytest.fail("zsh is not installed: `make test` installs it (apt-get install zsh)")
-    proc = subprocess.run(["zsh", "-f", str(CAPTURE), str(SCRIPTS), line], capture_output=True, text=True,
+    proc = subprocess.run(["zsh", "-f", str(CAPTURE), str(source), line], capture_output=True, text=True,
                           cwd=cwd, env=shell_env(env), timeout=60)
     assert proc.returncode == 0, proc.stderr
     out = []
@@ -170,6 +170,13 @@ def test_zsh_revisions_with_previews(branchy_file):
     assert {v for v, _ in zsh_complete(f"stree -s {branchy_file} show 0000001")} == \
         {"00000010", "00000011", "00000012", "00000013", "00000014", "00000015"}
     assert zsh_complete(f"stree -s {branchy_file} show :") == [(":/", ":/TEXT, the newest entry containing TEXT")]
+
+
+def test_zsh_script_sourced_instead_of_autoloaded(branchy_file, tmp_path, stree):
+    script = tmp_path / "stree.zsh"
+    script.write_text(stree("completion", "zsh").out)
+    got = zsh_complete(f"stree -s {branchy_file} show s", source=script)
+    assert got == [("start", "user: Fix the CSV quoting bug in parser.py")]
 
 
 def test_zsh_commands_options_and_choices(branchy_file):

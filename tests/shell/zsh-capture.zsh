@@ -1,15 +1,18 @@
 #!/usr/bin/env zsh
 # Print what zsh's completion system offers for a command line, one match per line
 # as "VALUE -- DESCRIPTION" (or "VALUE"), in the order zsh lists them.
-# usage: zsh-capture.zsh FPATH_DIR 'stree -s file.jsonl log '
+# usage: zsh-capture.zsh FPATH_DIR|SCRIPT 'stree -s file.jsonl log '
 # A real interactive zsh runs in a pty (zpty): compinit loads _stree from FPATH_DIR,
 # TAB runs complete-word, and a wrapper around compadd records each match.
 zmodload zsh/zpty || { print -u2 'zsh/zpty missing'; exit 2 }
 fdir=$1; cmdline=$2
 
 zpty z zsh -f -i
-zpty -w z "PROMPT= RPROMPT= PS2=; unsetopt zle_bracketed_paste 2>/dev/null; fpath=(${(q)fdir} \$fpath)"
+zpty -w z "PROMPT= RPROMPT= PS2=; unsetopt zle_bracketed_paste 2>/dev/null"
+[[ -d $fdir ]] && zpty -w z "fpath=(${(q)fdir} \$fpath)"
 zpty -w z "autoload -Uz compinit && compinit -u -D"
+# a file instead of a directory: source it after compinit, as `source <(stree completion zsh)` does
+[[ -f $fdir ]] && zpty -w z "source ${(q)fdir}"
 zpty -w z "zstyle ':completion:*' list-grouped false; zstyle ':completion:*' insert-tab false"
 zpty -w z 'compadd () {
   if [[ ${@[1,(i)(-|--)]} == *-(O|A|D)\ * ]]; then builtin compadd "$@"; return $?; fi
