@@ -220,6 +220,20 @@ def command_page(name, summary, command, parent_ctx):
             lines += [".PP", para(heading + ":")]
         if items:
             lines += code(items)
+    if isinstance(command, click.Group):  # e.g. stree cache clear: each subcommand, its usage and options
+        lines += section("COMMANDS")
+        for sub_name in command.list_commands(ctx):
+            sub = command.get_command(ctx, sub_name)
+            if sub is None or sub.hidden:
+                continue
+            sub_ctx = click.Context(sub, info_name=sub_name, parent=ctx)
+            usage = " ".join(sub.collect_usage_pieces(sub_ctx))
+            lines += tagged(f"\\fBstree {esc(name)} {esc(sub_name)}\\fR {esc(usage)}",
+                            inspect.cleandoc(sub.help or sub.short_help or ""))
+            for param in sub.get_params(sub_ctx):
+                record = param.get_help_record(sub_ctx) if isinstance(param, click.Option) else None
+                if record and not param.hidden and "--help" not in param.opts:
+                    lines += [".RS", *tagged(f"\\fB{esc(record[0])}\\fR", record[1]), ".RE"]
     lines += options_section(command, ctx)
     lines.append(".PP")
     lines.append("Global options (\\fB\\-s\\fR, \\fB\\-C\\fR, \\fB\\-\\-color\\fR, ...) go before the "
