@@ -223,7 +223,6 @@ def _options(command, cur):
         for opt in param.opts + param.secondary_opts:
             if opt.startswith(cur):
                 items.append(("option", opt, desc))
-    # long options first when the user typed --, short ones are noise then
     return items
 
 

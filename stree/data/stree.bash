@@ -44,4 +44,4 @@ _stree() {
     compopt -o nosort 2>/dev/null  # labels, then entries, then @ root :/ (bash 4.4+)
     return 0
 }
-complete -o bashdefault -o default -F _stree stree
+complete -F _stree stree
