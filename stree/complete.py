@@ -262,7 +262,7 @@ def kind_of(param, command=None):
     if name == "shell":
         return "shell"
     if "LABEL" in tokens or name in ("label", "labels") or (
-            command is not None and command.name == "label" and "NAME" in tokens):
+            command is not None and command.name == "label" and ("NAME" in tokens or name == "name")):
         return "label"
     if name in ("command", "topic") or "COMMAND" in tokens:
         return "command"

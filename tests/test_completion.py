@@ -94,14 +94,14 @@ def test_bash_subcommands_and_options_come_from_click(tmp_path):
     from stree.cli import COMMANDS
 
     assert bash_complete(["stree", ""]) == list(COMMANDS)
-    assert bash_complete(["stree", "l"]) == ["log", "ls"]
+    assert bash_complete(["stree", "l"]) == [n for n in COMMANDS if n.startswith("l")]
     assert bash_complete(["stree", "log", "--gr"]) == ["--graph"]
     assert set(bash_complete(["stree", "--"])) >= {"--session", "--agent-dir", "--session-dir", "--color",
                                                    "--no-pager", "--help"}
     assert bash_complete(["stree", "--color", "a"]) == ["auto", "always"]
     assert bash_complete(["stree", "-s", "x", "log", "--filter", "u"]) == ["user-only"]
     assert bash_complete(["stree", "completion", ""]) == ["bash", "zsh"]
-    assert bash_complete(["stree", "help", "re"]) == ["rev-parse"]
+    assert bash_complete(["stree", "help", "rev"]) == ["rev-parse"]
 
 
 def test_bash_revisions_labels_then_ids_then_specials(branchy_file):
@@ -118,6 +118,14 @@ def test_bash_revisions_labels_then_ids_then_specials(branchy_file):
     assert bash_complete(["stree", "-s", str(branchy_file), "log", "start..0000001"]) == \
         ["start..00000015", "start..00000014", "start..00000013", "start..00000012", "start..00000011",
          "start..00000010"]
+
+
+def test_bash_write_commands_complete_labels_and_revisions(branchy_file):
+    f = str(branchy_file)
+    assert bash_complete(["stree", "-s", f, "label", "-d", ""]) == ["csv-attempt", "start"]
+    assert bash_complete(["stree", "-s", f, "label", "s"]) == ["start"]
+    assert bash_complete(["stree", "-s", f, "label", "x", "0000000a"]) == ["0000000a"]
+    assert bash_complete(["stree", "-s", f, "checkout", "--summarize", "cs"]) == ["csv-attempt"]
 
 
 def test_bash_whole_words_across_colon_and_equals(branchy_file):
