@@ -24,6 +24,8 @@ COMMANDS = {
     "migrate": ("stree.commands.migrate", "Upgrade a version 1/2 session file to version 3"),
     "fsck": ("stree.commands.fsck", "Check a session file for problems"),
     "reflog": ("stree.commands.reflog", "Show the leaf's past positions"),
+    "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
+    "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
 }
 
 ENV_HELP = """\
@@ -144,7 +146,7 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, debug):
       stree log --graph                 the whole tree, as pi's /tree draws it
       stree -s demo log -n 5            the last five entries of the bundled demo
       stree rev-parse @~2               the id two entries above the leaf
-      stree log --json | jq -r .preview entries as JSON Lines
+      stree log --json | jq -r .preview  entries as JSON Lines
     """
     cwd = os.getcwd()
     if chdir:
@@ -169,6 +171,10 @@ def output_options(fields):
 
 def run():
     """Console entry point: click plus stree's error handling."""
+    if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
+        from .complete import main as complete
+
+        sys.exit(complete(sys.argv[2:]))
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
     try:
         main.main(prog_name="stree", standalone_mode=False)
