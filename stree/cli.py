@@ -36,8 +36,7 @@ ENV_HELP = """\
   STREE_DEBUG                  show tracebacks (same as --debug)
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
-  STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
-  STREE_TEST_CRASH_BEFORE_RENAME  test hook: exit after writing a temp file, before renaming it"""
+  STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)"""
 
 
 def _exit_help():
