@@ -24,7 +24,9 @@ ENV_HELP = """\
   PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
-  STREE_DEBUG                  show tracebacks (same as --debug)"""
+  STREE_NO_CACHE               do not use the index cache (same as --no-cache)
+  STREE_DEBUG                  show tracebacks (same as --debug)
+  STREE_DEBUG_STATS            print parse statistics on stderr"""
 
 
 def _exit_help():
@@ -34,14 +36,16 @@ def _exit_help():
 class Env:
     """Global options and the session they select, shared by every command."""
 
-    def __init__(self, session, agent_dir, session_dir, cwd, color, pager, debug):
+    def __init__(self, session, agent_dir, session_dir, cwd, color, pager, debug, no_cache=False):
         self.session_arg = session
+        self.no_cache = no_cache
         self.agent_dir = agent_dir
         self.session_dir = session_dir
         self.cwd = cwd
         self.color = color
         self.pager = pager
         self.debug = debug
+        self.index_state = "off"
         self._loaded = None
 
     def session_path(self):
@@ -52,11 +56,18 @@ class Env:
     def load(self, warn=True):
         """(Session, Tree) of the selected session; warns once about skipped lines."""
         if self._loaded is None:
-            from .session import parse
+            from . import index
             from .tree import Tree
 
-            session = parse(str(self.session_path()))
-            tree = Tree(session.nodes, session.load)
+            path = str(self.session_path())
+            if index.enabled(self.no_cache):
+                session, self.index_state = index.load(path)
+                click.get_current_context().call_on_close(lambda: index.save_previews(session))
+            else:
+                from .session import parse
+
+                session = parse(path)
+            tree = Tree(session.nodes, session.load, session.previews)
             if warn and session.malformed:
                 lines = ", ".join(str(n) for n, _ in session.malformed[:10])
                 more = f" and {len(session.malformed) - 10} more" if len(session.malformed) > 10 else ""
@@ -118,10 +129,11 @@ Environment:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour human output.")
 @click.option("--no-pager", is_flag=True, help="Do not page long output.")
+@click.option("--no-cache", is_flag=True, help="Parse the session file without the index cache (also STREE_NO_CACHE).")
 @click.option("--debug", is_flag=True, envvar="STREE_DEBUG", help="Show tracebacks for errors.")
 @click.version_option(__version__, "--version", prog_name="stree")
 @click.pass_context
-def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, debug):
+def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache, debug):
     """stree: git-style plumbing for pi coding-agent sessions.
 
     A pi session is an append-only JSONL file whose entries form a tree; the last
@@ -142,7 +154,15 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, debug):
         except OSError as e:
             raise StreeError(f"-C {chdir}: {e.strerror}", code=2)
         cwd = os.getcwd()
-    ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug)
+    ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
+    if os.environ.get("STREE_DEBUG_STATS"):
+        ctx.call_on_close(lambda: _print_stats(ctx.obj))
+
+
+def _print_stats(env):
+    session = sys.modules.get("stree.session")
+    parsed = session.STATS["parsed"] if session else 0
+    click.echo(f"stree: stats: parsed {parsed} lines, index {env.index_state}", err=True)
 
 
 def output_options(fields):

@@ -30,9 +30,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 class Tree:
     """The entries of one session as a tree, as pi's SessionManager sees them."""
 
-    def __init__(self, nodes, load=None):
+    def __init__(self, nodes, load=None, previews=None):
         self.nodes = nodes  # file order
         self.load = load  # node -> entry dict (content), migrated
+        self.previews = previews  # cached preview segments (stree.index.PreviewCache) or None
         by_id = {}
         for node in nodes:
             by_id[node.id] = node  # pi's byId: a later duplicate wins
