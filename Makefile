@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PI     := tests/pi/node_modules/@mariozechner/pi-coding-agent/package.json
 
-.PHONY: run test install clean
+.PHONY: run test install clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
@@ -31,6 +31,10 @@ $(PI): tests/pi/package.json tests/pi/package-lock.json
 	@touch $@
 
 install: $(VENV)/.installed
+
+# timings against python/click, a plain json.loads loop and pi's own loader -> bench/results.md
+bench: $(VENV)/.installed $(PI)
+	$(BIN)/python tools/bench/run.py
 
 clean:
 	rm -rf $(VENV) tests/pi/node_modules .pytest_cache

@@ -17,6 +17,8 @@ COMMANDS = {
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+    "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
+    "gc": ("stree.commands.gc", "Remove stale session indexes from the cache"),
 }
 
 ENV_HELP = """\
@@ -25,6 +27,7 @@ ENV_HELP = """\
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
   STREE_NO_CACHE               do not use the index cache (same as --no-cache)
+  STREE_CACHE_DIR              where indexes live (default: <platform cache dir>/stree/index)
   STREE_DEBUG                  show tracebacks (same as --debug)
   STREE_DEBUG_STATS            print parse statistics on stderr"""
 
@@ -59,7 +62,10 @@ class Env:
             from . import index
             from .tree import Tree
 
+            import gc
+
             path = str(self.session_path())
+            gc.disable()  # parsing makes many objects and no cycles: collections would only cost time
             if index.enabled(self.no_cache):
                 session, self.index_state = index.load(path)
                 click.get_current_context().call_on_close(lambda: index.save_previews(session))
@@ -68,6 +74,8 @@ class Env:
 
                 session = parse(path)
             tree = Tree(session.nodes, session.load, session.previews)
+            gc.freeze()  # the session stays for the whole command: later collections skip it
+            gc.enable()
             if warn and session.malformed:
                 lines = ", ".join(str(n) for n, _ in session.malformed[:10])
                 more = f" and {len(session.malformed) - 10} more" if len(session.malformed) > 10 else ""
@@ -162,7 +170,13 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
 def _print_stats(env):
     session = sys.modules.get("stree.session")
     parsed = session.STATS["parsed"] if session else 0
-    click.echo(f"stree: stats: parsed {parsed} lines, index {env.index_state}", err=True)
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    forked = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
+    click.echo(f"stree: stats: parsed {parsed} lines, index {env.index_state}, "
+               f"peak rss {own * unit // 1024} KiB (+ {forked * unit // 1024} KiB in a parse child)", err=True)
 
 
 def output_options(fields):

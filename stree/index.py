@@ -168,12 +168,14 @@ def _restore(target, path, fd, st, covered):
         if crc32(body[:nodes_len]) != meta["nodes_crc"]:
             return None
         cols = marshal.loads(body[:nodes_len])
+        if len(cols) != 11 or any(len(c) != len(cols[0]) for c in cols):
+            return None
         s = sessions.Session(path)
         (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index) = meta["state"]
         s.nodes = list(map(sessions.Node, *cols))
         s.covered = old
         s._meta = meta
-        s.previews = PreviewCache(meta, body[nodes_len:])
+        s.previews = PreviewCache(meta, bytes(body[nodes_len:]))
         return s
     except FileNotFoundError:
         return None
@@ -189,8 +191,12 @@ def _write(target, s, st, fd, path, previews=None):
     """Write the index of `s` (parsed up to s.covered) atomically; failures are only reported with --debug."""
     try:
         nodes = s.nodes
+        ids = {n.id: n.id for n in nodes if n.id.__class__ is str}
         cols = (
-            [n.id for n in nodes], [n.parent for n in nodes], [sys.intern(n.type) for n in nodes],
+            [n.id for n in nodes],
+            # parents as the id objects themselves: marshal stores them as references
+            [ids.get(n.parent, n.parent) if n.parent.__class__ is str else n.parent for n in nodes],
+            [sys.intern(n.type) for n in nodes],
             [n.role if n.role.__class__ is not str else sys.intern(n.role) for n in nodes],
             [n.ts for n in nodes], [n.offset for n in nodes], [n.length for n in nodes],
             [n.line for n in nodes], [n.index for n in nodes], [n.aux for n in nodes], [n.hidden for n in nodes],
