@@ -208,7 +208,10 @@ def _read_locked(path, fd):
     from .session import parse
 
     if index.enabled():
-        return index.load(path)[0]
+        session = index.load(path)[0]
+        if not session.needs_migration:  # a migration rewrites every byte: it reads them all
+            return session
+        session.close()
     return parse(path, _read_all(fd))
 
 
