@@ -170,7 +170,8 @@ def main():
             timed(STREE + ["-s", str(big), "rev-parse", "@"], RUNS), "pi", pi_big, 0.05,
             "no revision completion on this branch yet: `rev-parse @` loads the same data")
     sh(STREE + ["-s", str(work), "log", "-n", "1"])  # index the copy
-    writes = (("warm `label x @`, 100k", ["label", "x", "@"]), ("warm `checkout`, 100k", ["checkout", "@~2"]))
+    writes = (("warm `label x @`, 100k", ["label", "-f", "x", "@"]),
+              ("warm `checkout @~2`, 100k", ["checkout", "--exact", "@~2"]))
     for name, args in writes:
         if has_command(args[0]):
             row(name, timed(STREE + ["-s", str(work)] + args, RUNS), "pi", pi_big, 0.05,
