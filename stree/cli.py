@@ -185,10 +185,9 @@ def _print_stats(env):
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    forked = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
     click.echo(f"stree: stats: parsed {parsed} lines, index {env.index_state}, "
-               f"peak rss {own * unit // 1024} KiB (+ {forked * unit // 1024} KiB in a parse child)", err=True)
+               f"peak rss {own * unit // 1024} KiB", err=True)
 
 
 def output_options(fields):

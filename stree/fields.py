@@ -59,7 +59,7 @@ def entry_record(tree, node, previewer, **extra):
         "preview": previewer.text(node),
         "line": node.line,
         "leaf": node.id == tree.leaf,
-        "children": len(tree.children(node.id)),
+        "children": tree.child_count(node.id, node),
     }
     rec.update(extra)
     return rec

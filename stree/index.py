@@ -23,16 +23,18 @@ import marshal
 import os
 import sys
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from itertools import accumulate, repeat
+from operator import add
 from binascii import crc32
 
 from . import session as sessions
 from .errors import BadFile
 
-FORMAT = 2  # bump when Node fields or their meaning change
+FORMAT = 3  # bump when Node fields or their meaning change
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
-PREVIEW_WRITE_MIN = 64  # newly computed previews worth rewriting the index for
+PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
 
 
 def cache_dir():
@@ -73,9 +75,30 @@ def _covered(fd, size):
 # -- loading ---------------------------------------------------------------------
 
 
+_LOADED = {}  # path -> (identity, Session): a second load in one process (a write after a read)
+TAIL_LINES = 256  # appended lines left to parse by each command before the index is rewritten
+TAIL_BYTES = 1 << 20
+
+
 def load(path):
     """Parse a session file through its index: (Session, state), state one of
     'fresh' (index used as is), 'updated' (appended lines parsed), 'built'."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()  # many objects, no cycles: collections would only cost time
+    try:
+        return _load(path)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _identity(fd, st):
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, _crc(fd, st.st_size - WINDOW, st.st_size))
+
+
+def _load(path):
     fd = sessions._open(path)
     try:
         st = os.fstat(fd)
@@ -88,6 +111,10 @@ def load(path):
         os.close(fd)
         raise BadFile(f"{path}: is a directory, not a session file", hint="pass the .jsonl file inside it with -s")
     size = st.st_size
+    same = _LOADED.get(path)
+    if same is not None and same[0] == _identity(fd, st):
+        os.close(fd)
+        return same[1], "fresh"
     covered = _covered(fd, size)
     target = index_path(st)
     s = _restore(target, path, fd, st, covered)
@@ -101,116 +128,445 @@ def load(path):
     s.size = size
     if s.previews is None:
         s.previews = PreviewCache()
+    s._seen = (size, st.st_mtime_ns)
     if s.covered < covered:
         known = len(s.nodes)
+        tail = covered - s.covered
         sessions.scan_file(s, fd, s.covered, covered)
         s.covered = covered
-        if state == "updated" and _redefines_calls(s.nodes, known):
-            s.previews.forget()
         if s.header is not None:
-            s._meta = _write(target, s, st, fd, path)
+            if s.version >= 2:
+                _reshape(s, known)
+                if state == "updated" and _redefines_calls(s.nodes, known):
+                    s.previews.forget()
+            # like git's commit-graph, a few appended lines are parsed again by each command
+            # rather than rewriting the index for every one; it is rewritten once they add up
+            if state == "built" or s.version < 2 or len(s.nodes) - known > TAIL_LINES or tail > TAIL_BYTES:
+                s._meta = _write(target, s, st, fd, path, known if state == "updated" else 0)
     elif s._meta is not None and (s._meta["size"], s._meta["mtime_ns"]) != (size, st.st_mtime_ns):
-        s._meta = _write(target, s, st, fd, path)  # only a torn tail changed: remember the new size and mtime
+        s._meta = _write(target, s, st, fd, path, len(s.nodes))  # only a torn tail changed: new size and mtime
     s.ends_with_newline = True
     if covered < size:
+        known = len(s.nodes)
         sessions.scan_file(s, fd, covered, size)  # the torn tail: parsed every time, never indexed
+        if s.nodes.shape is not None:
+            _reshape(s, known)
     s.size = size
     sessions.finish(s)
+    if s.version < 2:
+        s.nodes.shape = None  # v1 ids are made by finish(): the tree computes its shape itself
+    _LOADED[path] = (_identity(fd, st), s)
     return s, state
+
+
+def _reshape(s, known):
+    """Bring the stored tree shape up to date with the rows parsed after `known`."""
+    from .tree import compute_shape, extend_shape
+
+    nodes = s.nodes
+    if nodes.shape is not None and known == len(nodes):
+        return
+    if nodes.shape is not None:
+        ids = None
+        many = len(nodes) - known > 32
+
+        if known == nodes.nbase and not many:
+            def find(id):  # an id among the indexed rows, found in the index's id text
+                return nodes.find_base(id)
+        elif many:
+            base = nodes.col("id")[:known]
+            row_of = dict(zip(base, range(known)))
+            find = row_of.get
+        else:
+            def find(id):
+                nonlocal ids
+                if ids is None:
+                    ids = nodes.col("id")
+                try:
+                    return ids.index(id, 0, known)
+                except (ValueError, TypeError):
+                    return None
+        if extend_shape(nodes.shape, nodes, known, find) is not None:
+            return
+    nodes.shape = compute_shape(nodes)[0]
 
 
 def _redefines_calls(nodes, known):
     """True when an appended assistant message reuses a toolCall id seen before:
     the cached previews of earlier tool results may then be wrong."""
     new = set()
-    for node in nodes[known:]:
-        if node.role == "assistant" and node.aux:
-            new.update(node.aux)
+    roles = nodes.tail("role", known)
+    if "assistant" not in roles:
+        return False
+    for role, aux in zip(roles, nodes.tail("aux", known)):
+        if role == "assistant" and aux:
+            new.update(aux)
     if not new:
         return False
-    for node in nodes[:known]:
-        if node.type == "message" and node.aux is not None:
-            if node.role == "assistant" and not new.isdisjoint(node.aux):
+    types, roles, auxes = nodes.col("type"), nodes.col("role"), nodes.col("aux")
+    for r in range(known):
+        aux = auxes[r]
+        if aux is not None and types[r] == "message":
+            if roles[r] == "assistant" and not new.isdisjoint(aux):
                 return True
-            if node.role == "toolResult" and node.aux.__class__ is str and node.aux in new:
+            if roles[r] == "toolResult" and aux.__class__ is str and aux in new:
                 return True
     return False
 
 
+_HEAD = len(MAGIC) + 4
+INT_FIELDS = ("offset", "length", "line", "index")
+
+
+def _read_meta(f):
+    """(meta, start of the data area) of an open index file, or (None, 0)."""
+    head = f.read(_HEAD)
+    if len(head) < _HEAD or not head.startswith(MAGIC):
+        return None, 0
+    meta_len = int.from_bytes(head[len(MAGIC):], "little")
+    raw = f.read(meta_len)
+    if len(raw) != meta_len:
+        return None, 0
+    return marshal.loads(raw), _HEAD + meta_len
+
+
 def _read(target):
     with open(target, "rb") as f:
-        data = f.read()
-    if not data.startswith(MAGIC):
-        return None, None
-    view = memoryview(data)
-    head = len(MAGIC)
-    meta_len = int.from_bytes(view[head:head + 4], "little")
-    meta = marshal.loads(view[head + 4:head + 4 + meta_len])
-    return meta, view[head + 4 + meta_len:]
+        meta, _ = _read_meta(f)
+    return meta, None
+
+
+class _Blobs:
+    """The data area of one index file, checked as a whole when it was read."""
+
+    def __init__(self, data):
+        self.data = memoryview(data)
+
+    def get(self, where):
+        off, length = where
+        return self.data[off:off + length]
+
+    def raw(self, off, length):
+        return bytes(self.data[off:off + length])
+
+
+STR_FIELDS = ("id", "parent", "ts")  # one value read without the others
+CODE_FIELDS = ("type", "role")  # few distinct values: a byte per row
+ARRAY_TYPES = {"offset": "q", "length": "I", "line": "I", "index": "I"}
+
+
+class _Strings:
+    """A column of str/None values as one NUL-separated UTF-8 text plus the byte
+    offset of every value: one value is read without decoding the others."""
+
+    def __init__(self, text, offsets, nones):
+        self.text = text
+        self.offsets = offsets
+        self.nones = nones
+
+    def value(self, i):
+        if self.nones and i in self.nones:
+            return None
+        o = self.offsets
+        return bytes(self.text[o[i]:o[i + 1] - 1]).decode("utf-8", "surrogatepass")
+
+    def find(self, value, lo=0):
+        """The last row >= lo holding `value`, or None."""
+        needle = value.encode("utf-8", "surrogatepass") + b"\0"
+        text = bytes(self.text) if self.text.__class__ is memoryview else self.text
+        self.text = text
+        o = self.offsets
+        end = len(text)
+        start = o[lo]
+        while True:
+            pos = text.rfind(needle, start, end)
+            if pos < 0:
+                return None
+            if pos == 0 or text[pos - 1] == 0:  # a whole value, not the end of a longer one
+                i = bisect_left(o, pos)
+                if i < len(o) - 1 and o[i] == pos and not (self.nones and i in self.nones):
+                    return i
+            end = pos + len(needle) - 1
+
+    def values(self):
+        out = bytes(self.text).decode("utf-8", "surrogatepass").split("\0")
+        out.pop()
+        for i in self.nones:
+            out[i] = None
+        return out
+
+
+class _Codes:
+    """A column of few distinct values: one byte per row, an index into `vocab`."""
+
+    def __init__(self, vocab, codes):
+        self.vocab = vocab
+        self.codes = codes
+
+    def value(self, i):
+        return self.vocab[self.codes[i]]
+
+    def values(self):
+        vocab = self.vocab
+        return [vocab[c] for c in self.codes]
+
+    def find(self, value):
+        return None
+
+
+def _decode(kind, blobs, where):
+    if kind == "v":
+        return _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
+    if kind == "s":
+        text, offsets, nones = where
+        o = array("I")
+        o.frombytes(blobs.get(offsets))
+        return _Strings(blobs.get(text), o, set(marshal.loads(blobs.get(nones))))
+    data = blobs.get(where)
+    if kind in ("q", "I", "i"):
+        a = array(kind)
+        a.frombytes(data)
+        return a
+    if kind == "b":
+        return bytes(data)
+    return marshal.loads(data)
+
+
+class _Columns:
+    """The columns of an index, decoded field by field on first use; one value of a
+    text column (ids, parents, timestamps, ...) can be read without the others."""
+
+    def __init__(self, blobs, segments, path):
+        self.blobs = blobs
+        self.segments = segments  # [(rows, {name: (kind, where)})]
+        self.path = path
+        self.starts = []
+        pos = 0
+        for rows, _ in segments:
+            self.starts.append(pos)
+            pos += rows
+        self._raw = {}
+
+    def _part(self, name, k):
+        key = (name, k)
+        got = self._raw.get(key)
+        if got is None:
+            kind, where = self.segments[k][1][name]
+            got = self._raw[key] = _decode(kind, self.blobs, where)
+        return got
+
+    def __call__(self, name):
+        try:
+            out = None
+            for k in range(len(self.segments)):
+                part = self._part(name, k)
+                if part.__class__ is _Strings or part.__class__ is _Codes:
+                    part = part.values()
+                elif part.__class__ is bytes:
+                    part = [b == 1 for b in part]
+                if out is None:
+                    out = part if part.__class__ is list or len(self.segments) == 1 else list(part)
+                else:
+                    out.extend(part)
+            return out if out is not None else []
+        except Exception as e:
+            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); run "
+                          "the command again", hint="or pass --no-cache") from None
+
+    def value(self, name, row):
+        k = bisect_right(self.starts, row) - 1
+        part = self._part(name, k)
+        i = row - self.starts[k]
+        if part.__class__ is _Strings or part.__class__ is _Codes:
+            return part.value(i)
+        if part.__class__ is bytes:
+            return part[i] == 1
+        return part[i]
+
+    def find(self, name, value):
+        """The last row holding `value` in a text column, or None (not decoded)."""
+        for k in range(len(self.segments) - 1, -1, -1):
+            part = self._part(name, k)
+            if part.__class__ is _Strings:
+                i = part.find(value)
+            else:
+                try:
+                    i = len(part) - 1 - part[::-1].index(value)
+                except ValueError:
+                    i = None
+            if i is not None:
+                return self.starts[k] + i
+        return None
 
 
 def _restore(target, path, fd, st, covered):
     """The Session an index holds for this file, or None when there is none worth trusting."""
+    from .tree import Shape
+
     try:
-        meta, body = _read(target)
+        f = open(target, "rb")
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        _debug(f"ignoring index {target}: {e}")
+        return None
+    try:
+        meta, start = _read_meta(f)
         if meta is None or meta.get("format") != FORMAT or meta["dev"] != st.st_dev or meta["ino"] != st.st_ino:
+            f.close()
             return None
         old = meta["covered"]
         if old > covered:
+            f.close()
             return None  # truncated or rewritten
         if (meta["size"], meta["mtime_ns"]) != (st.st_size, st.st_mtime_ns) and st.st_size <= meta["size"]:
+            f.close()
             return None  # changed in place
         if meta["head"] != _crc(fd, 0, min(WINDOW, old)) or meta["window"] != _crc(fd, old - WINDOW, old):
+            f.close()
             return None  # not the same bytes any more
         if old < covered and meta["version"] < 2:
+            f.close()
             return None  # v1 ids depend on the whole file: no incremental update
-        nodes_len = meta["nodes_len"]
-        if crc32(body[:nodes_len]) != meta["nodes_crc"]:
+        # the whole data area is checked at once (cheap next to decoding it), so a damaged
+        # index is a miss now rather than an error in the middle of a command
+        data = f.read(meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0))
+        f.close()
+        if crc32(memoryview(data)[:meta["data_len"]]) != meta["data_crc"]:
             return None
-        cols = marshal.loads(body[:nodes_len])
-        if len(cols) != 11 or any(len(c) != len(cols[0]) for c in cols):
-            return None
+        blobs = _Blobs(data)
         s = sessions.Session(path)
         (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index) = meta["state"]
-        s.nodes = list(map(sessions.Node, *cols))
+        n = meta["rows"]
+        s.nodes = sessions.Nodes(_Columns(blobs, meta["segments"], target), n)
+        if meta.get("shape") is not None:
+            where, rest = meta["shape"]
+            prow = _decode("i", blobs, where[0])
+            nkids = _decode("i", blobs, where[1])
+            if len(prow) != n or len(nkids) != n:
+                f.close()
+                return None
+            s.nodes.shape = Shape(prow, nkids, *rest)
         s.covered = old
         s._meta = meta
-        s.previews = PreviewCache(meta, bytes(body[nodes_len:]))
+        s._index_blobs = blobs
+        pv = meta.get("previews")
+        s.previews = PreviewCache(meta, blobs.raw(*pv) if pv else b"")
         return s
-    except FileNotFoundError:
-        return None
     except Exception as e:  # corrupt, truncated, from another version: a miss, never an error
         _debug(f"ignoring index {target}: {type(e).__name__}: {e}")
+        if not f.closed:
+            f.close()
         return None
 
 
 # -- writing ---------------------------------------------------------------------
 
+SEGMENTS_MAX = 12  # appended segments before an update rewrites the index as one
 
-def _write(target, s, st, fd, path, previews=None):
-    """Write the index of `s` (parsed up to s.covered) atomically; failures are only reported with --debug."""
+
+def _positions(values, value):
+    """The indexes of `value` in a list (C-speed scans: it is rare)."""
+    out = []
+    if values.count(value):
+        i = -1
+        try:
+            while True:
+                i = values.index(value, i + 1)
+                out.append(i)
+        except ValueError:
+            pass
+    return out
+
+
+def _encode(name, values, put):
+    """(kind, where) of one column of a segment, its blobs written through put()."""
+    if name in INT_FIELDS:
+        kind = ARRAY_TYPES[name]
+        if kind == "I" and values and max(values) >= 1 << 32:
+            kind = "q"
+        return kind, put(array(kind, values).tobytes())
+    if name == "hidden":
+        return "b", put(bytes(map(bool, values)))
+    if values.__class__ is not list:
+        values = list(values)
+    if name in CODE_FIELDS:
+        vocab = list(dict.fromkeys(values))
+        if len(vocab) <= 255 and all(v is None or v.__class__ is str for v in vocab):
+            code = {v: i for i, v in enumerate(vocab)}
+            return "v", (put(marshal.dumps(vocab, 4)), put(bytes([code[v] for v in values])))
+    if name in STR_FIELDS:
+        nones = _positions(values, None)
+        if nones:
+            strings = ["" if v is None else v for v in values]
+        else:
+            strings = values
+        if all(v.__class__ is str for v in strings):
+            joined = "\0".join(strings) + "\0"
+            if joined.count("\0") == len(strings) and len(joined) < 1 << 30:  # no NUL in a value; 32-bit offsets
+                if joined.isascii():
+                    text = joined.encode("ascii")
+                    sizes = map(len, strings)
+                else:
+                    text = joined.encode("utf-8", "surrogatepass")
+                    sizes = (len(v.encode("utf-8", "surrogatepass")) for v in strings)
+                offsets = array("I", [0])
+                offsets.extend(accumulate(map(add, sizes, repeat(1))))
+                return "s", (put(text), put(offsets.tobytes()), put(marshal.dumps(nones, 4)))
+    return "m", put(marshal.dumps(values, 4))
+
+
+def _write(target, s, st, fd, path, keep=0, previews=None):
+    """Write the index of `s` (parsed up to s.covered) atomically, copying the stored
+    segments of its first `keep` rows; failures are only reported with --debug."""
     try:
         nodes = s.nodes
-        ids = {n.id: n.id for n in nodes if n.id.__class__ is str}
-        cols = (
-            [n.id for n in nodes],
-            # parents as the id objects themselves: marshal stores them as references
-            [ids.get(n.parent, n.parent) if n.parent.__class__ is str else n.parent for n in nodes],
-            [sys.intern(n.type) for n in nodes],
-            [n.role if n.role.__class__ is not str else sys.intern(n.role) for n in nodes],
-            [n.ts for n in nodes], [n.offset for n in nodes], [n.length for n in nodes],
-            [n.line for n in nodes], [n.index for n in nodes], [n.aux for n in nodes], [n.hidden for n in nodes],
-        )
-        body = marshal.dumps(cols, 4)
-        covered = s.covered
+        chunks = []
+        pos = 0
+
+        def put(data):
+            nonlocal pos
+            where = (pos, len(data))
+            chunks.append(data)
+            pos += len(data)
+            return where
+
+        old = s._meta
+        segments = []
+        start = 0
+        if keep and old is not None and keep == old["rows"] and len(old["segments"]) < SEGMENTS_MAX \
+                and s._index_blobs is not None:
+            blobs = s._index_blobs
+            for rows, seg in old["segments"]:
+                copy = {}
+                for name, (kind, where) in seg.items():
+                    copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v")
+                                  else put(blobs.get(where)))
+                segments.append((rows, copy))
+            start = keep
+        n = len(nodes)
+        if start < n:
+            segments.append((n - start, {name: _encode(name, nodes.tail(name, start) if start else nodes.col(name), put)
+                                         for name in sessions.FIELDS}))
+        shape = nodes.shape
+        shape_where = None
+        if shape is not None and s.version >= 2:
+            prow, nkids, *rest = shape.state()
+            shape_where = ((put(array("i", prow).tobytes()), put(array("i", nkids).tobytes())), rest)
+        data = b"".join(chunks)
+        data_crc = crc32(data)
+        data_len = pos
         if previews is None:
             previews = s.previews.section(s) if s.previews is not None else b""
+        pv = (pos, len(previews)) if previews else None
+        covered = s.covered
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
             "covered": covered, "head": _crc(fd, 0, min(WINDOW, covered)), "window": _crc(fd, covered - WINDOW, covered),
             "path": os.path.abspath(path), "version": s.version,
             "state": (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index),
-            "nodes_len": len(body), "nodes_crc": crc32(body),
+            "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "data_crc": data_crc,
+            "previews": pv,
         }
         head = marshal.dumps(meta, 4)
         directory = os.path.dirname(target)
@@ -220,9 +576,10 @@ def _write(target, s, st, fd, path, previews=None):
         try:
             with os.fdopen(fdw, "wb") as f:
                 f.write(MAGIC + len(head).to_bytes(4, "little") + head)
-                f.write(body)
+                f.write(data)
                 f.write(previews)
             os.replace(tmp, target)
+            s._index_blobs = _Blobs(data)  # what the new meta's segments point into
             return meta
         except BaseException:
             try:
@@ -239,12 +596,12 @@ def save_previews(s):
     """Rewrite the index with the previews computed by this command, when there are enough."""
     cache = s.previews
     if cache is None or len(cache.new) < PREVIEW_WRITE_MIN or s._fd is None or s._meta is None \
-            or s.version < 2:
-        return
+            or s.version < 2 or s.covered != s.size:
+        return  # (a torn last line is parsed, never indexed: the next command writes them)
     try:
         st = os.fstat(s._fd)
         meta = s._meta
-        if (st.st_size, st.st_mtime_ns) != (meta["size"], meta["mtime_ns"]):
+        if (st.st_size, st.st_mtime_ns) != s._seen:
             return  # the file moved on meanwhile: the next command reindexes
         target = index_path(st)
         current, _ = _read(target)
@@ -252,7 +609,7 @@ def save_previews(s):
             return
     except Exception:
         return
-    _write(target, s, st, s._fd, s.path, cache.section(s))
+    s._meta = _write(target, s, st, s._fd, s.path, meta["rows"], cache.section(s))
 
 
 # -- previews ----------------------------------------------------------------------

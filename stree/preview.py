@@ -303,17 +303,21 @@ class Previewer:
     def tool_call(self, call_id):
         if self._calls is None:
             calls = {}
-            for node in self.tree.nodes:  # file order: a later call with the same id wins
-                if node.aux and node.role == "assistant" and node.type == "message":
-                    for cid in node.aux:
-                        calls[cid] = node
+            nodes = self.tree.nodes
+            col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
+            types, roles = col("type"), col("role")
+            for row, aux in enumerate(col("aux")):  # file order: a later call with the same id wins
+                if aux and roles[row] == "assistant" and types[row] == "message":
+                    for cid in aux:
+                        calls[cid] = row
             self._calls = calls
         try:
-            node = self._calls.get(call_id)
+            row = self._calls.get(call_id)
         except TypeError:  # an unhashable toolCallId names no call
             return None
-        if node is None:
+        if row is None:
             return None
+        node = self.tree.nodes[row]
         for cid, name, args in reversed(tool_calls(self.tree.load(node).get("message"))):
             if cid == call_id:
                 return (name, args)

@@ -31,11 +31,19 @@ class Resolver:
     def by_label(self):
         if self._by_label is None:
             out = {}
+            targets = self.tree.label_targets
             for target, label in self.tree.labels.items():
-                if target in self.tree.by_id:
+                if target in targets:
                     out.setdefault(label, []).append(target)
             self._by_label = out
         return self._by_label
+
+    def labelled(self, name):
+        """The entries labelled `name` (label order); looks up only their ids."""
+        if self._by_label is not None:
+            return self._by_label.get(name)
+        targets = self.tree.label_targets
+        return [t for t, label in self.tree.labels.items() if label == name and t in targets]
 
     # -- single revisions ----------------------------------------------
 
@@ -58,18 +66,20 @@ class Resolver:
             base = base[:m.start()]
         steps.reverse()
         id = self._name(base)
+        tree = self.tree
         for step in steps:
             count = int(step[1:]) if step[1:] else 1
             if step[0] == "^" and count == 0:
                 continue
             if step[0] == "^" and count > 1:
                 raise UsageError(f"{spec}: entries have one parent; use ~{count} for ancestors")
+            node = tree.get(id)
             for _ in range(count):
-                node = self.tree.get(id)
-                parent = self.tree.parent_of(node) if node else None
+                parent = tree.parent_of(node) if node is not None else None
                 if parent is None:
                     raise NotFound(f"{spec}: {id} has no parent (it is a root)")
-                id = parent.id
+                node = parent
+                id = node.id
         return id
 
     def _name(self, name, soft=False):
@@ -87,7 +97,7 @@ class Resolver:
             raise NotFound("root: the session has no entries")
         if name in tree.by_id:
             return name
-        targets = self.by_label().get(name)
+        targets = self.labelled(name)
         if targets:
             return targets[-1]
         if soft:
@@ -119,9 +129,12 @@ class Resolver:
         if not text:
             raise UsageError(":/ needs some text to search for, e.g. :/fix the parser")
         tree = self.tree
-        for node in reversed(tree.nodes):
-            if tree.by_id.get(node.id) is not node:
+        shadowed = tree.shape.shadowed
+        nodes = tree.nodes
+        for row in range(len(nodes) - 1, -1, -1):
+            if shadowed and row in shadowed:
                 continue
+            node = nodes[row]
             entry = tree.load(node)
             if text in entry_text(entry):
                 return node.id
@@ -139,6 +152,15 @@ class Resolver:
                     b = self.resolve(right or "@")
                     return (kind, a, b)
         return ("single", self.resolve(spec))
+
+    def rows_of(self, spec):
+        """nodes_of() as tree rows (no Node objects made)."""
+        kind, *ids = self.resolve_range(spec)
+        tree = self.tree
+        if kind == "single":
+            return tree.path_rows(ids[0])
+        nodes = tree.range(ids[0], ids[1]) if kind == "range" else tree.symmetric_range(ids[0], ids[1])
+        return [tree.row_of(n) for n in nodes]
 
     def nodes_of(self, spec):
         """The entries a log-like command covers: a path, a range, or a symmetric range."""
@@ -175,7 +197,8 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
     from .preview import Previewer
     from .tree import Tree
 
-    if index.enabled():
+    cached = index.enabled()
+    if cached:
         session, _ = index.load(str(path))
     else:
         from .session import parse
@@ -185,20 +208,50 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
         tree = Tree(session.nodes, session.load, session.previews)
         previewer = Previewer(tree)
         stamps = tree.label_timestamps
+        targets = tree.label_targets
+        nodes = tree.nodes
         labels = [(label, target) for target, label in tree.labels.items()
-                  if target in tree.by_id and label.startswith(prefix)]
+                  if label.startswith(prefix) and target in targets]
         labels.sort(key=lambda lt: stamps.get(lt[1]) or "", reverse=True)
         low = prefix.lower()
+        if low:
+            ids = nodes.col("id") if hasattr(nodes, "col") else [n.id for n in nodes]
+
+            def id_of(row):
+                return ids[row]
+        else:
+            def id_of(row):  # every id matches: read only those shown
+                return nodes[row].id
         try:
-            order = tree.path(tree.leaf)[::-1] if tree.leaf else []
+            tree.ancestor_rows(tree.leaf, 0)  # raises CycleError on a loop
+            tip = tree.leaf
         except CycleError:
-            order = []
-        seen = {n.id for n in order}
-        order += [n for n in reversed(tree.nodes) if n.id not in seen and tree.by_id.get(n.id) is n]
-        entries = [n for n in order if n.id.lower().startswith(low)][:limit]
-        return ([(label, previewer.text(tree.by_id[target])) for label, target in labels],
-                [(n.id, previewer.text(n)) for n in entries])
+            tip = None
+        shadowed = tree.shape.shadowed
+        prow = tree.shape.prow
+
+        def candidates():  # the active path, newest first, then the other entries, newest first
+            seen = set()
+            r = tree.row_of(tree.get(tip)) if tip is not None else -1
+            while r >= 0:
+                seen.add(r)
+                yield r
+                r = prow[r]
+            for row in range(len(nodes) - 1, -1, -1):
+                if row not in seen and row not in shadowed:
+                    yield row
+
+        rows = []
+        if limit > 0:
+            for row in candidates():
+                if id_of(row).lower().startswith(low):
+                    rows.append(row)
+                    if len(rows) >= limit:
+                        break
+        result = ([(label, previewer.text(nodes[targets[target]])) for label, target in labels],
+                  [(id_of(r), previewer.text(nodes[r])) for r in rows])
+        if cached:
+            index.save_previews(session)
+        return result
     finally:
         session.close()
-
-

@@ -59,14 +59,210 @@ class Node:
         return f"Node({self.id!r}, parent={self.parent!r}, type={self.type!r})"
 
 
+FIELDS = ("id", "parent", "type", "role", "ts", "offset", "length", "line", "index", "aux", "hidden")
+
+
+class Columns:
+    """Rows of entry structure as one list per Node field (what the parser appends to)."""
+
+    __slots__ = FIELDS
+
+    def __init__(self):
+        for name in FIELDS:
+            setattr(self, name, [])
+
+    def __len__(self):
+        return len(self.id)
+
+
+def _field(name):
+    def get(self):
+        return self._s.value(name, self._r)
+    return property(get)
+
+
+class RowNode:
+    """A Node view of one row of a Nodes sequence: fields are read from its columns."""
+
+    __slots__ = ("_s", "_r")
+
+    def __init__(self, store, row):
+        self._s = store
+        self._r = row
+
+    for _name in FIELDS:
+        locals()[_name] = _field(_name)
+    del _name
+
+    def __repr__(self):
+        return f"Node({self.id!r}, parent={self.parent!r}, type={self.type!r})"
+
+
+class Nodes:
+    """The entries of a session in file order, as a read-only sequence of Nodes.
+
+    Held as columns: those of an index (loaded field by field, on first use) and
+    those the parser filled (appended lines). A Node object is made only for the
+    rows a command looks at, and the same row always gives the same object."""
+
+    def __init__(self, base=None, nbase=0):
+        self._base = base  # field name -> list of the indexed rows, or None
+        self._nbase = nbase
+        self._parts = []
+        self._n = nbase
+        self._cols = {}
+        self._views = {}
+        self.shape = None  # derived tree structure (stree.tree.Shape), when an index holds it
+
+    def col(self, name):
+        """The whole column of one field (a list; arrays for the integer fields of an index)."""
+        c = self._cols.get(name)
+        if c is None:
+            c = self._base(name) if self._base is not None else None
+            parts = self._parts
+            if c is None:
+                if len(parts) == 1:
+                    c = getattr(parts[0], name)
+                else:
+                    c = []
+                    for p in parts:
+                        c.extend(getattr(p, name))
+            elif parts:
+                c = list(c)
+                for p in parts:
+                    c.extend(getattr(p, name))
+            self._cols[name] = c
+        return c
+
+    def value(self, name, row):
+        """One field of one row, without decoding the whole column when an index holds it."""
+        c = self._cols.get(name)
+        if c is not None:
+            return c[row]
+        if row < self._nbase:
+            return self._base.value(name, row)
+        row -= self._nbase
+        for p in self._parts:
+            values = getattr(p, name)
+            if row < len(values):
+                return values[row]
+            row -= len(values)
+        raise IndexError("entry index out of range")
+
+    def find(self, id):
+        """The last row with this id (pi's byId), or None."""
+        ids = self._cols.get("id")
+        if ids is None:
+            for k in range(len(self._parts) - 1, -1, -1):
+                values = self._parts[k].id
+                if id in values:
+                    start = self._n - sum(len(p) for p in self._parts[k:])
+                    return start + len(values) - 1 - values[::-1].index(id)
+            if self._base is not None:
+                return self._base.find("id", id)
+            return None
+        try:
+            r = ids.index(id)
+        except ValueError:
+            return None
+        while True:
+            try:
+                r = ids.index(id, r + 1)
+            except ValueError:
+                return r
+
+    def find_base(self, id):
+        """find() among the rows of the index only."""
+        if self._base is None or id.__class__ is not str:
+            return None
+        return self._base.find("id", id)
+
+    def tail(self, name, start):
+        """The column of one field from row `start` on (cheap for appended rows)."""
+        c = self._cols.get(name)
+        if c is not None or start < self._nbase:
+            return self.col(name)[start:]
+        skip = start - self._nbase
+        out = []
+        for p in self._parts:
+            values = getattr(p, name)
+            if skip >= len(values):
+                skip -= len(values)
+                continue
+            out.extend(values[skip:] if skip else values)
+            skip = 0
+        return out
+
+    def add(self, part):
+        """Append the rows the parser put in `part` (a Columns)."""
+        if not len(part):
+            return
+        for name, c in self._cols.items():
+            if c.__class__ is not list:
+                c = self._cols[name] = list(c)
+            c.extend(getattr(part, name))
+        self._parts.append(part)
+        self._n += len(part)
+
+    @property
+    def nbase(self):
+        return self._nbase
+
+    def __len__(self):
+        return self._n
+
+    def __bool__(self):
+        return self._n > 0
+
+    def _view(self, row):
+        node = self._views.get(row)
+        if node is None:
+            node = self._views[row] = RowNode(self, row)
+        return node
+
+    def __getitem__(self, i):
+        if i.__class__ is slice:
+            return [self._view(r) for r in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("entry index out of range")
+        return self._view(i)
+
+    def __iter__(self):
+        view = self._view
+        for r in range(self._n):
+            yield view(r)
+
+    def __reversed__(self):
+        view = self._view
+        for r in range(self._n - 1, -1, -1):
+            yield view(r)
+
+    def row(self, node):
+        """The row of a Node this sequence made."""
+        return node._r
+
+    def __repr__(self):
+        return f"<Nodes: {self._n} entries>"
+
+
 _OK_STOPS = ("stop", "toolUse")
 _SCALARS = (str, int, float, bool)
 
 
 def node_from_object(obj, offset, length, line, index):
-    """Build a Node from a parsed entry, or return None if it is not one.
+    """A Node from a parsed entry, or None if it is not one."""
+    f = entry_fields(obj)
+    if f is None:
+        return None
+    id, parent, etype, role, ts, aux, hidden = f
+    return Node(id, parent, etype, role, ts, offset, length, line, index, aux, hidden)
 
-    Runs once per line of every file read, so it avoids helper calls."""
+
+def entry_fields(obj):
+    """(id, parentId, type, role, timestamp, aux, hidden) of a parsed entry, or None
+    when it has no type. Runs once per line of every file read: no helper calls."""
     get = obj.get
     etype = get("type")
     if etype.__class__ is not str:
@@ -118,8 +314,7 @@ def node_from_object(obj, offset, length, line, index):
         if aux is None and isinstance(get("firstKeptEntryIndex"), int):
             aux = ("index", obj["firstKeptEntryIndex"])
     ts = get("timestamp")
-    return Node(get("id"), get("parentId"), etype, role, ts if ts.__class__ is str else None,
-                offset, length, line, index, aux, hidden)
+    return (get("id"), get("parentId"), etype, role, ts if ts.__class__ is str else None, aux, hidden)
 
 
 def deterministic_id(seed, index, taken):
@@ -142,7 +337,7 @@ class Session:
         self.header_line = None
         self.title = None  # oh-my-pi title slot (line 1), never rewritten
         self.version = CURRENT_VERSION
-        self.nodes = []
+        self.nodes = Nodes()
         self.malformed = []  # (line number, reason)
         self.size = 0
         self.ends_with_newline = True
@@ -151,6 +346,8 @@ class Session:
         self.covered = 0  # bytes of complete lines parsed (what an index holds)
         self.previews = None  # cached previews (stree.index.PreviewCache), or None
         self._meta = None
+        self._index_blobs = None  # the data area of the index this session was read from
+        self._seen = None  # (size, mtime) of the file when it was read
         self._data = None
         self._fd = None
 
@@ -227,8 +424,8 @@ def _open(path):
 def parse(path, data=None):
     """Parse a session file into a Session. Raises BadFile when it is not one.
 
-    Lines are read in blocks (memory stays near the size of the structure, not
-    of the file) and, for big files on a multi-core machine, in two processes.
+    Lines are read in blocks: memory stays near the size of the structure, not
+    of the file.
     """
     s = Session(path)
     if data is not None:
@@ -265,19 +462,13 @@ def finish(s):
 # -- line scanning ----------------------------------------------------------------
 
 BLOCK = 4 << 20  # bytes read at a time
-PARALLEL_MIN = 16 << 20  # files at least this big are parsed by two processes
 STATS = {"parsed": 0}  # lines handed to the JSON decoder in this process (STREE_DEBUG_STATS)
 _scan_once = json.scanner.make_scanner(_decoder)
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
-def scan_file(s, fd, start, end, parallel=True):
+def scan_file(s, fd, start, end):
     """Parse the lines of bytes [start, end) of an open file into `s`, continuing its state."""
-    if parallel and s.header is not None and end - start >= _parallel_min() and (os.cpu_count() or 1) > 1 \
-            and hasattr(os, "fork"):
-        mid = _line_start_after(fd, start + (end - start) // 2, end)
-        if start < mid < end and _scan_parallel(s, fd, start, mid, end):
-            return
     pos = start
     carry = b""
     while pos < end:
@@ -291,90 +482,27 @@ def scan_file(s, fd, start, end, parallel=True):
         carry = data[cut:]
 
 
-def _parallel_min():
-    value = os.environ.get("STREE_PARALLEL_MIN")
-    return int(value) if value and value.isdigit() else PARALLEL_MIN
-
-
-def _line_start_after(fd, pos, end):
-    while pos < end:
-        chunk = os.pread(fd, min(65536, end - pos), pos)
-        if not chunk:
-            return end
-        nl = chunk.find(b"\n")
-        if nl >= 0:
-            return pos + nl + 1
-        pos += len(chunk)
-    return end
-
-
-def _scan_parallel(s, fd, start, mid, end):
-    """Parse [mid, end) in a forked child while this process parses [start, mid)."""
-    import marshal
-
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: parse, send the structure back, never return
-        code = 1
-        try:
-            os.close(rfd)
-            part = Session(s.path)
-            part.header, part.version = s.header, s.version
-            STATS["parsed"] = 0
-            scan_file(part, fd, mid, end, parallel=False)
-            rows = [(n.id, n.parent, n.type, n.role, n.ts, n.offset, n.length, n.line, n.index, n.aux, n.hidden)
-                    for n in part.nodes]
-            payload = marshal.dumps((rows, part.malformed, part.line, part.index, part.ends_with_newline,
-                                     STATS["parsed"]), 4)
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(wfd, view):]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(wfd)
-    try:
-        scan_file(s, fd, start, mid, parallel=False)
-        chunks = []
-        while True:
-            chunk = os.read(rfd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(rfd)
-        _, status = os.waitpid(pid, 0)
-    if status != 0:
-        scan_file(s, fd, mid, end, parallel=False)  # the child failed: do its half here
-        return True
-    rows, malformed, lines, count, ends_nl, parsed = marshal.loads(b"".join(chunks))
-    base_line, base_index = s.line, s.index
-    s.nodes.extend([Node(i, p, t, r, ts, off, ln, line + base_line, idx + base_index, aux, h)
-                    for i, p, t, r, ts, off, ln, line, idx, aux, h in rows])
-    s.malformed.extend((line + base_line, reason) for line, reason in malformed)
-    s.line += lines
-    s.index += count
-    s.ends_with_newline = ends_nl
-    STATS["parsed"] += parsed
-    return True
-
-
 def scan(s, data, base, size, line=None):
     """Parse the lines of `data` (file bytes from offset `base`; the file is `size`
     bytes long) into `s`, continuing its line and object counters."""
     line = s.line if line is None else line
     index = s.index
-    nodes = s.nodes
+    part = Columns()
+    ids, parents, types, roles, stamps = part.id, part.parent, part.type, part.role, part.ts
+    offsets, lengths, lines, indexes, auxes, hiddens = part.offset, part.length, part.line, part.index, \
+        part.aux, part.hidden
     malformed = s.malformed
     scan_once = _scan_once
+    fields = entry_fields
     v2 = s.version >= 2
     parsed = 0
     pos = 0
     end_all = len(data)
     if end_all:
         s.ends_with_newline = data.endswith(b"\n")
+    find = data.find
     while pos < end_all:
-        end = data.find(b"\n", pos)
+        end = find(b"\n", pos)
         if end < 0:
             end = end_all
         line += 1
@@ -415,28 +543,41 @@ def scan(s, data, base, size, line=None):
             malformed.append((line, "not a JSON object"))
             index += 1  # pi keeps any JSON value in its list, so v1 indexes count it
             continue
-        etype = obj.get("type")
         if s.header is None:
             s.line, s.index = line, index
             index = _header(s, obj, line, index)
             v2 = s.version >= 2
             continue
+        f = fields(obj)
+        if f is None:
+            index += 1
+            malformed.append((line, "entry without a type"))
+            continue
+        id, parent, etype, role, ts, aux, hidden = f
         if etype == "session":
             malformed.append((line, "second session header"))
             index += 1
             continue
-        node = node_from_object(obj, offset, length, line, index)
-        index += 1
-        if node is None:
-            malformed.append((line, "entry without a type"))
-            continue
         if v2:
-            if node.id.__class__ is not str:
+            if id.__class__ is not str:
+                index += 1
                 malformed.append((line, "entry without an id"))
                 continue
-            if not (node.parent is None or node.parent.__class__ is str):
-                node.parent = None
-        nodes.append(node)
+            if not (parent is None or parent.__class__ is str):
+                parent = None
+        ids.append(id)
+        parents.append(parent)
+        types.append(etype)
+        roles.append(role)
+        stamps.append(ts)
+        offsets.append(offset)
+        lengths.append(length)
+        lines.append(line)
+        indexes.append(index)
+        auxes.append(aux)
+        hiddens.append(hidden)
+        index += 1
+    s.nodes.add(part)
     s.line = line
     s.index = index
     STATS["parsed"] += parsed
@@ -460,18 +601,20 @@ def _header(s, obj, line, index):
 def _migrate_v1_structure(s):
     """v1 entries have no ids: give each a deterministic id and the previous entry as parent."""
     seed = s.header.get("id", "")
+    nodes = s.nodes
+    ids, parents, auxes, types = nodes.col("id"), nodes.col("parent"), nodes.col("aux"), nodes.col("type")
     taken = set()
     by_index = {}
     prev = None
-    for node in s.nodes:
-        node.id = deterministic_id(seed, node.index, taken)
-        taken.add(node.id)
-        node.parent = prev
-        prev = node.id
-        by_index[node.index] = node.id
-    for node in s.nodes:
-        if node.type == "compaction" and isinstance(node.aux, tuple):
-            node.aux = by_index.get(node.aux[1])
+    for row, index in enumerate(nodes.col("index")):
+        ids[row] = id = deterministic_id(seed, index, taken)
+        taken.add(id)
+        parents[row] = prev
+        prev = id
+        by_index[index] = id
+    for row, etype in enumerate(types):
+        if etype == "compaction" and isinstance(auxes[row], tuple):
+            auxes[row] = by_index.get(auxes[row][1])
 
 
 def as_v3(session):

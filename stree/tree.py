@@ -5,6 +5,7 @@ Node structure; entry content is fetched through `load` only where needed.
 """
 
 from datetime import datetime, timezone
+from itertools import repeat
 
 from .errors import CycleError
 
@@ -27,102 +28,398 @@ def ts_millis(ts):
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+class Shape:
+    """The tree's structure by row: what commands need besides the columns.
+
+    prow[r]: the row of r's parent as pi's byId finds it (-1: a root); nkids[r]:
+    how many children pi's tree gives r; shadowed: rows an entry with the same id
+    further down the file hides; dangling: parent id -> rows naming it while no
+    entry has that id; labels/stamps: pi's label map; name_row: the latest
+    session_info; targets: label target -> its row, for the targets that exist.
+    An index stores it, so a warm command does not recompute it."""
+
+    __slots__ = ("prow", "nkids", "shadowed", "dangling", "labels", "stamps", "name_row", "targets")
+
+    def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets):
+        self.prow = prow
+        self.nkids = nkids
+        self.shadowed = shadowed
+        self.dangling = dangling
+        self.labels = labels
+        self.stamps = stamps
+        self.name_row = name_row
+        self.targets = targets
+
+    def state(self):
+        return (self.prow, self.nkids, self.shadowed, self.dangling, self.labels, self.stamps, self.name_row,
+                self.targets)
+
+
+def compute_shape(nodes):
+    """The Shape of every row of a Nodes sequence."""
+    ids = nodes.col("id")
+    parents = nodes.col("parent")
+    n = len(ids)
+    row_of = dict(zip(ids, range(n)))  # a later duplicate wins, as in pi's byId
+    get = row_of.get
+    shadowed = set() if len(row_of) == n else {r for r, x in enumerate(ids) if row_of[x] != r}
+    prow = [-1] * n
+    nkids = [0] * n
+    dangling = {}
+    for r, p in enumerate(parents):
+        if p is None or p == ids[r]:
+            continue
+        j = get(p)
+        if j is None:
+            dangling.setdefault(p, []).append(r)
+            continue
+        prow[r] = j
+        if r not in shadowed:
+            nkids[j] += 1
+    shape = Shape(prow, nkids, shadowed, dangling, {}, {}, -1, {})
+    _scan_labels(shape, nodes, 0, get)
+    return shape, row_of
+
+
+def extend_shape(shape, nodes, start, find):
+    """The Shape after rows [start:] were appended, or None when they change earlier
+    rows (a repeated id, or a parent that was missing): then compute_shape() it.
+    `find(id)` -> the row of an entry before `start`, or None."""
+    ids = nodes.tail("id", start)
+    parents = nodes.tail("parent", start)
+    prow = shape.prow
+    nkids = shape.nkids
+    if prow.__class__ is not list:
+        prow = list(prow)
+        nkids = list(nkids)
+    if len(prow) != start or shape.shadowed:
+        return None
+    new = {}
+    for k, x in enumerate(ids):
+        if x in new or x in shape.dangling or find(x) is not None:
+            return None
+        r = start + k
+        new[x] = r
+        p = parents[k]
+        j = -1
+        if p is not None and p != x:
+            j = new.get(p)
+            if j is None:
+                j = find(p)
+            if j is None:
+                j = -1
+                shape.dangling.setdefault(p, []).append(r)
+            else:
+                nkids[j] += 1
+        prow.append(j)
+        nkids.append(0)
+        if x in shape.labels:
+            shape.targets[x] = r  # a labelled id that was missing
+    shape.prow = prow
+    shape.nkids = nkids
+    _scan_labels(shape, nodes, start, lambda t: new[t] if t in new else find(t))
+    return shape
+
+
+def _scan_labels(shape, nodes, start, locate):
+    types = nodes.tail("type", start)
+    if "label" not in types and "session_info" not in types:
+        return
+    auxes = nodes.tail("aux", start)
+    stamps = nodes.tail("ts", start)
+    labels = shape.labels
+    times = shape.stamps
+    targets = shape.targets
+    for k, etype in enumerate(types):
+        if etype == "label":
+            aux = auxes[k]
+            if aux is not None:
+                target, label = aux
+                if label:
+                    if target not in targets:
+                        try:
+                            row = locate(target)
+                        except TypeError:  # an unhashable targetId names no entry
+                            row = None
+                        if row is not None:
+                            targets[target] = row
+                    labels[target] = label
+                    times[target] = stamps[k]
+                else:
+                    labels.pop(target, None)
+                    times.pop(target, None)
+                    targets.pop(target, None)
+        elif etype == "session_info":
+            shape.name_row = start + k
+
+
+class _ListNodes:
+    """A plain list of Node objects seen through the interface of session.Nodes."""
+
+    shape = None
+
+    def __init__(self, nodes):
+        self._list = nodes
+        self._cols = {}
+        self._rows = None
+
+    def col(self, name):
+        c = self._cols.get(name)
+        if c is None:
+            c = self._cols[name] = [getattr(n, name) for n in self._list]
+        return c
+
+    def tail(self, name, start):
+        return self.col(name)[start:]
+
+    def __len__(self):
+        return len(self._list)
+
+    def __getitem__(self, i):
+        return self._list[i]
+
+    def row(self, node):
+        if self._rows is None:
+            self._rows = {id(n): r for r, n in enumerate(self._list)}
+        return self._rows[id(node)]
+
+
+class _ById:
+    """tree.by_id: id -> Node (pi's byId: a later duplicate wins), made on demand."""
+
+    def __init__(self, tree):
+        self._tree = tree
+
+    def __contains__(self, id):
+        return self._tree._row(id) is not None
+
+    def get(self, id, default=None):
+        r = self._tree._row(id)
+        return default if r is None else self._tree._nodes[r]
+
+    def __getitem__(self, id):
+        r = self._tree._row(id)
+        if r is None:
+            raise KeyError(id)
+        return self._tree._nodes[r]
+
+    def __iter__(self):
+        return iter(self._tree._row_map())
+
+    def __len__(self):
+        return len(self._tree._row_map())
+
+    def keys(self):
+        return self._tree._row_map().keys()
+
+    def values(self):
+        nodes = self._tree._nodes
+        return [nodes[r] for r in self._tree._row_map().values()]
+
+    def items(self):
+        nodes = self._tree._nodes
+        return [(id, nodes[r]) for id, r in self._tree._row_map().items()]
+
+
 class Tree:
-    """The entries of one session as a tree, as pi's SessionManager sees them."""
+    """The entries of one session as a tree, as pi's SessionManager sees them.
+
+    Works on rows (positions in file order) and the columns of session.Nodes; Node
+    objects are made only for the entries a caller asks for."""
 
     def __init__(self, nodes, load=None, previews=None):
         self.nodes = nodes  # file order
+        self._nodes = nodes if hasattr(nodes, "col") else _ListNodes(nodes)
         self.load = load  # node -> entry dict (content), migrated
         self.previews = previews  # cached preview segments (stree.index.PreviewCache) or None
-        self.by_id = {node.id: node for node in nodes}  # pi's byId: a later duplicate wins
-        self.leaf = nodes[-1].id if nodes else None
+        self._shape = getattr(self._nodes, "shape", None)
+        self._row_of = None
+        self._lookups = 0
         self._children = None
         self._roots = None
-        self._labels = None
-        self._paths = {}  # id -> path, as commands often ask twice
+        self._paths = {}  # row -> path rows, as commands often ask twice
+        n = len(self._nodes)
+        self.leaf = self._nodes[n - 1].id if n else None
+
+    # -- rows ----------------------------------------------------------
+
+    @property
+    def shape(self):
+        if self._shape is None:
+            self._shape, self._row_of = compute_shape(self._nodes)
+        return self._shape
+
+    def _row_map(self):
+        if self._row_of is None:
+            ids = self._nodes.col("id")
+            self._row_of = dict(zip(ids, range(len(ids))))
+        return self._row_of
+
+    def _row(self, id):
+        """The row pi's byId gives `id` (the last entry with it), or None."""
+        if self._row_of is not None:
+            try:
+                return self._row_of.get(id)
+            except TypeError:
+                return None
+        self._lookups += 1
+        if self._lookups > 16:  # many lookups: a map pays for itself
+            return self._row(id) if self._row_map() is not None else None
+        if id.__class__ is not str:
+            return None if id is None else self._row_map().get(id) if _hashable(id) else None
+        find = getattr(self._nodes, "find", None)
+        if find is None:
+            return self._row_map().get(id)
+        return find(id)
+
+    def row_of(self, node):
+        return self._nodes.row(node)
+
+    def node(self, row):
+        return self._nodes[row]
+
+    def id_of(self, row):
+        return self._nodes[row].id
+
+    @property
+    def by_id(self):
+        return _ById(self)
 
     # -- structure -----------------------------------------------------
 
     def get(self, id):
-        return self.by_id.get(id)
+        r = self._row(id)
+        return None if r is None else self._nodes[r]
 
     def parent_of(self, node):
-        p = node.parent
-        if p is None or p == node.id:
-            return None
-        return self.by_id.get(p)
+        j = self.shape.prow[self._nodes.row(node)]
+        return None if j < 0 else self._nodes[j]
 
     def _build_children(self):
-        children = {}
+        shape = self.shape
+        prow = shape.prow
+        shadowed = shape.shadowed
+        kids = {}
         roots = []
-        by_id = self.by_id
-        get = children.get
-        for node in self.nodes:
-            nid = node.id
-            if by_id[nid] is not node:
+        get = kids.get
+        for r, j in enumerate(prow):
+            if shadowed and r in shadowed:
                 continue  # an earlier duplicate: pi's tree holds only the last
-            p = node.parent
-            if p is None or p == nid or p not in by_id:
-                roots.append(node)
+            if j < 0:
+                roots.append(r)
             else:
-                lst = get(p)
+                lst = get(j)
                 if lst is None:
-                    children[p] = [node]
+                    kids[j] = [r]
                 else:
-                    lst.append(node)
-        for lst in children.values():
+                    lst.append(r)
+        stamps = None
+        for j, lst in kids.items():
             if len(lst) > 1:
-                lst.sort(key=_sort_key)  # stable: equal timestamps keep file order
-        self._children = children
+                if stamps is None:
+                    stamps = self._nodes.col("ts")
+                lst.sort(key=lambda r: _ts_key(stamps[r]))  # stable: equal timestamps keep file order
+        self._children = kids
         self._roots = roots
 
-    def children(self, id):
+    def child_rows(self, row):
         if self._children is None:
             self._build_children()
-        return self._children.get(id, ())
+        return self._children.get(row, ())
+
+    def children(self, id):
+        r = self._row(id)
+        if r is None:
+            return ()
+        nodes = self._nodes
+        return [nodes[c] for c in self.child_rows(r)]
+
+    def child_count(self, id, node=None):
+        """len(children(id)), without building the children lists (`node`: the entry
+        with that id, when the caller has it)."""
+        shape = self.shape
+        if node is not None and not shape.shadowed:
+            return shape.nkids[self._nodes.row(node)]
+        r = self._row(id)
+        return 0 if r is None else shape.nkids[r]
 
     @property
     def roots(self):
         if self._roots is None:
             self._build_children()
-        return self._roots
+        nodes = self._nodes
+        return [nodes[r] for r in self._roots]
+
+    def path_rows(self, id):
+        """Rows from the root to `id`, oldest first. Raises CycleError on a loop."""
+        r = self._row(id) if id is not None else None
+        if r is None:
+            return []
+        cached = self._paths.get(r)
+        if cached is not None:
+            return list(cached)
+        prow = self.shape.prow
+        out = []
+        append = out.append
+        start = r
+        for _ in repeat(None, len(prow) + 1):
+            if r < 0:
+                break
+            append(r)
+            r = prow[r]
+        else:  # longer than the tree: a parent loop
+            self._raise_cycle(start)
+        out.reverse()
+        if len(self._paths) < 8:
+            self._paths[out[-1]] = out
+        return list(out)
+
+    def ancestor_rows(self, id, limit):
+        """The last `limit` rows of path_rows(id), newest first; walks the rest of the
+        path only to raise CycleError on a loop, as path_rows() does."""
+        r = self._row(id) if id is not None else None
+        if r is None:
+            return []
+        prow = self.shape.prow
+        out = []
+        start = r
+        while r >= 0 and len(out) < limit:
+            out.append(r)
+            r = prow[r]
+        for _ in repeat(None, len(prow) + 1):
+            if r < 0:
+                return out
+            r = prow[r]
+        self._raise_cycle(start)
+
+    def _raise_cycle(self, r):
+        prow = self.shape.prow
+        out = []
+        seen = set()
+        while r not in seen:
+            seen.add(r)
+            out.append(r)
+            r = prow[r]
+        loop = [self.id_of(x) for x in out[out.index(r):]]
+        raise CycleError(loop + [self.id_of(r)])
 
     def path(self, id):
         """Entries from the root to `id`, oldest first. Raises CycleError on a loop."""
-        cached = self._paths.get(id)
-        if cached is not None:
-            return list(cached)
-        out = []
-        by_id = self.by_id
-        node = by_id.get(id) if id is not None else None
-        seen = set()
-        add = seen.add
-        append = out.append
-        while node is not None:
-            nid = node.id
-            if nid in seen:
-                loop = [n.id for n in out[[n.id for n in out].index(nid):]]
-                raise CycleError(loop + [nid])
-            add(nid)
-            append(node)
-            p = node.parent
-            node = None if p is None or p == nid else by_id.get(p)
-        out.reverse()
-        if len(self._paths) < 8:
-            self._paths[id] = out
-        return list(out)
+        nodes = self._nodes
+        return [nodes[r] for r in self.path_rows(id)]
 
     def path_ids(self, id):
-        return [n.id for n in self.path(id)]
+        ids = self._nodes.col("id")
+        return [ids[r] for r in self.path_rows(id)]
 
     def merge_base(self, a, b):
         """The deepest entry on both paths, or None."""
         if a is None or b is None:
             return None
-        on_a = set(self.path_ids(a))
-        for node in reversed(self.path(b)):
-            if node.id in on_a:
-                return node.id
+        on_a = set(self.path_rows(a))
+        for r in reversed(self.path_rows(b)):
+            if r in on_a:
+                return self.id_of(r)
         return None
 
     def is_ancestor(self, a, b):
@@ -132,102 +429,113 @@ class Tree:
     def range(self, a, b):
         """`a..b`: entries on b's path that are not on a's path, oldest first."""
         exclude = set(self.path_ids(a)) if a is not None else set()
-        return [n for n in self.path(b) if n.id not in exclude]
+        ids = self._nodes.col("id")
+        nodes = self._nodes
+        return [nodes[r] for r in self.path_rows(b) if ids[r] not in exclude]
 
     def symmetric_range(self, a, b):
         """`a...b`: entries on either side since the merge base, in file order."""
         base = self.merge_base(a, b)
-        shared = set(self.path_ids(base)) if base is not None else set()
-        ids = set()
+        shared = set(self.path_rows(base)) if base is not None else set()
+        rows = set()
         for side in (a, b):
             if side is not None:
-                ids.update(n.id for n in self.path(side) if n.id not in shared)
-        return [n for n in self.nodes if n.id in ids and self.by_id.get(n.id) is n]
+                rows.update(r for r in self.path_rows(side) if r not in shared)
+        nodes = self._nodes
+        return [nodes[r] for r in sorted(rows)]
 
     def abandoned(self, old_leaf, target):
         """Entries a branch summary covers when moving from old_leaf to target
         (pi's collectEntriesForBranchSummary): oldest first, plus the common ancestor."""
         if old_leaf is None:
             return [], None
-        old_path = set(self.path_ids(old_leaf))
+        old_path = set(self.path_rows(old_leaf))
         common = None
-        for node in reversed(self.path(target)) if target is not None else ():
-            if node.id in old_path:
-                common = node.id
-                break
+        if target is not None:
+            prow = self.shape.prow
+            r = self._row(target)
+            for _ in repeat(None, len(prow) + 1):
+                if r is None or r < 0:
+                    break
+                if r in old_path:
+                    common = r
+                    break
+                r = prow[r]
+            else:
+                self.path_rows(target)  # a parent loop: raises CycleError
         out = []
-        node = self.by_id.get(old_leaf)
+        r = self._row(old_leaf)
+        prow = self.shape.prow
         seen = set()
-        while node is not None and node.id != common and node.id not in seen:
-            seen.add(node.id)
-            out.append(node)
-            node = self.by_id.get(node.parent) if node.parent is not None else None
+        while r is not None and r >= 0 and r != common and r not in seen:
+            seen.add(r)
+            out.append(r)
+            r = prow[r]
         out.reverse()
-        return out, common
+        nodes = self._nodes
+        return [nodes[r] for r in out], (None if common is None else self.id_of(common))
 
     def unreachable(self):
         """Entries not reachable from any root: those in or below a parent cycle."""
+        if self._roots is None:
+            self._build_children()
         seen = set()
-        stack = list(self.roots)
+        stack = list(self._roots)
         while stack:
-            node = stack.pop()
-            seen.add(node.id)
-            stack.extend(self.children(node.id))
-        return [n for n in self.nodes if n.id not in seen and self.by_id.get(n.id) is n]
+            r = stack.pop()
+            seen.add(r)
+            stack.extend(self.child_rows(r))
+        shadowed = self.shape.shadowed
+        nodes = self._nodes
+        return [nodes[r] for r in range(len(nodes)) if r not in seen and r not in shadowed]
 
     def depth_first(self, first=None):
         """All entries in pre-order; at each level the child leading to `first` comes first."""
-        on_path = set(self.path_ids(first)) if first is not None and first in self.by_id else set()
+        return [self._nodes[r] for r in self.depth_first_rows(first)]
+
+    def depth_first_rows(self, first=None):
+        on_path = set(self.path_rows(first)) if first is not None and self._row(first) is not None else set()
+        if self._roots is None:
+            self._build_children()
         out = []
-        roots = sorted(self.roots, key=lambda n: n.id not in on_path)  # stable
+        roots = sorted(self._roots, key=lambda r: r not in on_path)  # stable
         stack = list(reversed(roots))
+        kids_of = self._children
         while stack:
-            node = stack.pop()
-            out.append(node)
-            kids = self.children(node.id)
-            if on_path and len(kids) > 1:
-                kids = sorted(kids, key=lambda n: n.id not in on_path)
-            stack.extend(reversed(kids))
+            r = stack.pop()
+            out.append(r)
+            kids = kids_of.get(r)
+            if kids:
+                if on_path and len(kids) > 1:
+                    kids = sorted(kids, key=lambda k: k not in on_path)
+                stack.extend(reversed(kids))
         return out
 
     # -- labels --------------------------------------------------------
 
-    def _build_labels(self):
-        labels = {}
-        stamps = {}
-        for node in self.nodes:
-            if node.type == "label" and node.aux is not None:
-                target, label = node.aux
-                if label:
-                    labels[target] = label
-                    stamps[target] = node.ts
-                else:
-                    labels.pop(target, None)
-                    stamps.pop(target, None)
-        self._labels = (labels, stamps)
-
     @property
     def labels(self):
         """targetId -> label, latest label entry wins (targets may be dangling)."""
-        if self._labels is None:
-            self._build_labels()
-        return self._labels[0]
+        return self.shape.labels
 
     @property
     def label_timestamps(self):
-        if self._labels is None:
-            self._build_labels()
-        return self._labels[1]
+        return self.shape.stamps
+
+    @property
+    def label_targets(self):
+        """target id -> row, for the labels whose target is an entry of this tree."""
+        return self.shape.targets
 
     def label_of(self, id):
         return self.labels.get(id)
 
     def name(self):
         """The session display name: the latest session_info entry (empty clears)."""
-        for node in reversed(self.nodes):
-            if node.type == "session_info":
-                return (node.aux or "").strip() or None
-        return None
+        r = self.shape.name_row
+        if r < 0:
+            return None
+        return (self._nodes[r].aux or "").strip() or None
 
     # -- context -------------------------------------------------------
 
@@ -238,17 +546,25 @@ class Tree:
     def _context_path(self, leaf):
         if leaf is None:
             return []
-        node = self.by_id.get(leaf)
+        node = self.get(leaf)
         if node is None:
-            if not self.nodes:
+            if not len(self._nodes):
                 return []
-            node = self.nodes[-1]
+            node = self._nodes[len(self._nodes) - 1]
         return self.path(node.id)
 
 
-def _sort_key(node):
-    ms = ts_millis(node.ts)
+def _ts_key(ts):
+    ms = ts_millis(ts)
     return ms if ms is not None else float("-inf")
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 # -- context building (pi's buildSessionContext and message helpers) ----------

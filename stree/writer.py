@@ -110,11 +110,26 @@ def line_of(entry):
 # -- entries in pi's key order ---------------------------------------------------
 
 
+class _Taken:
+    """The ids of a tree, as a set new_id() can check and extend, without a set of
+    every id (a new id is checked against the tree's id column)."""
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.added = set()
+
+    def __contains__(self, id):
+        return id in self.added or self.tree.get(id) is not None
+
+    def add(self, id):
+        self.added.add(id)
+
+
 class NewEntries:
     """Builds entries to append: fresh unique ids, pi's timestamp, pi's key order."""
 
     def __init__(self, taken):
-        self.taken = set(taken)
+        self.taken = taken if isinstance(taken, _Taken) else set(taken)
 
     def entry(self, type, parent, **fields):
         """type, id, parentId, timestamp, then the fields (undefined -> omitted, as pi)."""
@@ -277,8 +292,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                           f"(entry ids as stree showed them)")
                 continue
             tree = Tree(session.nodes, session.load)
-            taken = {n.id for n in session.nodes if isinstance(n.id, str)}
-            entries = make_entries(session, tree, NewEntries(taken))
+            entries = make_entries(session, tree, NewEntries(_Taken(tree)))
             if not entries or dry_run:
                 return entries or []
             payload = b"".join(line_of(e) for e in entries)

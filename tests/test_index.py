@@ -179,11 +179,10 @@ def test_results_identical_with_and_without_index_over_the_corpus(stree, tmp_pat
         plain = views(stree, path, "--no-cache")
         assert views(stree, path) == plain, name  # builds the index (and caches previews)
         assert views(stree, path) == plain, name  # reads it
-        assert views(stree, path, STREE_PARALLEL_MIN="1") == plain, name  # a no-cache parse in two processes
-        assert views(stree, path, "--no-cache", STREE_PARALLEL_MIN="1") == plain, name
 
 
-def test_parse_in_two_processes_matches(tmp_path):
+def test_parse_across_read_blocks_matches(tmp_path, monkeypatch):
+    """Lines cut by the block-wise read (many tiny blocks) parse as one read of the whole file."""
     from stree import session
 
     b = SessionBuilder()
@@ -200,15 +199,13 @@ def test_parse_in_two_processes_matches(tmp_path):
         return ([(n.id, n.parent, n.type, n.role, n.ts, n.offset, n.length, n.line, n.index, n.aux, n.hidden)
                  for n in s.nodes], s.malformed, s.line, s.index)
 
-    serial = session.parse(str(path))
-    os.environ["STREE_PARALLEL_MIN"] = "1"
-    try:
-        parallel = session.parse(str(path))
-    finally:
-        del os.environ["STREE_PARALLEL_MIN"]
+    whole = session.parse(str(path))
+    monkeypatch.setattr(session, "BLOCK", 97)
+    blocks = session.parse(str(path))
     in_memory = session.parse(str(path), path.read_bytes())
-    assert shape(serial) == shape(parallel) == shape(in_memory)
-    assert serial.malformed == [(201, "invalid JSON (Expecting property name enclosed in double quotes)")]
+    assert len(whole.nodes) == 800
+    assert shape(whole) == shape(blocks) == shape(in_memory)
+    assert whole.malformed == [(201, "invalid JSON (Expecting property name enclosed in double quotes)")]
 
 
 def test_no_cache_flag_and_env_leave_no_index(stree, tmp_path, isolated_home):

@@ -65,14 +65,23 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     if not tree.nodes and revision == "@":
         click.echo(f"stree: {session.path}: the session has no entries yet", err=True)
         return
-    nodes = Resolver(tree).nodes_of(revision)[::-1]
-    if max_count is not None:
-        nodes = nodes[:max_count]
+    resolver = Resolver(tree)
+    kind, *ends = resolver.resolve_range(revision)
+    if kind == "single" and max_count is not None:
+        rows = tree.ancestor_rows(ends[0], max_count)  # only the entries shown
+    else:
+        rows = resolver.rows_of(revision)[::-1]
+        if max_count is not None:
+            rows = rows[:max_count]
     if reverse:
-        nodes.reverse()
-    active = set(tree.path_ids(tree.leaf)) if tree.leaf else set()
-    for node in nodes:
-        rec = entry_record(tree, node, previewer, active=node.id in active)
+        rows.reverse()
+    if kind == "single" and ends[0] == tree.leaf:
+        active = None  # the path to @: every entry on it is active
+    else:
+        active = set(tree.path_rows(tree.leaf)) if tree.leaf else set()
+    for row in rows:
+        node = tree.node(row)
+        rec = entry_record(tree, node, previewer, active=active is None or row in active)
         human = None if out.machine else _log_line(out, tree, node, previewer)
         out.record(rec, human)
     out.close()

@@ -12,8 +12,7 @@ run next to its baselines:
 "cold" = no index (the cache is emptied before each run; the file is in the OS
 page cache, as it is right after pi wrote it); "warm" = the index is present
 (after one untimed run of the same command, which also fills cached previews).
-Peak RSS comes from STREE_DEBUG_STATS: the stree process plus, for cold parses
-of big files, the forked parse process (added, as if both peaked together).
+Peak RSS comes from STREE_DEBUG_STATS (the stree process; it forks nothing).
 """
 
 import json
@@ -36,8 +35,7 @@ PY = sys.executable
 STREE = [PY, "-m", "stree"]
 ENV = dict(os.environ, STREE_CACHE_DIR=str(CACHE), PAGER="cat", NO_COLOR="1")
 # PYTHONDONTWRITEBYTECODE would make every run compile stree from source: not how it runs when installed
-for var in ("STREE_NO_CACHE", "STREE_DEBUG", "STREE_DEBUG_STATS", "STREE_SESSION", "STREE_PARALLEL_MIN",
-            "PYTHONDONTWRITEBYTECODE"):
+for var in ("STREE_NO_CACHE", "STREE_DEBUG", "STREE_DEBUG_STATS", "STREE_SESSION", "PYTHONDONTWRITEBYTECODE"):
     ENV.pop(var, None)
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
 SLOW_RUNS = int(os.environ.get("BENCH_SLOW_RUNS", "5"))
@@ -66,8 +64,8 @@ def peak_rss_kib(cmd, before=None):
     if before:
         before()
     err = sh(cmd, dict(ENV, STREE_DEBUG_STATS="1")).stderr.decode()
-    m = re.search(r"peak rss (\d+) KiB \(\+ (\d+) KiB", err)
-    return int(m.group(1)) + int(m.group(2))
+    m = re.search(r"peak rss (\d+) KiB", err)
+    return int(m.group(1))
 
 
 def clear_cache():
