@@ -17,6 +17,7 @@ COMMANDS = {
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+    "summarize": ("stree.commands.summarize", "Print a branch summary of entries, as pi writes one"),
 }
 
 ENV_HELP = """\
@@ -24,7 +25,9 @@ ENV_HELP = """\
   PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
-  STREE_DEBUG                  show tracebacks (same as --debug)"""
+  STREE_DEBUG                  show tracebacks (same as --debug)
+  STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL, STREE_TIMEOUT   the summarizing model
+  OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL"""
 
 
 def _exit_help():
