@@ -116,7 +116,7 @@ class Output:
         self._emit(text)
 
     def style(self, name, text):
-        if not self.color or not name or name not in STYLES:
+        if not self.color or not name or not text or name not in STYLES:
             return text
         return f"\x1b[{STYLES[name]}m{text}\x1b[0m"
 
@@ -138,6 +138,32 @@ class Output:
             _write("".join(line + self.end for line in lines))
             return
         page("".join(line + "\n" for line in lines))
+
+
+def _char_width(c):
+    import unicodedata
+
+    if unicodedata.combining(c):
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+
+
+def fit(segments, width):
+    """Cut preview segments to `width` terminal columns, ending with '…' when cut."""
+    out = []
+    used = 0
+    for style, text in segments:
+        kept = []
+        for c in text:
+            w = _char_width(c) if not c.isascii() else 1
+            if used + w > width - 1:
+                kept.append("…")
+                out.append((style, "".join(kept)))
+                return out
+            kept.append(c)
+            used += w
+        out.append((style, "".join(kept)))
+    return out
 
 
 def terminal_width():

@@ -243,33 +243,28 @@ def _sort_key(node):
 # -- context building (pi's buildSessionContext and message helpers) ----------
 
 
+def _js_object(entry, role, fields, timestamp):
+    """An object literal as JSON.stringify shows it: fields pi reads as undefined are left out."""
+    out = {"role": role}
+    for name, key in fields:
+        if key in entry:
+            out[name] = entry[key]
+    out["timestamp"] = ts_millis(timestamp)
+    return out
+
+
 def custom_message(entry):
-    return {
-        "role": "custom",
-        "customType": entry.get("customType"),
-        "content": entry.get("content"),
-        "display": entry.get("display"),
-        "details": entry.get("details"),
-        "timestamp": ts_millis(entry.get("timestamp")),
-    }
+    return _js_object(entry, "custom", (("customType", "customType"), ("content", "content"),
+                                        ("display", "display"), ("details", "details")), entry.get("timestamp"))
 
 
 def branch_summary_message(entry):
-    return {
-        "role": "branchSummary",
-        "summary": entry.get("summary"),
-        "fromId": entry.get("fromId"),
-        "timestamp": ts_millis(entry.get("timestamp")),
-    }
+    return _js_object(entry, "branchSummary", (("summary", "summary"), ("fromId", "fromId")), entry.get("timestamp"))
 
 
 def compaction_message(entry):
-    return {
-        "role": "compactionSummary",
-        "summary": entry.get("summary"),
-        "tokensBefore": entry.get("tokensBefore"),
-        "timestamp": ts_millis(entry.get("timestamp")),
-    }
+    return _js_object(entry, "compactionSummary", (("summary", "summary"), ("tokensBefore", "tokensBefore")),
+                      entry.get("timestamp"))
 
 
 def entry_model(entry):

@@ -1,4 +1,4 @@
-"""Run the real pi through tests/pi/harness.mjs. Missing node or pi is a failure, never a skip."""
+"""Ask the real pi (tests/pi/harness.mjs, pinned in tests/pi/package.json) what it sees."""
 
 import json
 import re
@@ -6,23 +6,35 @@ import shutil
 import subprocess
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-HARNESS = HERE / "pi" / "harness.mjs"
-PI_DIST = HERE / "pi" / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist"
+import pytest
+
+HARNESS = Path(__file__).resolve().parent / "pi" / "harness.mjs"
+PACKAGE = HARNESS.parent / "node_modules" / "@mariozechner" / "pi-coding-agent" / "package.json"
+PI_DIST = PACKAGE.parent / "dist"
 
 
-def run_pi(*args, timeout=60):
+def pi(*args, timeout=120):
+    """Run a harness subcommand; a missing node or pi is a failure, never a skip."""
     node = shutil.which("node")
-    assert node, "node is required for the pi interop tests (install Node.js >= 20)"
-    assert PI_DIST.is_dir(), "the real pi is not installed: run `make test` (npm ci --prefix tests/pi)"
-    proc = subprocess.run([node, str(HARNESS), *map(str, args)], capture_output=True, timeout=timeout)
-    assert proc.returncode == 0, f"harness {args[0]} failed: {proc.stderr.decode(errors='replace')}"
+    if node is None:
+        pytest.fail("node is not installed: the interop tests need the real pi (Node 20)")
+    if not PACKAGE.exists():
+        pytest.fail("the real pi is not installed: run 'make test' (npm ci --prefix tests/pi)")
+    proc = subprocess.run([node, str(HARNESS), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        pytest.fail(f"pi harness failed: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout)
+
+
+run_pi = pi  # for tests that use `pi` as a local name
 
 
 def pi_constant(name, module="core/compaction/branch-summarization.js"):
     """A template-string constant from pi's own source, e.g. BRANCH_SUMMARY_PROMPT."""
+    if not PACKAGE.exists():
+        pytest.fail("the real pi is not installed: run 'make test' (npm ci --prefix tests/pi)")
     source = (PI_DIST / module).read_text(encoding="utf-8")
     match = re.search(r"(?:export )?const " + name + r" = `(.*?)`;", source, re.S)
-    assert match, f"{name} not found in pi's {module}"
+    if match is None:
+        pytest.fail(f"{name} not found in pi's {module}")
     return match.group(1)

@@ -2,6 +2,7 @@ import click
 
 from ..cli import output_options
 from ..fields import ENTRY_FIELDS, describe, entry_record
+from ..output import fit, terminal_width
 from ..preview import Previewer
 from ..render import FILTERS, graph
 from ..revs import Resolver
@@ -84,7 +85,12 @@ def _graph_line(out, row, width, no_ids):
         text += out.style("accent", "• ")
     if row.label:
         text += out.style("warning", "[" + _inert(row.label) + "] ")
-    text += out.segments(row.segments)
+    segments = row.segments
+    if out.tty:  # like pi: one terminal line per row
+        used = (0 if no_ids else width + 2) + len(row.prefix) + (2 if row.active else 0) + \
+            (len(row.label) + 3 if row.label else 0) + (10 if row.leaf else 0)
+        segments = fit(segments, max(10, terminal_width() - used))
+    text += out.segments(segments)
     if row.leaf:
         text += out.style("accent", "  ← active")
     return text
@@ -97,9 +103,13 @@ def _log_line(out, tree, node, previewer):
     label = tree.labels.get(node.id)
     if label:
         decorations.append(_inert(label))
-    deco = out.style("warning", " (" + ", ".join(decorations) + ")") if decorations else ""
+    plain_deco = " (" + ", ".join(decorations) + ")" if decorations else ""
+    deco = out.style("warning", plain_deco) if decorations else ""
     when = (node.ts or "")[:19].replace("T", " ")
-    return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(previewer.segments(node))}"
+    segments = previewer.segments(node)
+    if out.tty:
+        segments = fit(segments, max(10, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
+    return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(segments)}"
 
 
 def _inert(text):
