@@ -351,3 +351,28 @@ def test_extractive_is_deterministic_marked_and_loads_in_pi(stree):
     assert nav["summaryEntry"]["details"] == {"readFiles": out["readFiles"], "modifiedFiles": out["modifiedFiles"]}
     last = nav["context"]["messages"][-1]
     assert last["role"] == "branchSummary" and last["summary"] == text
+
+
+def test_spinner_only_on_a_terminal(server):
+    import pty
+
+    master, slave = pty.openpty()
+    server.script = [Reply(delay=0.5, body=openai_json(ANSWER))]
+    env = dict(os.environ, OPENAI_API_KEY=KEY)
+    proc = subprocess.run([sys.executable, "-m", "stree", "-s", DEMO, "summarize", "--to", TARGET, "--no-stream",
+                           "--provider", "openai", "--model", "m", "--base-url", f"{server.url}/v1"],
+                          stdout=subprocess.PIPE, stderr=slave, env=env, timeout=30)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"Summarizing" in shown and b"openai/m" in shown  # on stderr, the terminal
+    assert b"Summarizing" not in proc.stdout and proc.stdout.startswith(b"The user explored")

@@ -178,3 +178,17 @@ def test_precedence_flags_env_config_session():
 def test_options_never_show_the_key():
     o = Options(provider="openai", model="m", api_key="sk-very-secret")
     assert "sk-very-secret" not in repr(o)
+
+
+def test_file_ops_of_a_whole_branch_equal_pis(tmp_path):
+    from stree.fileops import file_ops
+    from stree.session import parse
+    from stree.tree import Tree
+
+    path, tip, base, other = tricky(tmp_path)
+    want = run_pi("branch-prep", path, "--from", tip, "--to", other)  # budget 0: no limit
+    session = parse(str(path))
+    tree = Tree(session.nodes, session.load)
+    entries, common = tree.abandoned(tip, other)
+    assert common == base
+    assert list(file_ops(tree, entries)) == [want["readFiles"], want["modifiedFiles"]]
