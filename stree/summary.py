@@ -13,6 +13,7 @@ from .errors import MODEL, StreeError
 from .fileops import FileOps, format_file_operations
 from .jsjson import entries as js_entries, stringify
 from .preview import js_len, js_slice, js_string
+from .providers import RESERVE_TOKENS, Options, Request, complete, resolve_options
 from .tree import branch_summary_message, compaction_message, custom_message
 
 SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
@@ -54,7 +55,6 @@ Use this EXACT format:
 Keep each section concise. Preserve exact file paths, function names, and error messages."""
 
 NO_CONTENT = "No content to summarize"
-RESERVE_TOKENS = 16384  # pi's branchSummary.reserveTokens default
 MAX_TOKENS = 2048  # pi asks for at most this many tokens
 TOOL_RESULT_MAX_CHARS = 2000
 
@@ -251,8 +251,6 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
     environment, the config file and the session's model). Returns {summary, readFiles,
     modifiedFiles, model, usage}; raises StreeError(code=5) when the model fails.
     """
-    from .providers import Options, Request, complete, resolve_options
-
     if options is None:
         options = resolve_options(session_model=tree.build_context(tree.leaf)["model"])
     elif isinstance(options, dict):

@@ -376,3 +376,21 @@ def test_spinner_only_on_a_terminal(server):
     assert proc.returncode == 0
     assert b"Summarizing" in shown and b"openai/m" in shown  # on stderr, the terminal
     assert b"Summarizing" not in proc.stdout and proc.stdout.startswith(b"The user explored")
+
+
+def test_redirects_are_reported_not_followed(stree, server):
+    server.script = [Reply(301, raw=b"", headers={"location": "https://user:pw@elsewhere.example/v1?k=1"})]
+    r = summarize(stree, server, "openai")
+    assert_failed(r, "HTTP 301", "redirected to https://elsewhere.example/v1")
+    assert "pw" not in r.err and len(server.requests) == 1
+
+
+def test_lone_surrogates_are_dropped_as_pi_does(stree, server, tmp_path):
+    path, target = session_with_model(tmp_path, "openai", "m")
+    path.write_text(path.read_text().replace("Try plan A", "Try plan \\ud800A\\ud83d\\ude00"))
+    r = stree("-s", path, "summarize", "--to", target, "--provider", "openai", "--model", "m",
+              "--base-url", f"{server.url}/v1")
+    assert r.code == 0, r
+    assert "[User]: Try plan A😀" in server.requests[-1].json["messages"][1]["content"]
+    p = stree("-s", path, "summarize", "--to", target, "--prompt")
+    assert p.code == 0 and "[User]: Try plan A😀" in p.out

@@ -1,3 +1,4 @@
+import re
 import sys
 from contextlib import contextmanager
 
@@ -6,6 +7,8 @@ import click
 from ..errors import NEGATIVE, UsageError
 from ..output import inert, to_json
 from ..revs import Resolver
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def model_options(f):
@@ -155,6 +158,8 @@ def _entries(tree, range_, target):
 
 
 def _shown(text):
-    """Model and session text: made inert on a terminal, byte-exact into a pipe."""
+    """Model and session text: made inert on a terminal, byte-exact into a pipe
+    (but for lone surrogates, which UTF-8 cannot carry; pi drops them too)."""
+    text = LONE_SURROGATE.sub("", text)
     return inert(text) if sys.stdout.isatty() else text
 

@@ -19,6 +19,7 @@ BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 SESSION_PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}
 
 DEFAULT_TIMEOUT = 120.0
+RESERVE_TOKENS = 16384  # pi's branchSummary.reserveTokens default
 DEFAULT_CONTEXT_WINDOW = 128000  # pi: model.contextWindow || 128000
 
 # context windows of common models (prefix match, longest first); pi reads them from its registry
@@ -150,6 +151,12 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
         value = pick(name)
         if value is not None:
             setattr(options, name, value)
+    if options.context_window is not None and options.context_window <= RESERVE_TOKENS:
+        raise UsageError(f"context_window must be more than {RESERVE_TOKENS} tokens (pi reserves that many)")
+    if options.max_retries < 0 or options.retry_max_time < 0:
+        raise UsageError("max_retries and retry_max_time cannot be negative")
+    if options.max_tokens_field not in ("max_completion_tokens", "max_tokens"):
+        raise UsageError("max_tokens_field must be max_completion_tokens or max_tokens")
 
     if provider == "extractive":
         return options

@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 import sys
 import time
 from email.utils import parsedate_to_datetime
@@ -13,6 +14,7 @@ from .. import __version__
 from ..errors import MODEL, StreeError
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a Python str holds pairs as one code point
 SECRET_HEADERS = {"authorization", "x-api-key", "api-key"}
 
 
@@ -64,7 +66,8 @@ class Call:
         """POST with retries; `on_response(response)` reads a successful (2xx) response."""
         options = self.options
         url = safe_url(self.url)
-        content = json.dumps(self.body, ensure_ascii=False).encode("utf-8")
+        # pi's sanitizeSurrogates: a lone surrogate (from a \\ud800 escape in the file) is dropped
+        content = LONE_SURROGATE.sub("", json.dumps(self.body, ensure_ascii=False)).encode("utf-8")
         waited = 0.0
         attempt = 0
         timeout = httpx.Timeout(options.timeout)
@@ -76,7 +79,7 @@ class Call:
                 try:
                     with client.stream("POST", self.url, content=content, headers=self.headers) as response:
                         self.debug(f"HTTP {response.status_code} after {time.monotonic() - started:.2f}s")
-                        if response.status_code < 400:
+                        if response.status_code < 300:
                             return on_response(response)
                         response.read()
                         error = self._status_error(response, url)
@@ -109,6 +112,9 @@ class Call:
             hint = "check the API key variable for this provider (the key is never printed)"
         elif status == 404:
             hint = "check --base-url and --model"
+        elif 300 <= status < 400:
+            message = f"redirected to {safe_url(response.headers.get('location', '?'))}"
+            hint = "use the final URL as --base-url"
         elif status == 429:
             hint = "rate limited: wait and try again"
         return self.fail(f"HTTP {status} {response.reason_phrase} from {url}: {message}".rstrip(": "), hint=hint)
