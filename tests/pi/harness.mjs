@@ -3,7 +3,8 @@
 // pinned in package.json) what it sees in a session file. See README.md.
 //
 // Every subcommand prints exactly one JSON document on stdout. On error it prints
-// a message on stderr and exits non-zero (2 = usage error, 1 = any other error).
+// a message on stderr and exits non-zero (2 = usage error, 3 = pi itself would loop
+// forever on this file (parentId cycle), 1 = any other error).
 //
 // Startup time matters (the Python tests call this many times), so pi's modules are
 // imported lazily per subcommand straight from the package's dist/ folder instead of
@@ -11,7 +12,8 @@
 
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { parentPort, Worker, workerData } from "node:worker_threads";
 
 const PI_DIST = new URL("./", import.meta.resolve("@mariozechner/pi-coding-agent"));
 const piModule = (rel) => import(new URL(rel, PI_DIST).href);
@@ -25,7 +27,8 @@ const USAGE = `usage:
   harness.mjs navigate FILE TARGET_ID [--summary TEXT] [--pi-format] [--label NAME] [--budget N]
   harness.mjs summarize FILE --from OLD_LEAF_ID|null --to TARGET_ID --base-url URL
               --api openai-completions|anthropic-messages --model ID [--api-key KEY]
-              [--context-window N] [--instructions TEXT] [--replace-instructions]`;
+              [--context-window N] [--instructions TEXT] [--replace-instructions]
+  harness.mjs batch    < one JSON array of the above arguments per line`;
 
 // ---------------------------------------------------------------------------
 // Argument parsing
@@ -106,7 +109,9 @@ async function openSession(file, { inPlace = false } = {}) {
 	let path = file;
 	let dir;
 	if (!inPlace) {
-		dir = mkdtempSync(join(tmpdir(), "stree-pi-"));
+		// (a graph worker puts its copy inside the main thread's temp dir, so a killed
+		// worker leaves nothing behind)
+		dir = mkdtempSync(join(workerData?.tmpParent ?? tmpdir(), "stree-pi-"));
 		path = join(dir, basename(file) || "session.jsonl");
 		copyFileSync(file, path);
 	}
@@ -133,9 +138,121 @@ async function openSession(file, { inPlace = false } = {}) {
 // ---------------------------------------------------------------------------
 
 function emit(doc) {
-	// undefined -> omitted / null by JSON.stringify; keep top-level keys explicit with null
-	const text = JSON.stringify(doc, (_k, v) => (v === undefined ? null : v));
-	process.stdout.write(`${text}\n`);
+	// Top-level keys are always present (undefined -> null). Nested values are serialized
+	// exactly like pi serializes entries (undefined fields are omitted).
+	const top = {};
+	for (const [k, v] of Object.entries(doc)) top[k] = v === undefined ? null : v;
+	sink(JSON.stringify(top));
+}
+
+let sink = (text) => process.stdout.write(`${text}\n`);
+/** argv of the command being run (differs from process.argv in batch mode) */
+let currentArgv = process.argv.slice(2);
+
+// ---------------------------------------------------------------------------
+// Guard against inputs on which pi loops forever
+// ---------------------------------------------------------------------------
+
+class PiHangsError extends Error {}
+
+/**
+ * pi walks parent chains with `while (cur) cur = cur.parentId ? byId.get(cur.parentId) : undefined`
+ * (buildSessionContext, getBranch, TreeList) and getTree() links nodes by id (one node per
+ * id, last entry wins). A parentId cycle (incl. parentId === own id, or a cycle created
+ * by duplicate ids) therefore makes pi spin forever (and eat memory). Synchronous loops
+ * cannot be interrupted, so detect these cases up front and fail with exit code 3.
+ */
+function makeCycleGuard(sm) {
+	const entries = sm.getEntries();
+	const byId = new Map();
+	for (const e of entries) byId.set(e.id, e);
+	// badChain: ids whose parent chain (as buildSessionContext/getBranch walk it) never ends.
+	const state = new Map(); // id -> 1 (on current walk) | 2 (done, ok) | 3 (done, loops)
+	const badChain = new Set();
+	for (const start of byId.keys()) {
+		if (state.has(start)) continue;
+		const walk = [];
+		let cur = start;
+		let verdict = 2;
+		while (true) {
+			const st = state.get(cur);
+			if (st === 1) {
+				verdict = 3; // reached an id already on this walk: cycle
+				break;
+			}
+			if (st === 2 || st === 3) {
+				verdict = st;
+				break;
+			}
+			state.set(cur, 1);
+			walk.push(cur);
+			const e = byId.get(cur);
+			if (!e.parentId || !byId.has(e.parentId)) break;
+			cur = e.parentId;
+		}
+		for (const id of walk) {
+			state.set(id, verdict);
+			if (verdict === 3) badChain.add(id);
+		}
+	}
+	// getTree(): node graph (one node per id; edges pushed once per entry line). A cycle
+	// reachable from a root makes its child-sorting loop run forever.
+	let treeCycle = null;
+	if (byId.size !== entries.length) {
+		const children = new Map();
+		const roots = [];
+		for (const e of entries) {
+			if (e.parentId === null || e.parentId === e.id || !byId.has(e.parentId)) roots.push(e.id);
+			else {
+				if (!children.has(e.parentId)) children.set(e.parentId, []);
+				children.get(e.parentId).push(e.id);
+			}
+		}
+		const color = new Map(); // 1 = on stack, 2 = finished
+		for (const r of roots) {
+			if (color.has(r) || treeCycle) continue;
+			const stack = [[r, 0]];
+			color.set(r, 1);
+			while (stack.length > 0 && !treeCycle) {
+				const top = stack[stack.length - 1];
+				const kids = children.get(top[0]) ?? [];
+				if (top[1] >= kids.length) {
+					color.set(top[0], 2);
+					stack.pop();
+					continue;
+				}
+				const k = kids[top[1]++];
+				const c = color.get(k);
+				if (c === 1) treeCycle = k;
+				else if (c === undefined) {
+					color.set(k, 1);
+					stack.push([k, 0]);
+				}
+			}
+		}
+	}
+	return {
+		/** Throw if getTree() would loop forever. */
+		tree() {
+			if (treeCycle !== null) {
+				throw new PiHangsError(`pi's getTree() loops forever: duplicate ids form a cycle through ${treeCycle}`);
+			}
+		},
+		/** Throw if walking the parent chain from id (as pi resolves it) would loop forever. */
+		chain(id, what) {
+			if (id === null || id === undefined) return;
+			if (badChain.has(id)) {
+				throw new PiHangsError(`pi loops forever walking the parent chain of ${what} ${id} (parentId cycle)`);
+			}
+		},
+		/** id as buildSessionContext resolves it: unknown -> last entry in file. */
+		resolveLeaf(id) {
+			if (id === null) return null;
+			if (id !== undefined && byId.has(id)) return id;
+			return entries.length > 0 ? entries[entries.length - 1].id : null;
+		},
+		badChain,
+	};
 }
 
 // ---------------------------------------------------------------------------
@@ -173,6 +290,10 @@ async function cmdInspect(argv) {
 	const { buildSessionContext } = await piModule("core/session-manager.js");
 	const { sm, rewritten, cleanup } = await openSession(file, { inPlace: !!opts["in-place"] });
 	try {
+		const guard = makeCycleGuard(sm);
+		guard.tree();
+		guard.chain(sm.getLeafId(), "leaf");
+		for (const id of opts["context-at"] ?? []) guard.chain(guard.resolveLeaf(nullable(id)), "--context-at");
 		const entries = sm.getEntries();
 		const { nodes, roots } = flattenTree(sm.getTree());
 		const contexts = {};
@@ -226,8 +347,21 @@ async function cmdGraph(argv) {
 
 	const { sm, cleanup } = await openSession(file);
 	try {
-		const tree = sm.getTree();
 		const leafId = opts.leaf !== undefined ? nullable(opts.leaf) : sm.getLeafId();
+		if (!workerData?.graphWorker) {
+			const guard = makeCycleGuard(sm);
+			guard.tree();
+			guard.chain(leafId, "leaf"); // TreeList.buildActivePath walks the leaf's chain to the end
+			// TreeList also walks parent chains of tree nodes until it meets a *visible* node;
+			// whether that terminates depends on filter/search. Only when some reachable node
+			// has a looping chain (e.g. a root whose parentId is its own id), render in a worker
+			// that can be killed if pi spins.
+			if (guard.badChain.size > 0 && flattenTree(sm.getTree()).nodes.some((n) => guard.badChain.has(n.id))) {
+				emit(await graphInWorker(dirname(sm.getSessionFile())));
+				return;
+			}
+		}
+		const tree = sm.getTree();
 		const nEntries = sm.getEntries().length;
 		// maxVisibleLines = max(5, floor(terminalHeight / 2)) must cover every row
 		const terminalHeight = 2 * (nEntries + 10);
@@ -243,26 +377,55 @@ async function cmdGraph(argv) {
 		const width = 1_000_000_000;
 		const visible = list.filteredNodes;
 		let rows = [];
-		let status;
 		const lines = list.render(width).map((l) => stripAnsi(l));
-		status = lines.length > 0 ? lines[lines.length - 1].trim() : "";
+		const status = lines.length > 0 ? lines[lines.length - 1].trim() : "";
 		if (visible.length > 0) {
 			rows = lines.slice(0, -1).map((l) => l.slice(2).trimEnd());
 			if (rows.length !== visible.length) {
 				throw new Error(`rendered ${rows.length} rows for ${visible.length} visible nodes`);
 			}
 		}
-		emit({
+		const doc = {
 			rows,
 			ids: visible.map((f) => f.node.entry.id),
 			selectedId: list.getSelectedNode()?.entry.id ?? null,
 			searchQuery: list.getSearchQuery(),
 			filterMode: list.filterMode,
 			status,
-		});
+		};
+		if (workerData?.graphWorker) parentPort.postMessage(doc);
+		else emit(doc);
 	} finally {
 		cleanup();
 	}
+}
+
+/** Re-run this same command in a worker thread; give up (exit 3) if pi spins. */
+function graphInWorker(tmpParent) {
+	const ms = Number(process.env.HARNESS_HANG_TIMEOUT_MS || 20000);
+	return new Promise((resolve, reject) => {
+		const worker = new Worker(new URL(import.meta.url), {
+			argv: currentArgv,
+			workerData: { graphWorker: true, tmpParent },
+		});
+		let result;
+		const timer = setTimeout(() => {
+			worker.terminate();
+			reject(new PiHangsError(`pi's TreeSelector did not finish within ${ms} ms (parentId cycle, e.g. self-parented root)`));
+		}, ms);
+		worker.on("message", (doc) => {
+			result = doc;
+		});
+		worker.on("error", (err) => {
+			clearTimeout(timer);
+			reject(err);
+		});
+		worker.on("exit", (code) => {
+			clearTimeout(timer);
+			if (result) resolve(result);
+			else reject(new Error(`graph worker exited with code ${code}`));
+		});
+	});
 }
 
 // ---------------------------------------------------------------------------
@@ -289,6 +452,9 @@ async function cmdBranchPrep(argv) {
 		const from = nullable(opts.from);
 		const to = opts.to;
 		if (!sm.getEntry(to)) throw new Error(`Entry ${to} not found`);
+		const guard = makeCycleGuard(sm);
+		guard.chain(from, "--from");
+		guard.chain(to, "--to");
 		const { entries, commonAncestorId } = pi.collectEntriesForBranchSummary(sm, from, to);
 		const { messages, fileOps, totalTokens } = pi.prepareBranchEntries(entries, budget);
 		const conversation = pi.serializeConversation(pi.convertToLlm(messages));
@@ -357,10 +523,14 @@ async function cmdNavigate(argv) {
 		// Mirrors AgentSession.navigateTree (dist/core/agent-session.js) without extensions.
 		// (Interactive /tree never even calls it when the selected entry is the current leaf.)
 		if (targetId === oldLeafId) {
+			makeCycleGuard(sm).chain(oldLeafId, "leaf");
 			result.noop = true;
 		} else {
 			const targetEntry = sm.getEntry(targetId);
 			if (!targetEntry) throw new Error(`Entry ${targetId} not found`);
+			const guard = makeCycleGuard(sm);
+			guard.chain(oldLeafId, "leaf");
+			guard.chain(targetId, "target");
 			const { entries: toSummarize, commonAncestorId } = (
 				pi ?? (await piModule("core/compaction/branch-summarization.js"))
 			).collectEntriesForBranchSummary(sm, oldLeafId, targetId);
@@ -476,13 +646,51 @@ async function cmdSummarize(argv) {
 
 // ---------------------------------------------------------------------------
 
+/**
+ * batch: read one JSON array of arguments per stdin line, e.g. ["graph","f.jsonl","--filter","all"],
+ * and print one line per request: the command's JSON document, or {"error": msg, "exitCode": n}.
+ * Saves the per-process start-up cost (importing pi's TUI/theme takes ~0.5-1 s).
+ */
+async function cmdBatch(argv) {
+	if (argv.length > 0) throw new UsageError("batch takes no arguments (requests come on stdin)");
+	const out = (text) => process.stdout.write(`${text}\n`);
+	for (const line of readFileSync(0, "utf8").split("\n")) {
+		if (!line.trim()) continue;
+		let text;
+		sink = (t) => {
+			text = t;
+		};
+		try {
+			const args = JSON.parse(line);
+			if (!Array.isArray(args) || args.length === 0 || !args.every((a) => typeof a === "string")) {
+				throw new UsageError("each batch line must be a non-empty JSON array of strings");
+			}
+			const fn = COMMANDS[args[0]];
+			if (!fn || args[0] === "batch") throw new UsageError(`unknown subcommand ${args[0]}`);
+			currentArgv = args;
+			await fn(args.slice(1));
+			if (text === undefined) throw new Error("command produced no output");
+			out(text);
+		} catch (err) {
+			out(JSON.stringify({ error: err?.message ?? String(err), exitCode: exitCodeFor(err) }));
+		}
+	}
+}
+
 const COMMANDS = {
 	inspect: cmdInspect,
 	graph: cmdGraph,
 	"branch-prep": cmdBranchPrep,
 	navigate: cmdNavigate,
 	summarize: cmdSummarize,
+	batch: cmdBatch,
 };
+
+function exitCodeFor(err) {
+	if (err instanceof PiHangsError) return 3;
+	if (err instanceof UsageError) return 2;
+	return 1;
+}
 
 async function main() {
 	const [cmd, ...rest] = process.argv.slice(2);
@@ -496,19 +704,18 @@ async function main() {
 	await fn(rest);
 }
 
-main().then(
+if (workerData?.graphWorker) {
+	await main(); // errors become the worker's "error" event
+} else main().then(
 	() => {
 		// Do not call process.exit(): let stdout drain (large documents into a pipe).
 		// Nothing keeps the loop alive except pi's TreeSelector 100 ms timer for empty trees.
 	},
 	(err) => {
-		if (err instanceof UsageError) {
-			process.stderr.write(`harness: ${err.message}\n${USAGE}\n`);
-			process.exitCode = 2;
-		} else {
-			const detail = process.env.HARNESS_DEBUG ? (err?.stack ?? err) : (err?.message ?? err);
-			process.stderr.write(`harness: ${detail}\n`);
-			process.exitCode = 1;
-		}
+		const code = exitCodeFor(err);
+		let detail = err?.message ?? String(err);
+		if (code === 1 && process.env.HARNESS_DEBUG) detail = err?.stack ?? detail;
+		process.stderr.write(`harness: ${detail}\n${code === 2 ? `${USAGE}\n` : ""}`);
+		process.exitCode = code;
 	},
 );
