@@ -17,6 +17,13 @@ COMMANDS = {
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+    "checkout": ("stree.commands.checkout", "Move the leaf to an entry, as pi's /tree does"),
+    "label": ("stree.commands.label", "List labels, or set / clear one"),
+    "name": ("stree.commands.name", "Show or set the session's display name"),
+    "fork": ("stree.commands.fork", "Write a new session with the path to an entry"),
+    "migrate": ("stree.commands.migrate", "Upgrade a version 1/2 session file to version 3"),
+    "fsck": ("stree.commands.fsck", "Check a session file for problems"),
+    "reflog": ("stree.commands.reflog", "Show the leaf's past positions"),
     "summarize": ("stree.commands.summarize", "Print a branch summary of entries, as pi writes one"),
 }
 
@@ -26,6 +33,10 @@ ENV_HELP = """\
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
   STREE_DEBUG                  show tracebacks (same as --debug)
+  STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
+  STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
+  STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
+  STREE_TEST_CRASH_BEFORE_RENAME  test hook: exit after writing a temp file, before renaming it
   STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL, STREE_TIMEOUT   the summarizing model
   OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL"""
 

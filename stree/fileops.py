@@ -2,12 +2,12 @@
 
 readFiles = read and never modified; modifiedFiles = written or edited; both sorted.
 Sources: `read`/`write`/`edit` tool calls' `path`, and the `details` of earlier
-pi-made (not hook-made) branch summaries in the same entries.
+pi-made (not hook-made) branch summaries among the entries.
 """
 
 
 class FileOps:
-    """pi's createFileOps(): three insertion-ordered sets."""
+    """pi's createFileOps(): three insertion-ordered sets (dict keys, like JS Sets)."""
 
     def __init__(self):
         self.read = {}
@@ -54,10 +54,7 @@ class FileOps:
 
     def lists(self):
         """pi's computeFileLists -> (readFiles, modifiedFiles)."""
-        modified = dict(self.edited)
-        modified.update(self.written)
-        read_only = sorted((f for f in self.read if f not in modified), key=_js_sort_key)
-        return read_only, sorted(modified, key=_js_sort_key)
+        return file_lists(self)
 
 
 def _js_sort_key(text):
@@ -65,17 +62,36 @@ def _js_sort_key(text):
     return text.encode("utf-16-be", "surrogatepass")
 
 
-def file_ops(tree, entries):
-    """(readFiles, modifiedFiles) of the entries (Nodes, oldest first), as pi computes them
-    for a branch summary with no token budget."""
+def file_lists(ops):
+    """(readFiles, modifiedFiles): read-only files and modified files, each sorted."""
+    modified = dict(ops.edited)
+    modified.update(ops.written)
+    read_only = sorted((f for f in ops.read if f not in modified), key=_js_sort_key)
+    return read_only, sorted(modified, key=_js_sort_key)
+
+
+def file_operations(entries, message_entries=None):
+    """FileOps of loaded entries (oldest first). Branch summaries count from all of
+    `entries`; tool calls only from `message_entries` (default: all), which lets a
+    summarizer pass just the entries that fit its token budget, as pi does."""
     ops = FileOps()
-    loaded = [tree.load(node) for node in entries]
-    for entry in loaded:
+    for entry in entries:
         ops.add_from_summary(entry)
-    for entry in loaded:
+    for entry in reversed(message_entries if message_entries is not None else entries):
         if entry.get("type") == "message":
             ops.add_from_message(entry.get("message"))
-    return ops.lists()
+    return ops
+
+
+def branch_file_lists(entries):
+    """{readFiles, modifiedFiles} for a branch summary of loaded `entries` (no token budget)."""
+    read_files, modified_files = file_lists(file_operations(entries))
+    return {"readFiles": read_files, "modifiedFiles": modified_files}
+
+
+def file_ops(tree, entries):
+    """(readFiles, modifiedFiles) of entry Nodes (oldest first), with no token budget."""
+    return file_lists(file_operations([tree.load(node) for node in entries]))
 
 
 def format_file_operations(read_files, modified_files):

@@ -38,3 +38,23 @@ def pi_constant(name, module="core/compaction/branch-summarization.js"):
     if match is None:
         pytest.fail(f"{name} not found in pi's {module}")
     return match.group(1)
+
+
+def pi_batch(requests, timeout=600):
+    """Several harness calls in one node process: a list of argument lists -> a list of results."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: the interop tests need the real pi (Node 20)")
+    if not PACKAGE.exists():
+        pytest.fail("the real pi is not installed: run 'make test' (npm ci --prefix tests/pi)")
+    stdin = "".join(json.dumps([str(a) for a in args]) + "\n" for args in requests)
+    proc = subprocess.run([node, str(HARNESS), "batch"], input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        pytest.fail(f"pi harness batch failed: {proc.stderr[-2000:]}")
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert len(results) == len(requests), proc.stderr[-2000:]
+    for args, result in zip(requests, results):
+        if isinstance(result, dict) and "error" in result and "exitCode" in result:
+            pytest.fail(f"pi harness failed on {args}: {result['error']}")
+    return results
