@@ -143,8 +143,9 @@ class Prepared:
 def prepare_branch_entries(tree, entries, token_budget=0):
     """Messages newest first until `token_budget` (0 = no limit) is spent; a summary entry
     still squeezes in while under 90% of it. File operations from every earlier pi-made
-    summary, and from the tool calls of the messages walked."""
-    loaded = [tree.load(node) for node in entries]
+    summary, and from the tool calls of the messages walked. `entries`: Nodes or loaded
+    entries, oldest first."""
+    loaded = [e if isinstance(e, dict) else tree.load(e) for e in entries]
     ops = FileOps()
     for entry in loaded:
         ops.add_from_summary(entry)
@@ -245,7 +246,7 @@ def token_budget(options):
 
 
 def summarize_branch(tree, entries, *, custom_instructions=None, replace_instructions=False, options=None):
-    """Summarize `entries` (Nodes, oldest first) as pi's generateBranchSummary does.
+    """Summarize `entries` (Nodes or loaded entries, oldest first) as pi's generateBranchSummary does.
 
     `options`: providers.Options, a dict of its fields, or None (resolved from the
     environment, the config file and the session's model). Returns {summary, readFiles,

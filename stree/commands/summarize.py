@@ -12,8 +12,8 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def model_options(f):
-    """--provider/--model/--base-url/--timeout/--context-window/--stream and the instructions;
-    shared with `checkout --summarize`."""
+    """--provider/--model/--base-url/--timeout/--context-window/--stream; shared with
+    `checkout --summarize`."""
     options = [
         click.option("--provider", type=click.Choice(["openai", "anthropic", "extractive"]),
                      help="Who summarizes: an OpenAI-compatible server, Anthropic, or extractive (offline)."),
@@ -26,12 +26,13 @@ def model_options(f):
                      help="The model's context window; the conversation gets this minus 16384 tokens "
                           "(default: known models, else 128000)."),
         click.option("--stream/--no-stream", default=None, help="Stream the answer (SSE; the default)."),
-        click.option("--instructions", metavar="TEXT", help='Add "Additional focus: TEXT" to pi\'s instructions.'),
-        click.option("--replace-instructions", is_flag=True, help="Use --instructions instead of pi's instructions."),
     ]
     for option in reversed(options):
         f = option(f)
     return f
+
+
+MODEL_FLAGS = ("provider", "model", "base_url", "timeout", "context_window", "stream")
 
 
 def resolve(env, tree, provider=None, model=None, base_url=None, timeout=None, context_window=None, stream=None):
@@ -90,6 +91,8 @@ exactly what `checkout --summarize` stores. --json prints
 @click.argument("range_", required=False, metavar="[RANGE]")
 @click.option("--to", "target", metavar="REV", help="Summarize what `checkout REV` would abandon.")
 @model_options
+@click.option("--instructions", metavar="TEXT", help='Add "Additional focus: TEXT" to pi\'s instructions.')
+@click.option("--replace-instructions", is_flag=True, help="Use --instructions instead of pi's instructions.")
 @click.option("--prompt", "prompt_only", is_flag=True, help="Print the request instead of sending it.")
 @click.option("--json", "json_mode", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
@@ -122,7 +125,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
             click.echo(to_json({"system": system, "user": user, "maxTokens": max_tokens,
                                 "readFiles": prepared.read_files, "modifiedFiles": prepared.modified_files,
                                 "tokenBudget": token_budget(options), "totalTokens": prepared.total_tokens,
-                                "entryIds": [n.id for n in entries]}))
+                                "entryIds": [_id(e) for e in entries]}))
         else:
             click.echo(_shown(f"{system}\n\n{user}"))
         return
@@ -146,15 +149,20 @@ def _entries(tree, range_, target):
         raise UsageError("nothing to summarize: give --to TARGET (what checkout TARGET would abandon) or a RANGE",
                          hint="stree summarize --to REV, or stree summarize A..B")
     if target is not None:
-        target_id = resolver.resolve(target)
-        entries, _ = tree.abandoned(tree.leaf, target_id)
-        return entries, f"the branch from @ to its merge base with {target}"
+        from ..navigate import Checkout
+
+        plan = Checkout(tree, resolver.resolve(target))  # the same entries checkout would leave behind
+        return plan.abandoned, f"the branch from @ to its merge base with {target}"
     kind, *ids = resolver.resolve_range(range_)
     if kind == "symmetric":
         raise UsageError(f"{range_}: A...B spans two branches; summarize one side with A..B")
     if kind == "range":
         return tree.range(ids[0], ids[1]), range_
     return tree.path(ids[0]), f"the path to {range_}"
+
+
+def _id(entry):
+    return entry.get("id") if isinstance(entry, dict) else entry.id
 
 
 def _shown(text):
