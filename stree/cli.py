@@ -25,6 +25,8 @@ COMMANDS = {
     "fsck": ("stree.commands.fsck", "Check a session file for problems"),
     "reflog": ("stree.commands.reflog", "Show the leaf's past positions"),
     "summarize": ("stree.commands.summarize", "Print a branch summary of entries, as pi writes one"),
+    "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
+    "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
 }
 
 ENV_HELP = """\
@@ -36,9 +38,7 @@ ENV_HELP = """\
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
   STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
-  STREE_TEST_CRASH_BEFORE_RENAME  test hook: exit after writing a temp file, before renaming it
-  STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL, STREE_TIMEOUT   the summarizing model
-  OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL"""
+  STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)"""
 
 
 def _exit_help():
@@ -147,7 +147,7 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, debug):
       stree log --graph                 the whole tree, as pi's /tree draws it
       stree -s demo log -n 5            the last five entries of the bundled demo
       stree rev-parse @~2               the id two entries above the leaf
-      stree log --json | jq -r .preview entries as JSON Lines
+      stree log --json | jq -r .preview  entries as JSON Lines
     """
     cwd = os.getcwd()
     if chdir:
@@ -172,6 +172,10 @@ def output_options(fields):
 
 def run():
     """Console entry point: click plus stree's error handling."""
+    if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
+        from .complete import main as complete
+
+        sys.exit(complete(sys.argv[2:]))
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
     try:
         main.main(prog_name="stree", standalone_mode=False)

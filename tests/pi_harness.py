@@ -58,3 +58,13 @@ def pi_batch(requests, timeout=600):
         if isinstance(result, dict) and "error" in result and "exitCode" in result:
             pytest.fail(f"pi harness failed on {args}: {result['error']}")
     return results
+
+
+def without_timestamps(context):
+    """A pi context with the summary messages' timestamps dropped (they differ per write)."""
+    messages = []
+    for m in context["messages"]:
+        if m.get("role") in ("branchSummary",):
+            m = {k: v for k, v in m.items() if k != "timestamp"}
+        messages.append(m)
+    return dict(context, messages=messages)

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 from builders import branchy
-from harness import pi, without_timestamps
+from pi_harness import pi, without_timestamps
 
 SUMMARY = "## Goal\nTry the csv module.\n\n## Next Steps\n1. Compare with the regex parser"
 

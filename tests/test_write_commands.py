@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 from builders import SessionBuilder, branchy, dumps
-from harness import pi
+from pi_harness import pi
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
