@@ -10,7 +10,8 @@ from ..navigate import Checkout
 from ..output import inert, to_json
 from ..revs import Resolver
 from ..writer import append_entries, refuse_bundled
-from .summarize import MODEL_FLAGS, model_options, progress, resolve
+from ..progress import Waiting
+from .summarize import MODEL_FLAGS, model_options, resolve
 
 
 @click.command("checkout", epilog="""\b
@@ -129,7 +130,7 @@ def _summarize(env, tree, entries, instructions, replace_instructions, model_fla
     from ..summary import summarize_branch
 
     options = resolve(env, tree, **model_flags)
-    with progress(f"Summarizing {len(entries)} entries with {options.label}..."):
+    with Waiting(f"Summarizing {len(entries)} entries with {options.label}"):
         result = summarize_branch(tree, entries, custom_instructions=instructions,
                                   replace_instructions=replace_instructions, options=options)
     return result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]}

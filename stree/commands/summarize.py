@@ -1,11 +1,11 @@
 import re
 import sys
-from contextlib import contextmanager
 
 import click
 
 from ..errors import NEGATIVE, UsageError
 from ..output import inert, to_json
+from ..progress import Waiting
 from ..revs import Resolver
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -43,18 +43,6 @@ def resolve(env, tree, provider=None, model=None, base_url=None, timeout=None, c
              "context_window": context_window, "stream": stream, "debug": env.debug}
     session_model = tree.build_context(tree.leaf)["model"] if tree.leaf else None
     return resolve_options(flags, session_model)
-
-
-@contextmanager
-def progress(message):
-    """A spinner on stderr, on a terminal only."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status(message):
-        yield
 
 
 @click.command("summarize", epilog="""\b
@@ -131,7 +119,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
         return
 
     options = resolve(env, tree, provider, model, base_url, timeout, context_window, stream)
-    with progress(f"Summarizing {len(entries)} entries with {options.label}..."):
+    with Waiting(f"Summarizing {len(entries)} entries with {options.label}", enabled=not json_mode):
         result = summarize_branch(tree, entries, custom_instructions=instructions,
                                   replace_instructions=replace_instructions, options=options)
     if json_mode:
