@@ -13,9 +13,11 @@ import sys
 from .errors import UsageError
 
 # Characters that could act on a terminal: C0 controls (but \n and \t), DEL, C1
-# controls, and bidi overrides that reorder what follows them.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_UNSAFE_ONELINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# controls, bidi overrides that reorder what follows them, and lone surrogates
+# (from \ud800 escapes in JSON) that no terminal encoding can carry.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                     "\ud800-\udfff]")
+_UNSAFE_ONELINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape_char(m):
@@ -31,13 +33,29 @@ def inert(text, oneline=False):
     return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
 
 
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
 
 def to_json(obj):
-    """Compact JSON like pi's JSON.stringify, with terminal-active characters \\u-escaped."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON like pi's JSON.stringify, with terminal-active characters \\u-escaped.
+
+    Lone surrogates come out as \\udXXX escapes and non-finite numbers (1e400 reads
+    as inf) as null, as JSON.stringify writes them: the output is always valid JSON."""
+    try:
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), separators=(",", ":"), ensure_ascii=False)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def _finite(obj):
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 STYLES = {
@@ -174,7 +192,8 @@ def _write(text):
     try:
         sys.stdout.write(text)
     except UnicodeEncodeError:
-        sys.stdout.buffer.write(text.encode("utf-8", errors="replace"))
+        sys.stdout.flush()  # keep the order of what was written before
+        sys.stdout.buffer.write(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))
 
 
 def page(text):
