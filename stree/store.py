@@ -45,16 +45,16 @@ def project_session_dir(cwd, agent=None, session_dir=None):
 
 def read_header(path):
     """The header object of a session file, or None (cheap: reads the first bytes only)."""
-    import json
+    from .session import decode_line
 
     try:
         with open(path, "rb") as f:
             head = f.read(HEADER_PROBE)
     except OSError:
         return None
-    for raw in head.split(b"\n")[:2]:
+    for raw in head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:2]:  # a BOM, as parse() allows
         try:
-            obj = json.loads(raw.decode("utf-8", errors="replace"))
+            obj = decode_line(raw)
         except ValueError:
             return None
         if not isinstance(obj, dict):
