@@ -31,6 +31,8 @@ def convert_to_llm(messages):
     """pi's convertToLlm: custom roles become user messages; unknown roles are dropped."""
     out = []
     for m in messages:
+        if not isinstance(m, dict):
+            continue  # a `message` that is not an object: m.role is undefined, pi drops it
         role = m.get("role")
         if role == "bashExecution":
             if m.get("excludeFromContext"):
