@@ -4,13 +4,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PI     := tests/pi/node_modules/@mariozechner/pi-coding-agent/package.json
 
-.PHONY: run test install clean
+.PHONY: run test soak install clean
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
 test: $(VENV)/.installed-test $(PI)
 	$(BIN)/python -m pytest -q
+
+# the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
+soak: $(VENV)/.installed-test $(PI)
+	$(BIN)/python -m pytest -q -s -m soak
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
