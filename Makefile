@@ -3,18 +3,39 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PI     := tests/pi/node_modules/@mariozechner/pi-coding-agent/package.json
+# where `make install` puts man pages, and `make install-completions` the scripts
+PREFIX ?= $(HOME)/.local
+MANDIR ?= $(PREFIX)/share/man
+BASH_COMPLETION_DIR ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/bash-completion/completions
+ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
+# the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
+APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test soak install clean
+.PHONY: run test soak install install-man install-completions man completions shell-tools clean
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
-test: $(VENV)/.installed-test $(PI)
+test: $(VENV)/.installed-test $(PI) shell-tools
 	$(BIN)/python -m pytest -q
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
 soak: $(VENV)/.installed-test $(PI)
 	$(BIN)/python -m pytest -q -s -m soak
+
+shell-tools:
+	@command -v zsh >/dev/null || $(APT_GET) install -y -q zsh \
+		|| ($(APT_GET) update -q && $(APT_GET) install -y -q zsh)
+	@(command -v groff >/dev/null && command -v man >/dev/null) || $(APT_GET) install -y -q groff-base man-db \
+		|| ($(APT_GET) update -q && $(APT_GET) install -y -q groff-base man-db)
+
+# man/*.1 from the click definitions; completions/ from the scripts stree prints
+man: $(VENV)/.installed
+	$(BIN)/python tools/gen_man.py man
+
+completions: $(VENV)/.installed
+	$(BIN)/stree completion bash > completions/stree.bash
+	$(BIN)/stree completion zsh > completions/_stree
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +55,18 @@ $(PI): tests/pi/package.json tests/pi/package-lock.json
 	npm ci --prefix tests/pi --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed install-man
+
+install-man:
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+
+# bash-completion loads ~/.local/share/bash-completion/completions/stree on first use;
+# zsh needs ~/.zfunc in $$fpath before compinit (see README)
+install-completions:
+	install -d $(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(ZSH_COMPLETION_DIR)
+	install -m 644 completions/stree.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/stree
+	install -m 644 completions/_stree $(DESTDIR)$(ZSH_COMPLETION_DIR)/_stree
 
 clean:
 	rm -rf $(VENV) tests/pi/node_modules .pytest_cache

@@ -17,6 +17,15 @@ COMMANDS = {
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+    "checkout": ("stree.commands.checkout", "Move the leaf to an entry, as pi's /tree does"),
+    "label": ("stree.commands.label", "List labels, or set / clear one"),
+    "name": ("stree.commands.name", "Show or set the session's display name"),
+    "fork": ("stree.commands.fork", "Write a new session with the path to an entry"),
+    "migrate": ("stree.commands.migrate", "Upgrade a version 1/2 session file to version 3"),
+    "fsck": ("stree.commands.fsck", "Check a session file for problems"),
+    "reflog": ("stree.commands.reflog", "Show the leaf's past positions"),
+    "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
+    "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
 }
 
 ENV_HELP = """\
@@ -24,7 +33,10 @@ ENV_HELP = """\
   PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
-  STREE_DEBUG                  show tracebacks (same as --debug)"""
+  STREE_DEBUG                  show tracebacks (same as --debug)
+  STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
+  STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
+  STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)"""
 
 
 def _exit_help():
@@ -133,7 +145,7 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, debug):
       stree log --graph                 the whole tree, as pi's /tree draws it
       stree -s demo log -n 5            the last five entries of the bundled demo
       stree rev-parse @~2               the id two entries above the leaf
-      stree log --json | jq -r .preview entries as JSON Lines
+      stree log --json | jq -r .preview  entries as JSON Lines
     """
     cwd = os.getcwd()
     if chdir:
@@ -158,6 +170,10 @@ def output_options(fields):
 
 def run():
     """Console entry point: click plus stree's error handling."""
+    if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
+        from .complete import main as complete
+
+        sys.exit(complete(sys.argv[2:]))
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
     try:
         main.main(prog_name="stree", standalone_mode=False)

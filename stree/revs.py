@@ -9,7 +9,7 @@ A name is tried as an exact id, then a label, then an id prefix.
 
 import re
 
-from .errors import NotFound, UsageError
+from .errors import CycleError, NotFound, UsageError
 from .preview import Previewer, entry_text
 
 MIN_PREFIX = 4
@@ -156,3 +156,63 @@ class _Missing:
 
 
 _MISSING = _Missing()
+
+
+# -- listing, for completion -------------------------------------------------
+
+COMPLETION_LIMIT = 200
+
+
+def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
+    """What a user may type as a revision of the session at `path`, for completion.
+
+    Returns (labels, entries): labels as (name, preview of the target), newest label
+    first; entries as (id, preview), the active path first (newest first), then the
+    other entries, newest first, at most `limit`. Both are filtered by `prefix`.
+    This is the one place completion reads a session: an index can answer it instead.
+    """
+    from .session import parse
+    from .tree import Tree
+
+    session = parse(str(path))
+    try:
+        tree = Tree(session.nodes, session.load)
+        stamps = tree.label_timestamps
+        labels = [(label, target) for target, label in tree.labels.items()
+                  if target in tree.by_id and label.startswith(prefix)]
+        labels.sort(key=lambda lt: stamps.get(lt[1]) or "", reverse=True)
+        low = prefix.lower()
+        try:
+            order = tree.path(tree.leaf)[::-1] if tree.leaf else []
+        except CycleError:
+            order = []
+        seen = {n.id for n in order}
+        order += [n for n in reversed(tree.nodes) if n.id not in seen and tree.by_id.get(n.id) is n]
+        entries = [n for n in order if n.id.lower().startswith(low)][:limit]
+        return ([(label, _quick_preview(tree, tree.by_id[target])) for label, target in labels],
+                [(n.id, _quick_preview(tree, n)) for n in entries])
+    finally:
+        session.close()
+
+
+def _quick_preview(tree, node):
+    """pi's /tree preview, finding a tool result's call among its nearest ancestors
+    instead of loading every assistant message of the file."""
+    from .preview import entry_preview, plain, tool_calls
+
+    def lookup(call_id):
+        parent = tree.parent_of(node)
+        for _ in range(64):
+            if parent is None:
+                return None
+            if parent.type == "message" and parent.role == "assistant":
+                for cid, name, args in tool_calls(tree.load(parent).get("message")):
+                    if cid == call_id:
+                        return name, args
+            parent = tree.parent_of(parent)
+        return None
+
+    try:
+        return plain(entry_preview(tree.load(node), lookup))
+    except ValueError:  # a line that no longer decodes: no preview rather than no completion
+        return ""

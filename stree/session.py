@@ -415,3 +415,27 @@ def _migrate_v1_structure(s):
     for node in s.nodes:
         if node.type == "compaction" and isinstance(node.aux, tuple):
             node.aux = by_index.get(node.aux[1])
+
+
+def as_v3(session):
+    """The bytes of a v1/v2 session rewritten as v3, as pi's migration writes it, with
+    stree's deterministic ids. Line 1 of oh-my-pi files (the title slot) and lines pi
+    cannot parse are kept byte for byte; nothing is dropped."""
+    from .writer import js_dumps
+
+    data = session._data
+    header = dict(session.header)
+    header["version"] = CURRENT_VERSION
+    by_line = {node.line: node for node in session.nodes}
+    out = []
+    for line, offset, raw in iter_lines(data):
+        if not raw.strip():
+            continue
+        node = by_line.get(line)
+        if line == session.header_line:
+            out.append(js_dumps(header).encode("utf-8"))
+        elif node is not None:
+            out.append(js_dumps(session.load(node)).encode("utf-8"))
+        else:
+            out.append(raw)  # title slot, malformed or foreign lines: kept as they are
+    return b"\n".join(out) + b"\n"

@@ -1,5 +1,7 @@
 """Where sessions live (pi's layout), listing them, resolving -s PATH|ID."""
 
+import json
+import mmap
 import os
 import re
 from pathlib import Path
@@ -159,3 +161,66 @@ def resolve_session(value, cwd, agent=None, session_dir=None):
                            hint="give more characters of the id, or a path")
     raise NotFound(f"no session with id starting '{value}' (searched {len(searched)} directories)",
                    hint="'stree ls --all' lists every session")
+
+
+def session_candidates(cwd, agent=None, session_dir=None, limit=200):
+    """(id, title, path) of the sessions -s can name: this project's first, then every
+    other project's, each newest first; title = display name or first user message."""
+    local = project_session_dir(cwd, agent, session_dir)
+    out = []
+    seen = set()
+    for directory in [local] + [d for d in all_session_dirs(agent, session_dir) if d != local]:
+        for path in session_files(directory):
+            if len(out) >= limit:
+                return out
+            header = read_header(path)
+            if header is None or header["id"] in seen:
+                continue
+            seen.add(header["id"])
+            out.append((header["id"], session_title(path), path))
+    return out
+
+
+def session_title(path, scan=256 * 1024):
+    """The display name (latest session_info) or the first user message, read cheaply:
+    a byte search for the name, the first `scan` bytes for the message."""
+    try:
+        with open(path, "rb") as f:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
+        return ""
+    with data:
+        return _name_or_first_message(data, scan)
+
+
+def _name_or_first_message(data, scan):
+    from .preview import full_text, normalize
+
+    end = len(data)
+    while True:  # newest session_info first
+        at = data.rfind(b'"session_info"', 0, end)
+        if at < 0:
+            break
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        try:
+            obj = json.loads(data[start:stop if stop >= 0 else len(data)])
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and obj.get("type") == "session_info":
+            name = obj.get("name")
+            if isinstance(name, str) and name.strip():
+                return name.strip()
+            break  # an empty name clears it
+        end = start
+    for raw in data[:scan].split(b"\n"):
+        if b'"user"' not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        msg = obj.get("message") if isinstance(obj, dict) and obj.get("type") == "message" else None
+        if isinstance(msg, dict) and msg.get("role") == "user":
+            return normalize(full_text(msg.get("content")))
+    return ""

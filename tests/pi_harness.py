@@ -24,21 +24,24 @@ def pi(*args, timeout=120):
     return json.loads(proc.stdout)
 
 
-def pi_batch(requests, timeout=600):
-    """Several harness calls in one node process: a list of argument lists -> list of results.
-    A request pi cannot answer gives {"error", "exitCode"} in its place."""
+def pi_batch(requests, timeout=600, allow_errors=False):
+    """Several harness calls in one node process: a list of argument lists -> a list of results.
+    With allow_errors, a request pi cannot answer gives {"error", "exitCode"} in its place."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("node is not installed: the interop tests need the real pi (Node 20)")
     if not PACKAGE.exists():
         pytest.fail("the real pi is not installed: run 'make test' (npm ci --prefix tests/pi)")
-    stdin = "".join(json.dumps([str(a) for a in req]) + "\n" for req in requests)
+    stdin = "".join(json.dumps([str(a) for a in args]) + "\n" for args in requests)
     proc = subprocess.run([node, str(HARNESS), "batch"], input=stdin, capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0:
         pytest.fail(f"pi harness batch failed: {proc.stderr[-2000:]}")
     results = [_loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert len(results) == len(requests), proc.stderr[-2000:]
+    for args, result in zip(requests, results):
+        if isinstance(result, dict) and "error" in result and "exitCode" in result and not allow_errors:
+            pytest.fail(f"pi harness failed on {args}: {result['error']}")
     return results
 
 
@@ -49,3 +52,13 @@ def _loads(text):
         from stree.session import decode_deep
 
         return decode_deep(text)
+
+
+def without_timestamps(context):
+    """A pi context with the summary messages' timestamps dropped (they differ per write)."""
+    messages = []
+    for m in context["messages"]:
+        if m.get("role") in ("branchSummary",):
+            m = {k: v for k, v in m.items() if k != "timestamp"}
+        messages.append(m)
+    return dict(context, messages=messages)

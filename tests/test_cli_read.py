@@ -205,3 +205,18 @@ def test_demo_is_bundled(stree):
     r = stree("-s", "demo", "log", "--graph")
     assert r.code == 0 and "← active" in r.out
     assert len(r.out.splitlines()) > 20
+
+
+def test_fifty_thousand_deep_session_through_the_cli(stree, tmp_path):
+    b = SessionBuilder()
+    for i in range(25_000):
+        b.user(f"question {i}")
+        b.assistant(f"answer {i}")
+    p = b.write(tmp_path / "deep.jsonl")
+    r = stree("-s", p, "log", "-n", "1", "--format", "{id}")
+    assert r.code == 0 and r.out.strip() == b.leaf
+    r = stree("-s", p, "rev-parse", "@~49999", "root")
+    assert r.out.split() == [b.entries[0]["id"]] * 2
+    r = stree("-s", p, "log", "--graph", "--format", "{id}")
+    assert r.code == 0 and len(r.out.split()) == 50_000 and "RecursionError" not in r.err
+    assert stree("-s", p, "merge-base", "--is-ancestor", "root", "@").code == 0

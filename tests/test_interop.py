@@ -4,7 +4,7 @@ import json
 
 import pytest
 from corpus import build
-from pi_harness import pi
+from pi_harness import pi, pi_batch
 
 from stree.session import parse
 from stree.tree import Tree
@@ -97,11 +97,34 @@ def test_context_agrees_at_leaf_and_along_the_tree(corpus, name, stree, tmp_path
     assert json.loads(cli.out) == seen["context"]
 
 
+@pytest.fixture(scope="module")
+def pi_graphs(corpus, tmp_path_factory):
+    """pi's /tree rows for every file and filter, in one node process."""
+    tmp = tmp_path_factory.mktemp("views")
+    views = {name: PiView(corpus[0][name], tmp) for name in NAMES}
+    keys = [(name, filter) for name in NAMES for filter in FILTERS]
+    import os
+
+    old = os.environ.get("HOME")
+    os.environ["HOME"] = str(corpus[1])
+    try:
+        results = pi_batch([["graph", views[name].path, "--filter", filter] for name, filter in keys])
+    finally:
+        os.environ["HOME"] = old
+    out = {}
+    for (name, filter), result in zip(keys, results):
+        text = json.dumps(result)
+        for old_id, new_id in views[name].ours_of.items():
+            text = text.replace(f'"{old_id}"', f'"{new_id}"')
+        out[name, filter] = json.loads(text)
+    return out
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("filter", FILTERS)
-def test_graph_rows_match_tree_selector(corpus, home_env, name, filter, stree, tmp_path):
+def test_graph_rows_match_tree_selector(corpus, pi_graphs, home_env, name, filter, stree):
     path = corpus[0][name]
-    seen = PiView(path, tmp_path).ask("graph", "--filter", filter)
+    seen = pi_graphs[name, filter]
     r = stree("-s", path, "log", "--graph", "--filter", filter, "--format", "{id}\t{row}")
     ours = [line.split("\t", 1) for line in r.out.splitlines()]
     assert [id for id, _ in ours] == seen["ids"]

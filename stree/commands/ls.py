@@ -7,6 +7,7 @@ from ..errors import StreeError
 from ..fields import SESSION_FIELDS, describe
 from ..output import inert
 from ..preview import full_text, normalize
+from ..progress import Progress
 from ..session import parse
 from ..store import all_session_dirs, project_session_dir, session_files
 from ..tree import Tree, ts_millis
@@ -31,16 +32,20 @@ def command(env, all_, json_mode, fmt, nul):
         dirs = all_session_dirs(env.agent_dir, env.session_dir, env.cwd)
     else:
         dirs = [project_session_dir(env.cwd, env.agent_dir, env.session_dir)]
-    infos = []
+    paths = []
     seen = set()
     for directory in dirs:
         for path in session_files(directory):
-            if str(path) in seen:
-                continue
-            seen.add(str(path))
-            info = session_info(str(path))
+            if str(path) not in seen:
+                seen.add(str(path))
+                paths.append(str(path))
+    infos = []
+    with Progress("reading sessions", total=len(paths), enabled=not (json_mode or fmt)) as progress:
+        for path in paths:
+            info = session_info(path)
             if info is not None:
                 infos.append(info)
+            progress.advance()
     infos.sort(key=lambda i: i["_sort"], reverse=True)
     if not infos:
         where = "any project" if all_ else str(dirs[0])

@@ -1,0 +1,156 @@
+import importlib.util
+import sys
+
+import click
+
+from .. import hooks
+from ..cli import warn_user
+from ..errors import CONFLICT, StreeError, UsageError
+from ..fileops import branch_file_lists
+from ..navigate import Checkout
+from ..output import inert, to_json
+from ..revs import Resolver
+from ..writer import append_entries, refuse_bundled
+
+
+@click.command("checkout", epilog="""\b
+Examples:
+  stree checkout @~4                 move the leaf four entries up
+  stree checkout :/"try the csv"     back to a user message: its text is printed to re-submit
+  stree checkout start --summary notes.md --label csv-attempt
+  stree checkout bug-found --summarize
+  stree checkout @~2 --dry-run       print the entries that would be appended
+
+\b
+A user or custom message moves the leaf to its parent and prints the message's text
+on stdout (pi puts it in the editor); a root user message leaves an empty leaf; any
+other entry becomes the leaf. --exact puts the leaf on the target itself.
+
+\b
+Hooks (skipped with --no-hooks), executables in $STREE_HOOKS_DIR or
+<config dir>/stree/hooks: 'before-tree' gets the preparation as JSON on stdin
+(targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary,
+customInstructions, replaceInstructions, label) and may print {"cancel": true},
+{"summary": {"summary": "...", "details": {...}}} (used instead of --summarize),
+or overrides of customInstructions, replaceInstructions, label. 'tree' gets
+{newLeafId, oldLeafId, summaryEntry, fromHook, appendedEntries} afterwards.
+A failing, hanging (STREE_HOOK_TIMEOUT, default 30 s) or garbled before-tree
+hook cancels the checkout: nothing is written.""")
+@click.argument("revision", metavar="REV")
+@click.option("--exact", is_flag=True, help="Put the leaf on REV itself, whatever its type.")
+@click.option("--summary", "summary_file", metavar="FILE|-",
+              help="Attach this summary of the abandoned branch (a file, or - for stdin).")
+@click.option("--summarize", is_flag=True, help="Summarize the abandoned branch with a model.")
+@click.option("--instructions", metavar="TEXT", help="With --summarize: extra focus for the summary.")
+@click.option("--replace-instructions", is_flag=True, help="With --instructions: replace pi's prompt.")
+@click.option("--label", metavar="NAME", help="Label the summary entry, or the target when there is none.")
+@click.option("--dry-run", is_flag=True, help="Print the entries that would be appended; write nothing.")
+@click.option("--no-hooks", is_flag=True, help="Do not run the before-tree and tree hooks.")
+@click.pass_obj
+def command(env, revision, exact, summary_file, summarize, instructions, replace_instructions, label,
+            dry_run, no_hooks):
+    """Move the leaf to REV the way pi's /tree does, and persist it by appending.
+
+    Without a summary a context-free marker entry (custom, stree/checkout) records the
+    move; with one, a branch_summary at the new position, as pi's branchWithSummary
+    writes it. Checking out the current position writes nothing.
+    """
+    if summary_file and summarize:
+        raise UsageError("--summary and --summarize cannot be combined")
+    path = env.session_path()
+    if not dry_run:
+        refuse_bundled(path)
+    session, tree = env.load()
+    plan = Checkout(tree, Resolver(tree).resolve(revision), exact)
+    if plan.noop:
+        click.echo("stree: already at this point; nothing written" +
+                   (" (label it with 'stree label NAME REV')" if label else ""), err=True)
+        _print_text(plan.editor_text)
+        return
+    summary = _read_summary(summary_file) if summary_file else None
+    wants_summary = bool(summary_file or summarize)
+
+    hook_summary = None
+    if not no_hooks:
+        text = hooks.run(hooks.BEFORE_TREE, plan.preparation(wants_summary, instructions, replace_instructions,
+                                                             label), path, warn_user)
+        answer = hooks.parse_answer(hooks.BEFORE_TREE, text) if text is not None else {}
+        if answer.get("cancel"):
+            raise StreeError("checkout cancelled by the before-tree hook; nothing written", code=CONFLICT)
+        if answer.get("summary") and summarize:
+            hook_summary = answer["summary"]
+        instructions = answer.get("customInstructions", instructions)
+        replace_instructions = answer.get("replaceInstructions", replace_instructions)
+        label = answer.get("label", label)
+
+    details = None
+    if hook_summary is not None:
+        summary, details = hook_summary["summary"], hook_summary.get("details")
+    elif wants_summary and not plan.abandoned:
+        click.echo("stree: nothing is left behind by this move, so no summary is stored", err=True)
+        summary = None
+    elif summarize:
+        summary, details = _summarize(tree, plan.abandoned, instructions, replace_instructions)
+    elif summary is not None:
+        details = branch_file_lists(plan.abandoned)
+
+    written = append_entries(path, lambda s, t, new: plan.entries(
+        t, new, summary, details, hook_summary is not None, label), dry_run=dry_run, say=warn_user)
+    if dry_run:
+        for entry in written:
+            click.echo(to_json(entry))
+        click.echo("stree: dry run, nothing written", err=True)
+    else:
+        summary_entry = written[0] if summary else None
+        leaf = written[-1]["id"] if (summary or len(written) > 1) else plan.new_leaf
+        if not no_hooks:
+            _after(plan, path, leaf, summary_entry, hook_summary is not None, written)
+        moved = plan.new_leaf or "(empty leaf)"
+        click.echo(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})"
+                   + (f", summary {summary_entry['id']} stored" if summary_entry else ""), err=True)
+    _print_text(plan.editor_text)
+
+
+def _summarize(tree, entries, instructions, replace_instructions):
+    """The model's summary of the abandoned entries: (text, details)."""
+    if importlib.util.find_spec("stree.summary") is None:
+        raise StreeError("summaries are not available in this build yet", code=2,
+                         hint="write one and attach it with --summary FILE|-")
+    from ..summary import summarize_branch
+
+    result = summarize_branch(tree, entries, custom_instructions=instructions,
+                              replace_instructions=replace_instructions, options=None)
+    return result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]}
+
+
+def _after(plan, path, leaf, summary_entry, from_hook, written):
+    payload = {"newLeafId": leaf, "oldLeafId": plan.old_leaf, "summaryEntry": summary_entry,
+               "fromHook": from_hook if summary_entry else None, "appendedEntries": written}
+    try:
+        hooks.run(hooks.TREE, payload, path, warn_user)
+    except StreeError as e:
+        warn_user(f"{e} (the checkout itself is done)")
+
+
+def _read_summary(source):
+    try:
+        if source == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(source, "rb") as f:
+                raw = f.read()
+    except OSError as e:
+        raise UsageError(f"--summary {source}: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"--summary {source}: not UTF-8 text") from None
+    if not text.strip():
+        raise UsageError(f"--summary {source}: the summary is empty")
+    return text
+
+
+def _print_text(text):
+    if text is None:
+        return
+    click.echo(inert(text) if sys.stdout.isatty() else text)

@@ -1,0 +1,128 @@
+"""before-tree / tree hooks: executables that see a checkout, git-hook style.
+
+They live in `hooks/` under stree's config dir (platformdirs), or in
+$STREE_HOOKS_DIR. A hook gets JSON on stdin; `before-tree` may answer JSON on
+stdout. Each runs in its own process group and is killed after a timeout
+(default 30 s, $STREE_HOOK_TIMEOUT).
+"""
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from .errors import CONFLICT, StreeError
+
+DEFAULT_TIMEOUT = 30.0
+BEFORE_TREE = "before-tree"
+TREE = "tree"
+
+
+def hooks_dir():
+    override = os.environ.get("STREE_HOOKS_DIR")
+    if override:
+        return Path(os.path.expanduser(override))
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("stree")) / "hooks"
+
+
+def timeout():
+    value = os.environ.get("STREE_HOOK_TIMEOUT")
+    if not value:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise StreeError(f"STREE_HOOK_TIMEOUT={value!r} is not a number of seconds", code=2) from None
+    if seconds <= 0:
+        raise StreeError(f"STREE_HOOK_TIMEOUT={value!r} must be positive", code=2)
+    return seconds
+
+
+def find(name, warn):
+    """The hook's path, or None. A hook that is not executable is ignored (as git does)."""
+    path = hooks_dir() / name
+    if not path.is_file():
+        return None
+    if not os.access(path, os.X_OK):
+        warn(f"the '{name}' hook was ignored because it is not executable ({path}); "
+             f"chmod +x it to enable it")
+        return None
+    return path
+
+
+class HookFailed(StreeError):
+    code = CONFLICT
+
+
+def run(name, payload, session_path, warn):
+    """Run hook `name` with `payload` as JSON on stdin. Returns its stdout text, or
+    None when there is no such hook. Raises HookFailed on failure or timeout."""
+    path = find(name, warn)
+    if path is None:
+        return None
+    limit = timeout()
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    env = dict(os.environ, STREE_HOOK=name, STREE_SESSION_FILE=str(session_path))
+    try:
+        proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                env=env, start_new_session=True)
+    except OSError as e:
+        raise HookFailed(f"cannot run the '{name}' hook {path}: {e.strerror}") from None
+    try:
+        try:
+            out, _ = proc.communicate(data, timeout=limit)
+        except TimeoutExpired:
+            _kill(proc)
+            raise HookFailed(f"the '{name}' hook {path} did not finish within {limit:g} s",
+                             hint="raise STREE_HOOK_TIMEOUT, or skip hooks with --no-hooks") from None
+    except BaseException:
+        _kill(proc)  # Ctrl-C: take the hook (and anything it started) down with us
+        raise
+    if proc.returncode != 0:
+        how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 \
+            else f"exited with status {proc.returncode}"
+        raise HookFailed(f"the '{name}' hook {path} {how}", hint="skip hooks with --no-hooks")
+    return out.decode("utf-8", errors="replace")
+
+
+TimeoutExpired = subprocess.TimeoutExpired
+
+
+def _kill(proc):
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        proc.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+
+
+def parse_answer(name, text):
+    """A before-tree answer: {} for no output, else a validated JSON object."""
+    if not text.strip():
+        return {}
+    try:
+        answer = json.loads(text)
+    except ValueError as e:
+        raise HookFailed(f"the '{name}' hook printed invalid JSON ({str(e).split(':')[0]})",
+                         hint="a before-tree hook prints one JSON object, or nothing") from None
+    if not isinstance(answer, dict):
+        raise HookFailed(f"the '{name}' hook printed JSON that is not an object")
+    checks = {
+        "cancel": lambda v: isinstance(v, bool) or v is None,
+        "summary": lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("summary"), str)
+                                           and (v.get("details") is None or isinstance(v["details"], dict))),
+        "customInstructions": lambda v: v is None or isinstance(v, str),
+        "replaceInstructions": lambda v: v is None or isinstance(v, bool),
+        "label": lambda v: v is None or isinstance(v, str),
+    }
+    for key, ok in checks.items():
+        if key in answer and not ok(answer[key]):
+            raise HookFailed(f"the '{name}' hook answered an invalid {key!r}: {json.dumps(answer[key])[:80]}")
+    return answer

@@ -1,0 +1,131 @@
+"""pi's /tree navigation (AgentSession.navigateTree), planned on a Tree.
+
+pi keeps the leaf in memory; stree persists it by appending: a branch_summary at
+the new position, or a context-free `custom` marker (customType stree/checkout)
+whose parent is the new position.
+"""
+
+from .errors import CONFLICT, StreeError
+
+CHECKOUT_MARKER = "stree/checkout"
+
+
+def is_marker(node):
+    return node is not None and node.type == "custom" and node.aux == CHECKOUT_MARKER
+
+
+def position(tree):
+    """The leaf as a position: the last entry, looking through stree's checkout markers
+    (None = the empty leaf, before the first entry)."""
+    return _through_markers(tree, tree.get(tree.leaf) if tree.leaf is not None else None)
+
+
+def message_text(content):
+    """pi's editor text of a user or custom message: the text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content
+                       if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    return ""
+
+
+class Checkout:
+    """Where a checkout of `target` goes, and what it leaves behind."""
+
+    def __init__(self, tree, target, exact=False):
+        node = tree.get(target)
+        while is_marker(node):  # a marker stands for the position it records (@ after a checkout)
+            node = tree.parent_of(node)
+            if node is None:
+                raise StreeError(f"{target} is a checkout marker at the empty leaf; there is nothing "
+                                 "to check out", code=2)
+            target = node.id
+        entry = tree.load(node)
+        self.target = target
+        self.target_type = node.type
+        self.old_leaf = position(tree)
+        self.new_leaf = target
+        self.editor_text = None
+        resubmit = (node.type == "message" and node.role == "user") or node.type == "custom_message"
+        if resubmit and not exact:
+            parent = tree.parent_of(node)
+            self.new_leaf = parent.id if parent is not None else None
+            content = entry.get("message", {}).get("content") if node.type == "message" else entry.get("content")
+            self.editor_text = message_text(content)
+        nodes, self.common_ancestor = tree.abandoned(self.old_leaf, target)
+        self.abandoned = [tree.load(n) for n in nodes]
+
+    @property
+    def noop(self):
+        return self.new_leaf == self.old_leaf
+
+    def preparation(self, wants_summary, instructions, replace_instructions, label):
+        """pi's session_before_tree preparation, as the before-tree hook sees it."""
+        return {
+            "targetId": self.target,
+            "oldLeafId": self.old_leaf,
+            "newLeafId": self.new_leaf,
+            "commonAncestorId": self.common_ancestor,
+            "entriesToSummarize": self.abandoned,
+            "userWantsSummary": wants_summary,
+            "customInstructions": instructions,
+            "replaceInstructions": replace_instructions,
+            "label": label,
+        }
+
+    def entries(self, tree, new, summary=None, details=None, from_hook=False, label=None):
+        """The entries to append, computed under the lock from the file as it is now."""
+        if position(tree) != self.old_leaf or tree.get(self.target) is None:
+            raise StreeError("the session changed while stree was working (new entries were appended); "
+                             "nothing written", code=CONFLICT, hint="run the checkout again")
+        if summary:
+            first = new.branch_summary(self.new_leaf, summary, details, from_hook)
+            label_target = first["id"]
+        else:
+            first = new.custom(CHECKOUT_MARKER, {"from": self.old_leaf, "to": self.target}, self.new_leaf)
+            label_target = self.target
+        out = [first]
+        if label and label.strip():
+            out.append(new.label(label_target, label, first["id"]))
+        return out
+
+
+class Move:
+    """One past leaf move, as `stree reflog` lists it."""
+
+    def __init__(self, kind, node, old, new, position):
+        self.kind = kind  # checkout (stree marker), summary (pi/stree branch summary), jump
+        self.node = node  # the entry that records the move
+        self.old = old
+        self.new = new
+        self.position = position  # where the leaf went (None = the empty leaf)
+
+
+def leaf_moves(tree):
+    """The leaf's past moves, newest first: stree checkout markers, branch summaries
+    (navigation with a summary), and jumps visible in the file: an entry whose parent
+    is not the entry on the line before it (pi moved the leaf and appended there)."""
+    moves = []
+    prev = None
+    for node in tree.nodes:
+        before = _through_markers(tree, prev)
+        if is_marker(node):
+            data = tree.load(node).get("data")
+            data = data if isinstance(data, dict) else {}
+            moves.append(Move("checkout", node, data.get("from", before), data.get("to", node.parent), node.parent))
+        elif node.type == "branch_summary":
+            moves.append(Move("summary", node, before, node.parent, node.parent))
+        elif prev is not None and node.parent != before:
+            moves.append(Move("jump", node, before, node.parent, node.parent))
+        prev = node
+    moves.reverse()
+    return moves
+
+
+def _through_markers(tree, node):
+    seen = set()
+    while is_marker(node) and node.id not in seen:
+        seen.add(node.id)
+        node = tree.parent_of(node)
+    return node.id if node is not None else None

@@ -1,0 +1,396 @@
+"""Writing session files: the one append routine, atomic rewrites, ids, timestamps.
+
+Appends are one write of whole lines on a file opened for append, under
+fcntl.flock held for read-check-append. Whole-file writes go to a temporary file
+in the same directory, are fsynced and renamed over the target.
+"""
+
+import errno
+import fcntl
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+import uuid
+from datetime import datetime, timezone
+from decimal import Decimal
+from pathlib import Path
+
+from .errors import CONFLICT, StreeError
+
+LOCK_TIMEOUT = 30.0  # seconds; override with STREE_LOCK_TIMEOUT
+NEW_FILE_MODE = 0o600  # sessions hold secrets
+CRASH_ENV = "STREE_TEST_CRASH_BEFORE_RENAME"  # test hook: exit after writing the temp file, before rename
+
+
+# -- ids, timestamps, JSON like pi's JSON.stringify ----------------------------
+
+
+def now_iso():
+    """`new Date().toISOString()`: 2026-11-22T10:15:03.123Z."""
+    dt = datetime.now(timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def new_id(taken):
+    """8 hex chars from a random UUID, unique against `taken` (which it extends)."""
+    while True:
+        candidate = uuid.uuid4().hex[:8]
+        if candidate not in taken:
+            taken.add(candidate)
+            return candidate
+
+
+def uuid7():
+    """A UUIDv7 (time-ordered), as pi uses for session ids."""
+    ms = int(time.time() * 1000)
+    rand = bytearray(os.urandom(10))
+    raw = ms.to_bytes(6, "big") + bytes([0x70 | (rand[0] & 0x0F), rand[1], 0x80 | (rand[2] & 0x3F)]) + rand[3:]
+    return str(uuid.UUID(bytes=bytes(raw)))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _js_string(s):
+    text = json.dumps(s, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)  # well-formed JSON.stringify
+
+
+def js_number(x):
+    """Number.prototype.toString for a float (JSON.stringify's number format)."""
+    if math.isnan(x) or math.isinf(x):
+        return "null"
+    if x == 0:
+        return "0"
+    sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
+    digits = "".join(map(str, digits))
+    k = len(digits)
+    n = exp + k  # the decimal point sits after n digits
+    minus = "-" if sign else ""
+    if k <= n <= 21:
+        return minus + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return minus + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return minus + "0." + "0" * -n + digits
+    e = n - 1
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{minus}{mantissa}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def js_dumps(obj):
+    """Compact JSON exactly as JSON.stringify writes it (None values kept as null)."""
+    if isinstance(obj, str):
+        return _js_string(obj)
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    if obj is None:
+        return "null"
+    if isinstance(obj, int):
+        return str(obj)
+    if isinstance(obj, float):
+        return js_number(obj)
+    if isinstance(obj, dict):
+        return "{" + ",".join(f"{_js_string(str(k))}:{js_dumps(v)}" for k, v in obj.items()) + "}"
+    if isinstance(obj, (list, tuple)):
+        return "[" + ",".join(js_dumps(v) for v in obj) + "]"
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def line_of(entry):
+    return js_dumps(entry).encode("utf-8") + b"\n"
+
+
+# -- entries in pi's key order ---------------------------------------------------
+
+
+class NewEntries:
+    """Builds entries to append: fresh unique ids, pi's timestamp, pi's key order."""
+
+    def __init__(self, taken):
+        self.taken = set(taken)
+
+    def entry(self, type, parent, **fields):
+        """type, id, parentId, timestamp, then the fields (undefined -> omitted, as pi)."""
+        e = {"type": type, "id": new_id(self.taken), "parentId": parent, "timestamp": now_iso()}
+        e.update((k, v) for k, v in fields.items() if v is not _UNDEFINED)
+        return e
+
+    def custom(self, custom_type, data, parent):
+        """pi's appendCustomEntry: customType and data come before the id."""
+        e = {"type": "custom", "customType": custom_type}
+        if data is not _UNDEFINED:
+            e["data"] = data
+        e.update(id=new_id(self.taken), parentId=parent, timestamp=now_iso())
+        return e
+
+    def label(self, target, label, parent):
+        """pi's appendLabelChange: a blank label clears (the key is left out)."""
+        label = (label or "").strip()
+        return self.entry("label", parent, targetId=target, label=label or _UNDEFINED)
+
+    def branch_summary(self, parent, summary, details, from_hook):
+        """pi's branchWithSummary: fromId is "root" for an empty leaf."""
+        return self.entry("branch_summary", parent, fromId=parent if parent is not None else "root",
+                          summary=summary, details=_UNDEFINED if details is None else details,
+                          fromHook=bool(from_hook))
+
+    def session_info(self, name, parent):
+        return self.entry("session_info", parent, name=name.strip())
+
+
+class _Undefined:
+    def __repr__(self):
+        return "undefined"
+
+
+_UNDEFINED = _Undefined()
+
+
+# -- guards --------------------------------------------------------------------
+
+
+def refuse_bundled(path):
+    """The bundled demo lives inside the installed package: never write to it."""
+    from .store import demo_path
+
+    try:
+        bundled = Path(path).resolve() == demo_path()
+    except OSError:
+        bundled = False
+    if bundled:
+        raise StreeError("the bundled demo session is read-only",
+                         code=CONFLICT,
+                         hint="copy it first: stree -s demo fork --full -o demo.jsonl, "
+                              "then work on it with -s demo.jsonl")
+
+
+def _refuse_read_only(path, st):
+    # root may write anywhere; a file without write bits is still meant to stay as it is
+    if not st.st_mode & 0o222:
+        raise StreeError(f"{path}: the file is read-only; nothing written", code=CONFLICT,
+                         hint=f"make it writable (chmod u+w {path}) if you mean to change it")
+
+
+def _open_error(path, e):
+    reason = {errno.EACCES: "permission denied (read-only for you)", errno.EPERM: "operation not permitted",
+              errno.EROFS: "read-only file system"}.get(e.errno, e.strerror)
+    return StreeError(f"{path}: cannot write: {reason}; nothing written", code=CONFLICT)
+
+
+def _lock(fd, path):
+    deadline = time.monotonic() + float(os.environ.get("STREE_LOCK_TIMEOUT") or LOCK_TIMEOUT)
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise StreeError(f"{path}: locked by another stree process; nothing written", code=CONFLICT,
+                                 hint="try again when it has finished")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+        except OSError as e:
+            raise StreeError(f"{path}: cannot lock the file ({e.strerror}); nothing written", code=CONFLICT)
+
+
+def _read_all(fd):
+    size = os.fstat(fd).st_size
+    chunks = []
+    pos = 0
+    while True:
+        chunk = os.pread(fd, max(size - pos, 1 << 16), pos)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        pos += len(chunk)
+
+
+def _write_all(fd, payload):
+    view = memoryview(payload)
+    while view:
+        n = os.write(fd, view)  # one write; the loop only resumes a short write
+        view = view[n:]
+
+
+# -- the append routine ----------------------------------------------------------
+
+
+def append_entries(path, make_entries, dry_run=False, say=None):
+    """Append the entries `make_entries(session, tree, new)` returns, atomically.
+
+    Under the lock the file is re-read, so `make_entries` sees the current leaf and
+    ids (`new` is a NewEntries checked against every id in the file). A v1/v2 file is
+    migrated first. A torn last line is left alone and the new lines start on a fresh
+    line. Returns the entries written (or that would be, with dry_run).
+    """
+    from .session import as_v3, parse
+    from .tree import Tree
+
+    path = str(path)
+    refuse_bundled(path)
+    while True:
+        try:
+            if not dry_run:
+                _refuse_read_only(path, os.stat(path))
+            fd = os.open(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            raise StreeError(f"{path}: no such file", code=3) from None
+        except OSError as e:
+            raise _open_error(path, e) from None
+        try:
+            st = os.fstat(fd)
+            if not dry_run:
+                _lock(fd, path)
+                try:
+                    current = os.stat(path)
+                except OSError:
+                    current = None
+                if current is None or (current.st_ino, current.st_dev) != (st.st_ino, st.st_dev):
+                    continue  # renamed over (migrated) while we waited: lock the new file
+            data = _read_all(fd)
+            session = parse(path, data)
+            if session.needs_migration and not dry_run:
+                old = session.version
+                rewrite(path, as_v3(session), keep_mode_of=st)
+                _say(say, f"migrated {path} from version {old} to 3 "
+                          f"(entry ids as stree showed them)")
+                continue
+            tree = Tree(session.nodes, session.load)
+            taken = {n.id for n in session.nodes if isinstance(n.id, str)}
+            entries = make_entries(session, tree, NewEntries(taken))
+            if not entries or dry_run:
+                return entries or []
+            payload = b"".join(line_of(e) for e in entries)
+            if data and not data.endswith(b"\n"):
+                payload = b"\n" + payload  # never glue onto a torn last line
+            try:
+                _write_all(fd, payload)
+                os.fsync(fd)
+            except OSError as e:
+                raise StreeError(f"{path}: write failed: {e.strerror}", code=CONFLICT) from None
+            return entries
+        finally:
+            os.close(fd)  # also releases the lock
+
+
+def migrate(path, say=None):
+    """Rewrite a v1/v2 file as v3 under the append lock (no-op for v3 files)."""
+    append_entries(path, lambda session, tree, new: [], say=say)
+
+
+def _say(say, message):
+    if say is not None:
+        say(message)
+    else:
+        from .output import inert
+
+        print(f"stree: {inert(message, oneline=True)}", file=sys.stderr)
+
+
+# -- whole-file writes ---------------------------------------------------------
+
+
+def _fsync_dir(directory):
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path, data, mode=NEW_FILE_MODE, replace=True):
+    """Write `data` to `path` via a temp file in the same directory + fsync + rename."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    if not replace and path.exists():
+        raise StreeError(f"{path}: already exists; nothing written", code=CONFLICT,
+                         hint="choose another path with -o, or remove it first")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise _open_error(directory, e) from None
+    try:
+        try:
+            os.fchmod(fd, mode)
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if os.environ.get(CRASH_ENV):
+            os._exit(99)  # simulates a crash between writing and renaming
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise _open_error(path, e) from None
+        raise
+    _fsync_dir(directory)
+    return path
+
+
+def rewrite(path, data, keep_mode_of=None):
+    """Replace an existing session file atomically, keeping its permissions."""
+    refuse_bundled(path)
+    st = keep_mode_of or os.stat(path)
+    _refuse_read_only(path, st)
+    return write_atomic(path, data, mode=st.st_mode & 0o7777)
+
+
+# -- new sessions ----------------------------------------------------------------
+
+
+def session_header(cwd, parent_session):
+    """A v3 header with a fresh UUIDv7, in pi's key order."""
+    header = {"type": "session", "version": 3, "id": uuid7(), "timestamp": now_iso(), "cwd": cwd}
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return header
+
+
+def session_file_name(header):
+    """pi's file name: <timestamp with : and . as -> _ <session id>.jsonl."""
+    return re.sub(r"[:.]", "-", header["timestamp"]) + "_" + header["id"] + ".jsonl"
+
+
+def forked(session, tree, leaf, header, full=False):
+    """The bytes of a new session holding the path root -> leaf (pi's createBranchedSession),
+    or every entry with `full` (pi's forkFrom). Returns (data, the new file's leaf id)."""
+    if full:
+        kept = list(session.nodes)
+    else:
+        kept = [n for n in tree.path(leaf) if n.type != "label"] if leaf is not None else []
+    lines = [js_dumps(header).encode("utf-8")]
+    for node in kept:
+        if session.needs_migration:
+            lines.append(js_dumps(session.load(node)).encode("utf-8"))
+        else:
+            lines.append(session.raw(node).strip())  # the entry's bytes as they are
+    last = kept[-1].id if kept else None
+    if not full:
+        # labels of kept entries, re-appended with their original timestamps
+        ids = {n.id for n in kept}
+        new = NewEntries(ids)
+        stamps = tree.label_timestamps
+        for target, label in tree.labels.items():
+            if target in ids:
+                entry = {"type": "label", "id": new_id(new.taken), "parentId": last,
+                         "timestamp": stamps.get(target), "targetId": target, "label": label}
+                lines.append(js_dumps(entry).encode("utf-8"))
+                last = entry["id"]
+    return b"\n".join(lines) + b"\n", last
