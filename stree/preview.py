@@ -247,7 +247,7 @@ def searchable_text(entry, label=None):
     elif etype == "custom":
         parts.extend(["custom", js_string(entry.get("customType"))])
     elif etype == "label":
-        parts.extend(["label", entry.get("label") or ""])
+        parts.extend(["label", js_string(entry.get("label") or "")])  # a label may be any JSON value
     return " ".join(parts)
 
 
