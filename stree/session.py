@@ -13,6 +13,10 @@ from .errors import BadFile
 
 CURRENT_VERSION = 3
 
+# JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
+                "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
 
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN/Infinity, so do we
@@ -155,12 +159,12 @@ class Node:
 
 def _has_text(content):
     if isinstance(content, str):
-        return bool(content.strip())
+        return bool(content.strip(JS_WHITESPACE))
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") == "text":
                 text = block.get("text")
-                if isinstance(text, str) and text.strip():
+                if isinstance(text, str) and text.strip(JS_WHITESPACE):
                     return True
     return False
 
@@ -268,9 +272,6 @@ def migrate_entry(obj, node, version):
             msg["role"] = "custom"
 
 
-# JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
-JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
-                "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _JS_SPACE_BYTES = tuple(c.encode() for c in JS_WHITESPACE)
 
 
