@@ -11,7 +11,7 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test soak install install-man install-completions man completions shell-tools clean
+.PHONY: run test soak install install-man install-completions man completions shell-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
@@ -67,6 +67,10 @@ install-completions:
 	install -d $(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(ZSH_COMPLETION_DIR)
 	install -m 644 completions/stree.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/stree
 	install -m 644 completions/_stree $(DESTDIR)$(ZSH_COMPLETION_DIR)/_stree
+
+# timings against python/click, a plain json.loads loop and pi's own loader -> bench/results.md
+bench: $(VENV)/.installed $(PI)
+	$(BIN)/python tools/bench/run.py
 
 clean:
 	rm -rf $(VENV) tests/pi/node_modules .pytest_cache

@@ -20,7 +20,7 @@ def js_len(s):
     """String length in UTF-16 code units, as JavaScript counts."""
     if s.isascii():
         return len(s)
-    return len(s) + sum(1 for c in s if ord(c) > 0xFFFF)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_slice(s, n):
@@ -288,7 +288,11 @@ def entry_text(entry):
 
 
 class Previewer:
-    """Previews for the entries of one tree, resolving tool results to their calls."""
+    """Previews for the entries of one tree, resolving tool results to their calls.
+
+    Uses the index's cached previews when the tree has them; resolves a tool result
+    through the toolCall ids the parse keeps on assistant nodes, so only the one
+    assistant message holding the call is loaded."""
 
     def __init__(self, tree):
         self.tree = tree
@@ -298,18 +302,32 @@ class Previewer:
     def tool_call(self, call_id):
         if self._calls is None:
             calls = {}
-            for node in self.tree.nodes:
-                if node.type == "message" and node.role == "assistant":
-                    for cid, name, args in tool_calls(self.tree.load(node).get("message")):
-                        calls[cid] = (name, args)
+            for node in self.tree.nodes:  # file order: a later call with the same id wins
+                if node.aux and node.role == "assistant" and node.type == "message":
+                    for cid in node.aux:
+                        calls[cid] = node
             self._calls = calls
-        return self._calls.get(call_id)
+        try:
+            node = self._calls.get(call_id)
+        except TypeError:  # an unhashable toolCallId names no call
+            return None
+        if node is None:
+            return None
+        for cid, name, args in reversed(tool_calls(self.tree.load(node).get("message"))):
+            if cid == call_id:
+                return (name, args)
+        return None
 
     def segments(self, node):
-        seg = self._cache.get(node.id)
+        seg = self._cache.get(node.offset)
         if seg is None:
-            seg = entry_preview(self.tree.load(node), self.tool_call)
-            self._cache[node.id] = seg
+            cached = self.tree.previews
+            seg = cached.get(node) if cached is not None else None
+            if seg is None:
+                seg = entry_preview(self.tree.load(node), self.tool_call)
+                if cached is not None:
+                    cached.put(node, seg)
+            self._cache[node.offset] = seg
         return seg
 
     def text(self, node):

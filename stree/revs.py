@@ -171,12 +171,19 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
     other entries, newest first, at most `limit`. Both are filtered by `prefix`.
     This is the one place completion reads a session: an index can answer it instead.
     """
-    from .session import parse
+    from . import index
+    from .preview import Previewer
     from .tree import Tree
 
-    session = parse(str(path))
+    if index.enabled():
+        session, _ = index.load(str(path))
+    else:
+        from .session import parse
+
+        session = parse(str(path))
     try:
-        tree = Tree(session.nodes, session.load)
+        tree = Tree(session.nodes, session.load, session.previews)
+        previewer = Previewer(tree)
         stamps = tree.label_timestamps
         labels = [(label, target) for target, label in tree.labels.items()
                   if target in tree.by_id and label.startswith(prefix)]
@@ -189,30 +196,9 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
         seen = {n.id for n in order}
         order += [n for n in reversed(tree.nodes) if n.id not in seen and tree.by_id.get(n.id) is n]
         entries = [n for n in order if n.id.lower().startswith(low)][:limit]
-        return ([(label, _quick_preview(tree, tree.by_id[target])) for label, target in labels],
-                [(n.id, _quick_preview(tree, n)) for n in entries])
+        return ([(label, previewer.text(tree.by_id[target])) for label, target in labels],
+                [(n.id, previewer.text(n)) for n in entries])
     finally:
         session.close()
 
 
-def _quick_preview(tree, node):
-    """pi's /tree preview, finding a tool result's call among its nearest ancestors
-    instead of loading every assistant message of the file."""
-    from .preview import entry_preview, plain, tool_calls
-
-    def lookup(call_id):
-        parent = tree.parent_of(node)
-        for _ in range(64):
-            if parent is None:
-                return None
-            if parent.type == "message" and parent.role == "assistant":
-                for cid, name, args in tool_calls(tree.load(parent).get("message")):
-                    if cid == call_id:
-                        return name, args
-            parent = tree.parent_of(parent)
-        return None
-
-    try:
-        return plain(entry_preview(tree.load(node), lookup))
-    except ValueError:  # a line that no longer decodes: no preview rather than no completion
-        return ""

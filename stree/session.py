@@ -6,6 +6,7 @@ entry is loaded again from its byte range when a command needs it.
 
 import hashlib
 import json
+import json.scanner
 import os
 import re
 
@@ -148,7 +149,8 @@ class Node:
         self.line = line  # 1-based line number in the file
         self.index = index  # position among parsed objects (header included), as pi counts
         # type-specific: label -> (targetId, label); session_info -> name;
-        # custom/custom_message -> customType; compaction -> firstKeptEntryId
+        # custom/custom_message -> customType; compaction -> firstKeptEntryId;
+        # assistant message -> its toolCall ids (tuple) or None; toolResult -> toolCallId
         self.aux = aux
         # assistant message with no text that is not an error/abort: pi's /tree hides it
         self.hidden = hidden
@@ -157,49 +159,66 @@ class Node:
         return f"Node({self.id!r}, parent={self.parent!r}, type={self.type!r})"
 
 
-def _has_text(content):
-    if isinstance(content, str):
-        return bool(content.strip(JS_WHITESPACE))
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                text = block.get("text")
-                if isinstance(text, str) and text.strip(JS_WHITESPACE):
-                    return True
-    return False
+_OK_STOPS = ("stop", "toolUse")
+_SCALARS = (str, int, float, bool)
 
 
 def node_from_object(obj, offset, length, line, index):
-    """Build a Node from a parsed entry, or return None if it is not one."""
-    etype = obj.get("type")
-    if not isinstance(etype, str):
+    """Build a Node from a parsed entry, or return None if it is not one.
+
+    Runs once per line of every file read, so it avoids helper calls."""
+    get = obj.get
+    etype = get("type")
+    if etype.__class__ is not str:
         return None
     role = None
     aux = None
     hidden = False
     if etype == "message":
-        msg = obj.get("message")
-        if isinstance(msg, dict):
+        msg = get("message")
+        if msg.__class__ is dict:
             role = msg.get("role")
             if role == "assistant":
-                stop = msg.get("stopReason")
-                failed = bool(stop) and stop not in ("stop", "toolUse")
-                hidden = not _has_text(msg.get("content")) and not failed
+                content = msg.get("content")
+                text = False
+                if content.__class__ is list:
+                    calls = None
+                    for block in content:
+                        if block.__class__ is dict:
+                            kind = block.get("type")
+                            if kind == "toolCall":
+                                cid = block.get("id")
+                                if cid is None or cid.__class__ in _SCALARS:  # usable as a map key
+                                    if calls is None:
+                                        calls = [cid]
+                                    else:
+                                        calls.append(cid)
+                            elif kind == "text" and not text:
+                                value = block.get("text")
+                                text = value.__class__ is str and bool(value.strip(JS_WHITESPACE))
+                    if calls is not None:
+                        aux = tuple(calls)  # the toolCall ids: previews of tool results need them
+                elif content.__class__ is str:
+                    text = bool(content.strip(JS_WHITESPACE))
+                if not text:
+                    stop = msg.get("stopReason")
+                    hidden = not (stop and stop not in _OK_STOPS)
+            elif role == "toolResult":
+                aux = msg.get("toolCallId")  # which call it answers (for the index's preview cache)
     elif etype == "label":
-        target = obj.get("targetId")
-        label = obj.get("label")
-        aux = (target, label if isinstance(label, str) else None)
+        label = get("label")
+        aux = (get("targetId"), label if label.__class__ is str else None)
     elif etype == "session_info":
-        name = obj.get("name")
-        aux = name if isinstance(name, str) else None
-    elif etype in ("custom", "custom_message"):
-        aux = obj.get("customType")
+        name = get("name")
+        aux = name if name.__class__ is str else None
+    elif etype == "custom" or etype == "custom_message":
+        aux = get("customType")
     elif etype == "compaction":
-        aux = obj.get("firstKeptEntryId")
-        if aux is None and isinstance(obj.get("firstKeptEntryIndex"), int):
+        aux = get("firstKeptEntryId")
+        if aux is None and isinstance(get("firstKeptEntryIndex"), int):
             aux = ("index", obj["firstKeptEntryIndex"])
-    ts = obj.get("timestamp")
-    return Node(obj.get("id"), obj.get("parentId"), etype, role, ts if isinstance(ts, str) else None,
+    ts = get("timestamp")
+    return Node(get("id"), get("parentId"), etype, role, ts if ts.__class__ is str else None,
                 offset, length, line, index, aux, hidden)
 
 
@@ -227,6 +246,11 @@ class Session:
         self.malformed = []  # (line number, reason)
         self.size = 0
         self.ends_with_newline = True
+        self.line = 0  # lines read so far (the parse continues from here)
+        self.index = 0  # JSON values read so far, as pi counts them
+        self.covered = 0  # bytes of complete lines parsed (what an index holds)
+        self.previews = None  # cached previews (stree.index.PreviewCache), or None
+        self._meta = None
         self._data = None
         self._fd = None
 
@@ -315,90 +339,256 @@ def iter_lines(data):
         pos = end + 1
 
 
+def _open(path):
+    try:
+        return os.open(path, os.O_RDONLY)
+    except IsADirectoryError:
+        raise BadFile(f"{path}: is a directory, not a session file",
+                      hint="pass the .jsonl file inside it with -s") from None
+    except FileNotFoundError:
+        raise BadFile(f"{path}: no such file") from None
+    except PermissionError:
+        raise BadFile(f"{path}: permission denied") from None
+    except OSError as e:
+        raise BadFile(f"{path}: cannot read: {e.strerror}") from None
+
+
 def parse(path, data=None):
-    """Parse a session file into a Session. Raises BadFile when it is not one."""
-    if data is None:
+    """Parse a session file into a Session. Raises BadFile when it is not one.
+
+    Lines are read in blocks (memory stays near the size of the structure, not
+    of the file) and, for big files on a multi-core machine, in two processes.
+    """
+    s = Session(path)
+    if data is not None:
+        s._data = data
+        s.size = len(data)
+        scan(s, data, 0, len(data))
+    else:
+        fd = _open(path)
+        s._fd = fd
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except IsADirectoryError:
-            raise BadFile(f"{path}: is a directory, not a session file",
-                          hint="pass the .jsonl file inside it with -s")
-        except FileNotFoundError:
-            raise BadFile(f"{path}: no such file") from None
-        except PermissionError:
-            raise BadFile(f"{path}: permission denied") from None
+            size = os.fstat(fd).st_size
         except OSError as e:
             raise BadFile(f"{path}: cannot read: {e.strerror}") from None
-    s = Session(path)
-    s._data = data
-    s.size = len(data)
-    s.ends_with_newline = data.endswith(b"\n") or not data
-    index = 0
-    nodes = s.nodes
-    # pi reads content.trim().split("\n"): JavaScript whitespace (a BOM too) goes
-    # from the start and end of the file, then each line is JSON.parse'd as it is
-    start = _js_lstrip(data)
-    end = _js_rstrip(data)
-    for line, offset, raw in iter_lines(data):
-        if offset >= end or offset + len(raw) <= start:
-            continue
-        if offset < start:
-            raw = raw[start - offset:]
-            offset = start
-        if offset + len(raw) > end:
-            raw = raw[:end - offset]
-        if not raw.strip():
-            continue
-        try:
-            obj = decode_line(raw)
-        except ValueError as e:
-            if not raw.decode("utf-8", errors="replace").strip(JS_WHITESPACE):
-                continue  # only Unicode spaces: pi's line.trim() skips it too
-            reason = "torn last line" if offset + len(raw) == end and not data.endswith(b"\n") \
-                else f"invalid JSON ({str(e).split(':')[0]})"
-            s.malformed.append((line, reason))
-            continue
-        if not isinstance(obj, dict):
-            s.malformed.append((line, "not a JSON object"))
-            index += 1  # pi keeps any JSON value in its list, so v1 indexes count it
-            continue
-        if s.header is None:
-            if obj.get("type") == "title" and index == 0 and s.title is None:
-                s.title = obj  # oh-my-pi's title slot: the header follows
-                index += 1
-                continue
-            if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
-                raise BadFile(f"{path}: line {line} is not a session header; this is not a pi session file",
-                              hint="a session file starts with {\"type\":\"session\",...}")
-            s.header = obj
-            s.header_line = line
-            version = obj.get("version")
-            s.version = version if isinstance(version, int) else 1
-            index += 1
-            continue
-        if obj.get("type") == "session":
-            s.malformed.append((line, "second session header"))
-            index += 1
-            continue
-        node = node_from_object(obj, offset, len(raw), line, index)
-        index += 1
-        if node is None:
-            s.malformed.append((line, "entry without a type"))
-            continue
-        if s.version >= 2 and not isinstance(node.id, str):
-            s.malformed.append((line, "entry without an id"))
-            continue
-        if s.version >= 2 and not (node.parent is None or isinstance(node.parent, str)):
-            node.parent = None
-        nodes.append(node)
+        if os.path.isdir(path):
+            raise BadFile(f"{path}: is a directory, not a session file",
+                          hint="pass the .jsonl file inside it with -s")
+        s.size = size
+        scan_file(s, fd, 0, size)
+    finish(s)
+    return s
+
+
+def finish(s):
+    """Checks and migrations once every line is read."""
     if s.header is None:
+        path = s.path
         if s.malformed:
             raise BadFile(f"{path}: no valid session header (line {s.malformed[0][0]}: {s.malformed[0][1]})")
         raise BadFile(f"{path}: empty file, no session header")
     if s.version < 2:
         _migrate_v1_structure(s)
-    return s
+
+
+# -- line scanning ----------------------------------------------------------------
+
+BLOCK = 4 << 20  # bytes read at a time
+PARALLEL_MIN = 16 << 20  # files at least this big are parsed by two processes
+STATS = {"parsed": 0}  # lines handed to the JSON decoder in this process (STREE_DEBUG_STATS)
+_scan_once = json.scanner.make_scanner(_decoder)
+_SPACE = b" \t\n\r\x0b\x0c"
+
+
+def scan_file(s, fd, start, end, parallel=True):
+    """Parse the lines of bytes [start, end) of an open file into `s`, continuing its state."""
+    if parallel and s.header is not None and end - start >= _parallel_min() and (os.cpu_count() or 1) > 1 \
+            and hasattr(os, "fork"):
+        mid = _line_start_after(fd, start + (end - start) // 2, end)
+        if start < mid < end and _scan_parallel(s, fd, start, mid, end):
+            return
+    pos = start
+    carry = b""
+    while pos < end:
+        block = os.pread(fd, min(BLOCK, end - pos), pos)
+        if not block:
+            break  # the file shrank under us: parse what we have
+        pos += len(block)
+        data = carry + block if carry else block
+        cut = data.rfind(b"\n") + 1 if pos < end else len(data)
+        scan(s, data[:cut] if cut < len(data) else data, pos - len(data), end, s.line)
+        carry = data[cut:]
+
+
+def _parallel_min():
+    value = os.environ.get("STREE_PARALLEL_MIN")
+    return int(value) if value and value.isdigit() else PARALLEL_MIN
+
+
+def _line_start_after(fd, pos, end):
+    while pos < end:
+        chunk = os.pread(fd, min(65536, end - pos), pos)
+        if not chunk:
+            return end
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return pos + nl + 1
+        pos += len(chunk)
+    return end
+
+
+def _scan_parallel(s, fd, start, mid, end):
+    """Parse [mid, end) in a forked child while this process parses [start, mid)."""
+    import marshal
+
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: parse, send the structure back, never return
+        code = 1
+        try:
+            os.close(rfd)
+            part = Session(s.path)
+            part.header, part.version = s.header, s.version
+            STATS["parsed"] = 0
+            scan_file(part, fd, mid, end, parallel=False)
+            rows = [(n.id, n.parent, n.type, n.role, n.ts, n.offset, n.length, n.line, n.index, n.aux, n.hidden)
+                    for n in part.nodes]
+            payload = marshal.dumps((rows, part.malformed, part.line, part.index, part.ends_with_newline,
+                                     STATS["parsed"]), 4)
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(wfd, view):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    try:
+        scan_file(s, fd, start, mid, parallel=False)
+        chunks = []
+        while True:
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(rfd)
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        scan_file(s, fd, mid, end, parallel=False)  # the child failed: do its half here
+        return True
+    rows, malformed, lines, count, ends_nl, parsed = marshal.loads(b"".join(chunks))
+    base_line, base_index = s.line, s.index
+    s.nodes.extend([Node(i, p, t, r, ts, off, ln, line + base_line, idx + base_index, aux, h)
+                    for i, p, t, r, ts, off, ln, line, idx, aux, h in rows])
+    s.malformed.extend((line + base_line, reason) for line, reason in malformed)
+    s.line += lines
+    s.index += count
+    s.ends_with_newline = ends_nl
+    STATS["parsed"] += parsed
+    return True
+
+
+def scan(s, data, base, size, line=None):
+    """Parse the lines of `data` (file bytes from offset `base`; the file is `size`
+    bytes long) into `s`, continuing its line and object counters."""
+    line = s.line if line is None else line
+    index = s.index
+    nodes = s.nodes
+    malformed = s.malformed
+    scan_once = _scan_once
+    v2 = s.version >= 2
+    parsed = 0
+    pos = 0
+    end_all = len(data)
+    if end_all:
+        s.ends_with_newline = data.endswith(b"\n")
+    # pi reads content.trim().split("\n") and JSON.parse's each line as it is: JavaScript
+    # whitespace (a BOM too) goes from the start and the end of the file only
+    trim_start = _js_lstrip(data) if base == 0 else 0
+    trim_end = _js_rstrip(data) if base + end_all == size else end_all
+    while pos < end_all:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = end_all
+        line += 1
+        start = pos
+        pos = end + 1
+        if start < trim_start or end > trim_end:  # the file's first or last line
+            start = max(start, trim_start)
+            end = max(min(end, trim_end), start)
+        raw = data[start:end]
+        offset = base + start
+        length = end - start
+        if not raw or raw[0] in _SPACE or raw[-1] in _SPACE:
+            if not raw.strip():
+                continue
+        parsed += 1
+        obj = None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            try:
+                obj, stop = scan_once(text, 0)
+                if stop != len(text):
+                    obj = None
+            except (StopIteration, ValueError, RecursionError):
+                obj = None
+        if obj is None:  # the slow path decides, with pi's error
+            try:
+                obj = decode_line(raw)
+            except ValueError as e:
+                if not raw.decode("utf-8", errors="replace").strip(JS_WHITESPACE):
+                    continue  # only Unicode spaces: pi's line.trim() skips the line too
+                reason = "torn last line" if end == trim_end and base + end_all == size \
+                    and not data.endswith(b"\n") else f"invalid JSON ({str(e).split(':')[0]})"
+                malformed.append((line, reason))
+                continue
+        if obj.__class__ is not dict:
+            malformed.append((line, "not a JSON object"))
+            index += 1  # pi keeps any JSON value in its list, so v1 indexes count it
+            continue
+        etype = obj.get("type")
+        if s.header is None:
+            s.line, s.index = line, index
+            index = _header(s, obj, line, index)
+            v2 = s.version >= 2
+            continue
+        if etype == "session":
+            malformed.append((line, "second session header"))
+            index += 1
+            continue
+        node = node_from_object(obj, offset, length, line, index)
+        index += 1
+        if node is None:
+            malformed.append((line, "entry without a type"))
+            continue
+        if v2:
+            if node.id.__class__ is not str:
+                malformed.append((line, "entry without an id"))
+                continue
+            if not (node.parent is None or node.parent.__class__ is str):
+                node.parent = None
+        nodes.append(node)
+    s.line = line
+    s.index = index
+    STATS["parsed"] += parsed
+
+
+def _header(s, obj, line, index):
+    """The title slot or header line; returns the object counter after it."""
+    if obj.get("type") == "title" and index == 0 and s.title is None:
+        s.title = obj  # oh-my-pi's title slot: the header follows
+        return index + 1
+    if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
+        raise BadFile(f"{s.path}: line {line} is not a session header; this is not a pi session file",
+                      hint="a session file starts with {\"type\":\"session\",...}")
+    s.header = obj
+    s.header_line = line
+    version = obj.get("version")
+    s.version = version if isinstance(version, int) else 1
+    return index + 1
 
 
 def _migrate_v1_structure(s):

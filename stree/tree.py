@@ -31,17 +31,16 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 class Tree:
     """The entries of one session as a tree, as pi's SessionManager sees them."""
 
-    def __init__(self, nodes, load=None):
+    def __init__(self, nodes, load=None, previews=None):
         self.nodes = nodes  # file order
         self.load = load  # node -> entry dict (content), migrated
-        by_id = {}
-        for node in nodes:
-            by_id[node.id] = node  # pi's byId: a later duplicate wins
-        self.by_id = by_id
+        self.previews = previews  # cached preview segments (stree.index.PreviewCache) or None
+        self.by_id = {node.id: node for node in nodes}  # pi's byId: a later duplicate wins
         self.leaf = nodes[-1].id if nodes else None
         self._children = None
         self._roots = None
         self._labels = None
+        self._paths = {}  # id -> path, as commands often ask twice
 
     # -- structure -----------------------------------------------------
 
@@ -58,14 +57,16 @@ class Tree:
         children = {}
         roots = []
         by_id = self.by_id
+        get = children.get
         for node in self.nodes:
-            if by_id.get(node.id) is not node:
+            nid = node.id
+            if by_id[nid] is not node:
                 continue  # an earlier duplicate: pi's tree holds only the last
             p = node.parent
-            if p is None or p == node.id or p not in by_id:
+            if p is None or p == nid or p not in by_id:
                 roots.append(node)
             else:
-                lst = children.get(p)
+                lst = get(p)
                 if lst is None:
                     children[p] = [node]
                 else:
@@ -89,18 +90,28 @@ class Tree:
 
     def path(self, id):
         """Entries from the root to `id`, oldest first. Raises CycleError on a loop."""
+        cached = self._paths.get(id)
+        if cached is not None:
+            return list(cached)
         out = []
-        node = self.by_id.get(id) if id is not None else None
+        by_id = self.by_id
+        node = by_id.get(id) if id is not None else None
         seen = set()
+        add = seen.add
+        append = out.append
         while node is not None:
-            if node.id in seen:
-                loop = [n.id for n in out[[n.id for n in out].index(node.id):]]
-                raise CycleError(loop + [node.id])
-            seen.add(node.id)
-            out.append(node)
-            node = self.parent_of(node)
+            nid = node.id
+            if nid in seen:
+                loop = [n.id for n in out[[n.id for n in out].index(nid):]]
+                raise CycleError(loop + [nid])
+            add(nid)
+            append(node)
+            p = node.parent
+            node = None if p is None or p == nid else by_id.get(p)
         out.reverse()
-        return out
+        if len(self._paths) < 8:
+            self._paths[id] = out
+        return list(out)
 
     def path_ids(self, id):
         return [n.id for n in self.path(id)]

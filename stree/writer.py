@@ -203,6 +203,20 @@ def _lock(fd, path):
             raise StreeError(f"{path}: cannot lock the file ({e.strerror}); nothing written", code=CONFLICT)
 
 
+def _read_locked(path, fd):
+    """The session as it is under our lock: through the index (only appended lines
+    are parsed) unless STREE_NO_CACHE, else a full read of the locked file."""
+    from . import index
+    from .session import parse
+
+    if index.enabled():
+        session = index.load(path)[0]
+        if not session.needs_migration:  # a migration rewrites every byte: it reads them all
+            return session
+        session.close()
+    return parse(path, _read_all(fd))
+
+
 def _read_all(fd):
     size = os.fstat(fd).st_size
     chunks = []
@@ -257,8 +271,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                     current = None
                 if current is None or (current.st_ino, current.st_dev) != (st.st_ino, st.st_dev):
                     continue  # renamed over (migrated) while we waited: lock the new file
-            data = _read_all(fd)
-            session = parse(path, data)
+            session = _read_locked(path, fd)
             if session.needs_migration and not dry_run:
                 old = session.version
                 rewrite(path, as_v3(session), keep_mode_of=st)
@@ -271,7 +284,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
             if not entries or dry_run:
                 return entries or []
             payload = b"".join(line_of(e) for e in entries)
-            if data and not data.endswith(b"\n"):
+            if session.size and not session.ends_with_newline:
                 payload = b"\n" + payload  # never glue onto a torn last line
             try:
                 _write_all(fd, payload)

@@ -1,0 +1,72 @@
+import os
+
+import click
+
+from ..cli import output_options
+from ..fields import describe
+
+CACHE_FIELDS = {
+    "path": "the index file",
+    "session": "the session file it indexes",
+    "bytes": "size of the index file",
+    "stale": "true when it no longer matches its session file",
+}
+
+
+@click.command("cache", epilog=f"""\b
+Examples:
+  stree cache                        list the indexes and the sessions they belong to
+  stree cache gc                     remove indexes of deleted or rewritten sessions
+  stree cache clear                  remove every index (they are rebuilt on demand)
+  stree --no-cache log -n 5          one command without reading or writing the index
+
+\b
+Fields for --json / --format:
+{describe(CACHE_FIELDS)}""")
+@click.argument("action", required=False, default="list", type=click.Choice(["list", "gc", "clear"]))
+@output_options(CACHE_FIELDS)
+@click.pass_obj
+def command(env, action, json_mode, fmt, nul):
+    """Show or clean the index cache (list, gc, clear).
+
+    stree keeps an index of each session file it reads (entry structure and
+    previews) in its cache directory, so the next command parses only what was
+    appended. An index is checked against its file every time and rebuilt when
+    the file changed in any other way; `gc` removes indexes whose session file
+    is gone or was replaced, `clear` removes them all.
+    """
+    from .. import index
+
+    if action == "list":
+        out = env.output(json_mode, fmt, nul, CACHE_FIELDS)
+        for full, meta in index.entries():
+            rec = {"path": full, "session": (meta or {}).get("path"), "bytes": _size(full),
+                   "stale": index.is_stale(full, meta)}
+            human = f"{rec['bytes']:>10}  {'stale' if rec['stale'] else 'ok   '}  {rec['session'] or full}"
+            out.record(rec, human)
+        out.close()
+        return
+    removed = collect(action == "clear")
+    click.echo(f"stree: removed {removed} index file(s) from {index.cache_dir()}", err=True)
+
+
+def collect(everything):
+    """Remove stale index files (all of them with `everything`); returns how many."""
+    from .. import index
+
+    removed = 0
+    for full, meta in index.entries():
+        if everything or index.is_stale(full, meta):
+            try:
+                os.unlink(full)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

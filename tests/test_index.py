@@ -1,0 +1,241 @@
+"""The on-disk index: used, updated by appends, rebuilt on any other change, never trusted blindly.
+
+Every check compares what a user sees with the index against `--no-cache` (a
+plain parse), and counts parsed lines through STREE_DEBUG_STATS.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from builders import SessionBuilder, branchy, dumps
+from corpus import build
+
+VIEWS = (
+    ("log", "--json"),
+    ("log", "--graph", "--filter", "all", "--format", "{id} {row}"),
+    ("log", "--graph", "--json"),
+    ("rev-parse", "@", "root", "@~1"),
+    ("context", "--json"),
+)
+
+
+def stats(result):
+    m = re.search(r"parsed (\d+) lines, index (\w+)", result.err)
+    assert m, result
+    return int(m.group(1)), m.group(2)
+
+
+def run(stree, path, *args, **env):
+    return stree("-s", path, *args, env=dict({"STREE_DEBUG_STATS": "1"}, **env))
+
+
+def views(stree, path, *extra, **env):
+    out = []
+    for view in VIEWS:
+        r = stree(*extra, "-s", path, *view, env=env)
+        out.append((r.code, r.out, re.sub(r"stree: (stats|debug): .*\n", "", r.err)))
+    return out
+
+
+def index_files(home):
+    d = home / ".cache" / "stree" / "index"
+    return sorted(d.glob("*.idx")) if d.exists() else []
+
+
+def appended(b, text):
+    """A new user entry line, as pi appends it."""
+    b.user(text)
+    return dumps(b.entries[-1]) + "\n"
+
+
+def test_index_is_built_then_used_then_updated_by_one_line(stree, tmp_path, isolated_home):
+    b = branchy()
+    path = b.write(tmp_path / "s.jsonl")
+    first = run(stree, path, "log", "-n", "2")
+    assert first.code == 0 and stats(first) == (len(b.entries) + 1, "built")
+    assert len(index_files(isolated_home)) == 1
+    again = run(stree, path, "log", "-n", "2")
+    assert stats(again) == (0, "fresh") and again.out == first.out
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(appended(b, "one more question"))
+    after = run(stree, path, "log", "-n", "2")
+    assert stats(after) == (1, "updated")
+    assert "user: one more question" in after.out.splitlines()[0]
+    assert views(stree, path) == views(stree, path, "--no-cache")
+
+
+def test_appends_by_another_process_are_picked_up(stree, tmp_path):
+    b = branchy()
+    path = b.write(tmp_path / "s.jsonl")
+    run(stree, path, "log")
+    lines = appended(b, "from a writer process") + appended(b, "and another")
+    writer = "import sys; f = open(sys.argv[1], 'a'); f.write(sys.argv[2]); f.close()"
+    subprocess.run([sys.executable, "-c", writer, str(path), lines], check=True)
+    r = run(stree, path, "log", "-n", "1", "--format", "{id} {preview}")
+    assert stats(r) == (2, "updated")
+    assert r.out == f"{b.leaf} user: and another\n"
+    assert views(stree, path) == views(stree, path, "--no-cache")
+
+
+def test_torn_last_line_is_never_indexed(stree, tmp_path):
+    b = branchy()
+    path = b.write(tmp_path / "s.jsonl")
+    line = appended(b, "written in two parts")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line[:25])
+    r = run(stree, path, "log", "-n", "1")
+    assert "torn last line" not in r.out and "skipped 1 malformed line" in r.err
+    assert stats(r)[1] == "built"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line[25:])
+    r = run(stree, path, "log", "-n", "1")
+    assert stats(r) == (1, "updated") and "user: written in two parts" in r.out and "malformed" not in r.err
+    assert views(stree, path) == views(stree, path, "--no-cache")
+
+
+@pytest.mark.parametrize("change", ["truncate", "edit-same-size", "edit-and-append", "replace-by-rename"])
+def test_any_other_change_rebuilds(stree, tmp_path, change):
+    b = branchy()
+    path = b.write(tmp_path / "s.jsonl")
+    run(stree, path, "log")
+    text = path.read_text(encoding="utf-8")
+    time.sleep(0.01)  # a distinct mtime even on coarse clocks
+    if change == "truncate":
+        path.write_text("\n".join(text.splitlines()[:-3]) + "\n", encoding="utf-8")
+    elif change == "edit-same-size":
+        path.write_text(text.replace("Fix the CSV quoting bug", "Fix the TSV quoting bug"), encoding="utf-8")
+    elif change == "edit-and-append":  # an earlier line changes at the start of the file, then lines are added
+        edited = text.replace("Fix the CSV quoting bug", "Mend the CSV quoting bugs!")
+        path.write_text(edited + appended(b, "appended too"), encoding="utf-8")
+    else:  # as `stree migrate` or an editor does: a new file renamed over the old one
+        new = tmp_path / "new.jsonl"
+        new.write_text(text.replace("Fix the CSV quoting bug", "Fix the CSV quoting BUG"), encoding="utf-8")
+        os.replace(new, path)
+    r = run(stree, path, "log", "--graph", "--filter", "all")
+    assert stats(r)[1] == "built"
+    assert r.out == stree("--no-cache", "-s", path, "log", "--graph", "--filter", "all").out
+    if change != "truncate":
+        assert "quoting bug in parser.py" not in r.out or "TSV" in r.out or "Mend" in r.out or "BUG" in r.out
+
+
+def test_corrupt_index_is_a_miss_not_an_error(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    run(stree, path, "log", "--graph")  # builds the index and caches previews
+    expected = views(stree, path, "--no-cache")
+    (index,) = index_files(isolated_home)
+    data = bytearray(index.read_bytes())
+    for damage in ("flip", "truncate", "garbage", "empty"):
+        if damage == "flip":
+            bad = bytearray(data)
+            bad[len(bad) // 2] ^= 0xFF
+        elif damage == "truncate":
+            bad = data[:len(data) // 3]
+        elif damage == "garbage":
+            bad = b"not an index at all" * 10
+        else:
+            bad = b""
+        index.write_bytes(bytes(bad))
+        r = run(stree, path, "log", "-n", "3")
+        assert r.code == 0 and stats(r)[1] == "built", (damage, r)
+        index.write_bytes(bytes(bad))
+        assert views(stree, path) == expected, damage
+
+
+def test_two_processes_updating_the_same_index(stree, tmp_path, isolated_home):
+    b = SessionBuilder()
+    for i in range(300):
+        b.user(f"question {i}")
+        b.assistant(f"answer {i}", tools=[("read", {"path": f"src/f{i}.py"})])
+    path = b.write(tmp_path / "s.jsonl")
+    run(stree, path, "log", "-n", "1")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(appended(b, "racing"))
+    env = dict(os.environ, STREE_DEBUG_STATS="1")
+    cmd = [sys.executable, "-m", "stree", "-s", str(path), "log", "--graph", "--format", "{id} {row}"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(6)]
+    results = [p.communicate(timeout=120) for p in procs]
+    expected = stree("--no-cache", "-s", path, "log", "--graph", "--format", "{id} {row}").out.encode()
+    assert all(p.returncode == 0 for p in procs)
+    assert all(out == expected for out, _ in results)
+    assert len(index_files(isolated_home)) == 1
+    assert not list((isolated_home / ".cache" / "stree" / "index").glob("*.tmp"))
+    r = run(stree, path, "log", "--graph", "--format", "{id} {row}")
+    assert stats(r) == (0, "fresh") and r.out.encode() == expected
+
+
+def test_results_identical_with_and_without_index_over_the_corpus(stree, tmp_path, isolated_home):
+    files = build(tmp_path / "corpus", isolated_home)
+    omp = tmp_path / "corpus" / "omp.jsonl"
+    title = dumps({"type": "title", "v": 1, "title": "omp session", "pad": " " * 180})
+    omp.write_text(title + "\n" + branchy().write(tmp_path / "b.jsonl").read_text(), encoding="utf-8")
+    files["omp"] = omp
+    for name, path in files.items():
+        plain = views(stree, path, "--no-cache")
+        assert views(stree, path) == plain, name  # builds the index (and caches previews)
+        assert views(stree, path) == plain, name  # reads it
+        assert views(stree, path, STREE_PARALLEL_MIN="1") == plain, name  # a no-cache parse in two processes
+        assert views(stree, path, "--no-cache", STREE_PARALLEL_MIN="1") == plain, name
+
+
+def test_parse_in_two_processes_matches(tmp_path):
+    from stree import session
+
+    b = SessionBuilder()
+    for i in range(400):
+        b.user(f"question {i} — ünïcödé")
+        b.assistant(f"answer {i}", tools=[("bash", {"command": f"echo {i}"})])
+    lines = b.lines()
+    lines.insert(200, "{broken")
+    lines.insert(300, "")
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def shape(s):
+        return ([(n.id, n.parent, n.type, n.role, n.ts, n.offset, n.length, n.line, n.index, n.aux, n.hidden)
+                 for n in s.nodes], s.malformed, s.line, s.index)
+
+    serial = session.parse(str(path))
+    os.environ["STREE_PARALLEL_MIN"] = "1"
+    try:
+        parallel = session.parse(str(path))
+    finally:
+        del os.environ["STREE_PARALLEL_MIN"]
+    in_memory = session.parse(str(path), path.read_bytes())
+    assert shape(serial) == shape(parallel) == shape(in_memory)
+    assert serial.malformed == [(201, "invalid JSON (Expecting property name enclosed in double quotes)")]
+
+
+def test_no_cache_flag_and_env_leave_no_index(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    assert stats(stree("--no-cache", "-s", path, "log", env={"STREE_DEBUG_STATS": "1"}))[1] == "off"
+    r = run(stree, path, "log", STREE_NO_CACHE="1")
+    assert stats(r)[1] == "off"
+    assert index_files(isolated_home) == []
+
+
+def test_gc_removes_stale_indexes_and_cache_clear_all(stree, tmp_path, isolated_home):
+    keep = branchy().write(tmp_path / "keep.jsonl")
+    gone = branchy().write(tmp_path / "gone.jsonl")
+    replaced = branchy().write(tmp_path / "replaced.jsonl")
+    for p in (keep, gone, replaced):
+        run(stree, p, "log")
+    assert len(index_files(isolated_home)) == 3
+    gone.unlink()
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(replaced.read_bytes())
+    os.replace(copy, replaced)
+    listing = [json.loads(x) for x in stree("cache", "--json").out.splitlines()]
+    assert {(x["session"], x["stale"]) for x in listing} == {(str(keep), False), (str(gone), True),
+                                                            (str(replaced), True)}
+    r = stree("gc")
+    assert r.code == 0 and "removed 2 index file(s)" in r.err
+    assert len(index_files(isolated_home)) == 1
+    assert stats(run(stree, keep, "log"))[1] == "fresh"
+    r = stree("cache", "clear")
+    assert r.code == 0 and "removed 1 index file(s)" in r.err and index_files(isolated_home) == []
