@@ -75,7 +75,7 @@ def message_text(msg):
     if isinstance(content, str):
         return content
     parts = []
-    for b in content or []:
+    for b in content if isinstance(content, list) else []:
         if not isinstance(b, dict):
             continue
         if b.get("type") == "text":
