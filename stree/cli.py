@@ -7,7 +7,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
+from .errors import BAD_FILE, EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
 
 # name -> (module, one-line summary). Modules are imported only when their command runs.
 COMMANDS = {
@@ -242,6 +242,12 @@ def run():
         except OSError:
             pass
         sys.exit(0)
+    except RecursionError:
+        # JSON nested thousands deep reads fine (as in pi) but cannot be printed whole
+        click.echo("stree: error: an entry is nested too deeply (thousands of levels of JSON) to print",
+                   err=True)
+        click.echo("hint: --format with plain fields, or 'stree log', still work on this session", err=True)
+        sys.exit(BAD_FILE)
     except Exception as e:  # a bug in stree: one line, the traceback only with --debug
         if debug:
             raise

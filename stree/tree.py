@@ -7,6 +7,7 @@ Node structure; entry content is fetched through `load` only where needed.
 from datetime import datetime, timezone
 
 from .errors import CycleError
+from .session import JS_WHITESPACE
 
 
 def ts_millis(ts):
@@ -226,7 +227,7 @@ class Tree:
         """The session display name: the latest session_info entry (empty clears)."""
         for node in reversed(self.nodes):
             if node.type == "session_info":
-                return (node.aux or "").strip() or None
+                return (node.aux or "").strip(JS_WHITESPACE) or None  # pi: name?.trim()
         return None
 
     # -- context -------------------------------------------------------

@@ -95,7 +95,9 @@ class NewEntries:
                           fromHook=bool(from_hook))
 
     def session_info(self, name, parent):
-        return self.entry("session_info", parent, name=name.strip())
+        from .session import JS_WHITESPACE
+
+        return self.entry("session_info", parent, name=name.strip(JS_WHITESPACE))  # pi: name.trim()
 
 
 class _Undefined:

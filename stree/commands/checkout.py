@@ -119,7 +119,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         if not no_hooks:
             _after(plan, path, leaf, summary_entry, hook_summary is not None, written)
         moved = plan.new_leaf or "(empty leaf)"
-        click.echo(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})"
+        click.echo(inert(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})", oneline=True)
                    + (f", summary {summary_entry['id']} stored" if summary_entry else ""), err=True)
     _print_text(plan.editor_text)
 
