@@ -11,13 +11,17 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test install install-man install-completions man completions shell-tools clean bench
+.PHONY: run test soak install install-man install-completions man completions shell-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
 test: $(VENV)/.installed-test $(PI) shell-tools
 	$(BIN)/python -m pytest -q
+
+# the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
+soak: $(VENV)/.installed-test $(PI)
+	$(BIN)/python -m pytest -q -s -m soak
 
 shell-tools:
 	@command -v zsh >/dev/null || $(APT_GET) install -y -q zsh \

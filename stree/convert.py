@@ -31,6 +31,8 @@ def convert_to_llm(messages):
     """pi's convertToLlm: custom roles become user messages; unknown roles are dropped."""
     out = []
     for m in messages:
+        if not isinstance(m, dict):
+            continue  # a `message` that is not an object: m.role is undefined, pi drops it
         role = m.get("role")
         if role == "bashExecution":
             if m.get("excludeFromContext"):
@@ -54,11 +56,18 @@ def convert_to_llm(messages):
 def _blocks(content):
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict)]
+
+
+def _text(block):
+    text = block.get("text", "")
+    return text if isinstance(text, str) else ""  # a broken block carries no text
 
 
 def _text_of(blocks):
-    return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    return "".join(_text(b) for b in blocks if b.get("type") == "text")
 
 
 def to_openai(context):
@@ -71,7 +80,7 @@ def to_openai(context):
             parts = []
             for b in blocks:
                 if b.get("type") == "text":
-                    parts.append({"type": "text", "text": b.get("text", "")})
+                    parts.append({"type": "text", "text": _text(b)})
                 elif b.get("type") == "image":
                     parts.append({"type": "image_url",
                                   "image_url": {"url": f"data:{b.get('mimeType')};base64,{b.get('data')}"}})
@@ -114,7 +123,7 @@ def to_anthropic(context):
             out = []
             for b in blocks:
                 if b.get("type") == "text":
-                    out.append({"type": "text", "text": b.get("text", "")})
+                    out.append({"type": "text", "text": _text(b)})
                 elif b.get("type") == "image":
                     out.append({"type": "image", "source": {"type": "base64", "media_type": b.get("mimeType"),
                                                             "data": b.get("data")}})

@@ -13,9 +13,11 @@ import sys
 from .errors import UsageError
 
 # Characters that could act on a terminal: C0 controls (but \n and \t), DEL, C1
-# controls, and bidi overrides that reorder what follows them.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_UNSAFE_ONELINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# controls, bidi overrides that reorder what follows them, and lone surrogates
+# (from \ud800 escapes in JSON) that no terminal encoding can carry.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                     "\ud800-\udfff]")
+_UNSAFE_ONELINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape_char(m):
@@ -31,13 +33,41 @@ def inert(text, oneline=False):
     return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
 
 
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_OWN_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+
+
+def human_safe(text):
+    """The last guard of human output: only stree's own colour sequences reach the terminal,
+    whatever a command forgot to pass through inert() (entry ids, for one)."""
+    if "\x1b" not in text:
+        return inert(text)
+    parts = _OWN_SGR.split(text)
+    return "".join(part if i % 2 else inert(part) for i, part in enumerate(parts))
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
 
 def to_json(obj):
-    """Compact JSON like pi's JSON.stringify, with terminal-active characters \\u-escaped."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON like pi's JSON.stringify, with terminal-active characters \\u-escaped.
+
+    Lone surrogates come out as \\udXXX escapes and non-finite numbers (1e400 reads
+    as inf) as null, as JSON.stringify writes them: the output is always valid JSON."""
+    try:
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), separators=(",", ":"), ensure_ascii=False)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def _finite(obj):
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 STYLES = {
@@ -60,8 +90,9 @@ def use_color(choice):
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def compile_format(fmt, fields):
-    """Check a --format string against the documented fields; return a renderer."""
+def compile_format(fmt, fields, exact=False):
+    """Check a --format string against the documented fields; return a renderer.
+    Values are made inert and one-line, or printed `exact`ly (-z into a pipe)."""
     for name in _FIELD.findall(fmt):
         if name not in fields:
             raise UsageError(f"--format: unknown field {{{name}}}; fields are: " + ", ".join(fields))
@@ -76,7 +107,7 @@ def compile_format(fmt, fields):
                 return "true" if v else "false"
             if isinstance(v, (dict, list)):
                 return to_json(v)
-            return inert(str(v), oneline=True)
+            return str(v) if exact else inert(str(v), oneline=True)
         return _FIELD.sub(sub, fmt)
     return render
 
@@ -87,12 +118,13 @@ class Output:
     def __init__(self, json_mode=False, fmt=None, nul=False, color="auto", pager=True, fields=None):
         self.json = json_mode
         self.nul = nul
-        self.format = compile_format(fmt, fields or {}) if fmt is not None else None
+        self.tty = sys.stdout.isatty()
+        # -z records into a pipe carry values exactly (paths with newlines survive xargs -0)
+        self.format = compile_format(fmt, fields or {}, exact=nul and not self.tty) if fmt is not None else None
         if json_mode and fmt is not None:
             raise UsageError("--json and --format cannot be combined")
         self.color = use_color(color) and not json_mode and fmt is None
         self.pager = pager
-        self.tty = sys.stdout.isatty()
         self._lines = []
 
     @property
@@ -124,6 +156,8 @@ class Output:
         return "".join(self.style(style, inert(text, oneline=True)) for style, text in segs)
 
     def _emit(self, text):
+        if not self.machine:
+            text = human_safe(text)
         if self.pager and self.tty and not self.machine:
             self._lines.append(text)
         else:
@@ -174,7 +208,8 @@ def _write(text):
     try:
         sys.stdout.write(text)
     except UnicodeEncodeError:
-        sys.stdout.buffer.write(text.encode("utf-8", errors="replace"))
+        sys.stdout.flush()  # keep the order of what was written before
+        sys.stdout.buffer.write(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))
 
 
 def page(text):

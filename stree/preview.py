@@ -8,9 +8,8 @@ import json
 import math
 import os
 
-# JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
-JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
-                "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+from .session import JS_WHITESPACE
+
 
 
 def js_trim(s):
@@ -248,7 +247,7 @@ def searchable_text(entry, label=None):
     elif etype == "custom":
         parts.extend(["custom", js_string(entry.get("customType"))])
     elif etype == "label":
-        parts.extend(["label", entry.get("label") or ""])
+        parts.extend(["label", js_string(entry.get("label") or "")])  # a label may be any JSON value
     return " ".join(parts)
 
 

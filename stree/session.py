@@ -8,17 +8,27 @@ import hashlib
 import json
 import json.scanner
 import os
+import re
 
 from .errors import BadFile
 
 CURRENT_VERSION = 3
+
+# JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
+                "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN/Infinity, so do we
 
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+def _parse_int(text):
+    # JSON.parse reads every number as a double; Python refuses ints over 4300 digits
+    return int(text) if len(text) < 4000 else float(text)
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
 def decode_line(raw):
@@ -27,7 +37,97 @@ def decode_line(raw):
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text = raw.decode("utf-8", errors="replace")
-    return _decoder.decode(text)
+    try:
+        return _decoder.decode(text)
+    except RecursionError:
+        return decode_deep(text)  # JSON.parse has no depth limit; neither may we
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def decode_deep(text):
+    """A JSON decoder without recursion, for lines nested deeper than Python's stack allows."""
+    stack = []  # open containers: [container, pending key or None]
+    pos = _WS.match(text, 0).end()
+    value_done = False
+    result = None
+    while True:
+        if value_done:
+            pos = _WS.match(text, pos).end()
+            if not stack:
+                if pos != len(text):
+                    raise ValueError(f"Extra data: line 1 column {pos + 1}")
+                return result
+            frame = stack[-1]
+            c = text[pos:pos + 1]
+            if c == ",":
+                pos = _WS.match(text, pos + 1).end()
+                if isinstance(frame[0], dict):
+                    pos = _read_key(text, pos, frame)
+                value_done = False
+                continue
+            closer = "}" if isinstance(frame[0], dict) else "]"
+            if c != closer:
+                raise ValueError(f"Expecting ',' delimiter: line 1 column {pos + 1}")
+            stack.pop()
+            result = frame[0]
+            pos += 1
+            if stack:
+                _attach(stack[-1], result)
+            continue
+        c = text[pos:pos + 1]
+        if c in ("{", "["):
+            frame = [{} if c == "{" else [], None]
+            pos = _WS.match(text, pos + 1).end()
+            if text[pos:pos + 1] == ("}" if c == "{" else "]"):
+                pos += 1
+                result = frame[0]
+                if stack:
+                    _attach(stack[-1], result)
+                value_done = True
+                continue
+            stack.append(frame)
+            if c == "{":
+                pos = _read_key(text, pos, frame)
+            continue
+        if c == '"':
+            value, pos = json.decoder.scanstring(text, pos + 1)
+        elif text.startswith("true", pos):
+            value, pos = True, pos + 4
+        elif text.startswith("false", pos):
+            value, pos = False, pos + 5
+        elif text.startswith("null", pos):
+            value, pos = None, pos + 4
+        else:
+            m = _NUMBER.match(text, pos)
+            if not m:
+                raise ValueError(f"Expecting value: line 1 column {pos + 1}")
+            value = float(m.group(0)) if m.group(1) or m.group(2) else _parse_int(m.group(0))
+            pos = m.end()
+        result = value
+        if stack:
+            _attach(stack[-1], value)
+        value_done = True
+
+
+def _read_key(text, pos, frame):
+    if text[pos:pos + 1] != '"':
+        raise ValueError(f"Expecting property name enclosed in double quotes: line 1 column {pos + 1}")
+    key, pos = json.decoder.scanstring(text, pos + 1)
+    pos = _WS.match(text, pos).end()
+    if text[pos:pos + 1] != ":":
+        raise ValueError(f"Expecting ':' delimiter: line 1 column {pos + 1}")
+    frame[1] = key
+    return _WS.match(text, pos + 1).end()
+
+
+def _attach(frame, value):
+    if isinstance(frame[0], dict):
+        frame[0][frame[1]] = value
+    else:
+        frame[0].append(value)
 
 
 class Node:
@@ -291,11 +391,11 @@ def entry_fields(obj):
                                         calls.append(cid)
                             elif kind == "text" and not text:
                                 value = block.get("text")
-                                text = value.__class__ is str and bool(value.strip())
+                                text = value.__class__ is str and bool(value.strip(JS_WHITESPACE))
                     if calls is not None:
                         aux = tuple(calls)  # the toolCall ids: previews of tool results need them
                 elif content.__class__ is str:
-                    text = bool(content.strip())
+                    text = bool(content.strip(JS_WHITESPACE))
                 if not text:
                     stop = msg.get("stopReason")
                     hidden = not (stop and stop not in _OK_STOPS)
@@ -391,6 +491,35 @@ def migrate_entry(obj, node, version):
         msg = obj.get("message")
         if isinstance(msg, dict) and msg.get("role") == "hookMessage":
             msg["role"] = "custom"
+
+
+_JS_SPACE_BYTES = tuple(c.encode() for c in JS_WHITESPACE)
+
+
+def _js_lstrip(data):
+    """Offset of the first byte that JavaScript's trim() keeps."""
+    pos = 0
+    while pos < len(data):
+        for ws in _JS_SPACE_BYTES:
+            if data.startswith(ws, pos):
+                pos += len(ws)
+                break
+        else:
+            break
+    return pos
+
+
+def _js_rstrip(data):
+    """Offset just past the last byte that JavaScript's trim() keeps."""
+    end = len(data)
+    while end > 0:
+        for ws in _JS_SPACE_BYTES:
+            if data.endswith(ws, 0, end):
+                end -= len(ws)
+                break
+        else:
+            break
+    return end
 
 
 def iter_lines(data):
@@ -501,23 +630,26 @@ def scan(s, data, base, size, line=None):
     if end_all:
         s.ends_with_newline = data.endswith(b"\n")
     find = data.find
+    # pi reads content.trim().split("\n") and JSON.parse's each line as it is: JavaScript
+    # whitespace (a BOM too) goes from the start and the end of the file only
+    trim_start = _js_lstrip(data) if base == 0 else 0
+    trim_end = _js_rstrip(data) if base + end_all == size else end_all
     while pos < end_all:
         end = find(b"\n", pos)
         if end < 0:
             end = end_all
         line += 1
-        raw = data[pos:end]
-        offset = base + pos
-        length = end - pos
+        start = pos
         pos = end + 1
+        if start < trim_start or end > trim_end:  # the file's first or last line
+            start = max(start, trim_start)
+            end = max(min(end, trim_end), start)
+        raw = data[start:end]
+        offset = base + start
+        length = end - start
         if not raw or raw[0] in _SPACE or raw[-1] in _SPACE:
-            stripped = raw.strip()
-            if not stripped:
+            if not raw.strip():
                 continue
-            if line == 1 and stripped.startswith(b"\xef\xbb\xbf"):
-                stripped = stripped[3:]
-                offset += 3
-            raw = stripped
         parsed += 1
         obj = None
         try:
@@ -534,8 +666,10 @@ def scan(s, data, base, size, line=None):
         if obj is None:  # the slow path decides, with pi's error
             try:
                 obj = decode_line(raw)
-            except (ValueError, RecursionError) as e:
-                reason = "torn last line" if end == end_all and base + end_all == size \
+            except ValueError as e:
+                if not raw.decode("utf-8", errors="replace").strip(JS_WHITESPACE):
+                    continue  # only Unicode spaces: pi's line.trim() skips the line too
+                reason = "torn last line" if end == trim_end and base + end_all == size \
                     and not data.endswith(b"\n") else f"invalid JSON ({str(e).split(':')[0]})"
                 malformed.append((line, reason))
                 continue

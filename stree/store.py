@@ -1,6 +1,5 @@
 """Where sessions live (pi's layout), listing them, resolving -s PATH|ID."""
 
-import json
 import mmap
 import os
 import re
@@ -47,14 +46,16 @@ def project_session_dir(cwd, agent=None, session_dir=None):
 
 def read_header(path):
     """The header object of a session file, or None (cheap: reads the first bytes only)."""
+    from .session import decode_line
+
     try:
         with open(path, "rb") as f:
             head = f.read(HEADER_PROBE)
     except OSError:
         return None
-    for raw in head.split(b"\n")[:2]:
+    for raw in head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:2]:  # a BOM, as parse() allows
         try:
-            obj = json.loads(raw.decode("utf-8", errors="replace"))
+            obj = decode_line(raw)
         except ValueError:
             return None
         if not isinstance(obj, dict):
@@ -193,6 +194,7 @@ def session_title(path, scan=256 * 1024):
 
 def _name_or_first_message(data, scan):
     from .preview import full_text, normalize
+    from .session import JS_WHITESPACE, decode_line
 
     end = len(data)
     while True:  # newest session_info first
@@ -202,20 +204,20 @@ def _name_or_first_message(data, scan):
         start = data.rfind(b"\n", 0, at) + 1
         stop = data.find(b"\n", at)
         try:
-            obj = json.loads(data[start:stop if stop >= 0 else len(data)])
+            obj = decode_line(data[start:stop if stop >= 0 else len(data)])
         except ValueError:
             obj = None
         if isinstance(obj, dict) and obj.get("type") == "session_info":
             name = obj.get("name")
-            if isinstance(name, str) and name.strip():
-                return name.strip()
+            if isinstance(name, str) and name.strip(JS_WHITESPACE):
+                return name.strip(JS_WHITESPACE)
             break  # an empty name clears it
         end = start
     for raw in data[:scan].split(b"\n"):
         if b'"user"' not in raw:
             continue
         try:
-            obj = json.loads(raw)
+            obj = decode_line(raw)
         except ValueError:
             continue
         msg = obj.get("message") if isinstance(obj, dict) and obj.get("type") == "message" else None

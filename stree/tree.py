@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from itertools import repeat
 
 from .errors import CycleError
+from .session import JS_WHITESPACE
 
 
 def ts_millis(ts):
@@ -535,7 +536,7 @@ class Tree:
         r = self.shape.name_row
         if r < 0:
             return None
-        return (self._nodes[r].aux or "").strip() or None
+        return (self._nodes[r].aux or "").strip(JS_WHITESPACE) or None  # pi: name?.trim()
 
     # -- context -------------------------------------------------------
 

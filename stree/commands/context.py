@@ -54,6 +54,8 @@ def command(env, revision, as_, json_mode, fmt, nul):
                                     f"{len(context['messages'])} messages"))
     for i, msg in enumerate(context["messages"]):
         text = message_text(msg)
+        if not isinstance(msg, dict):
+            msg = {}  # pi keeps whatever `message` holds; it has no role or timestamp
         rec = {"index": i, "role": msg.get("role"), "text": normalize(text), "timestamp": msg.get("timestamp")}
         human = None
         if not out.machine:
@@ -73,7 +75,7 @@ def message_text(msg):
     if isinstance(content, str):
         return content
     parts = []
-    for b in content or []:
+    for b in content if isinstance(content, list) else []:
         if not isinstance(b, dict):
             continue
         if b.get("type") == "text":
