@@ -117,7 +117,18 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     return rows
 
 
-def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
+def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots, _memo={}):
+    # rows under one parent share their gutters tuple: the drawing is computed once per shape
+    key = (indent, show_connector, is_last, id(gutters), virtual_root_child, multiple_roots)
+    hit = _memo.get(key)
+    if hit is not None and hit[0] is gutters:
+        return hit[1]
+    text = _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
+    _memo[key] = (gutters, text)
+    return text
+
+
+def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
     display_indent = max(0, indent - 1) if multiple_roots else indent
     connector = show_connector and not virtual_root_child
     connector_at = display_indent - 1 if connector else -1

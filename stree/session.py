@@ -135,7 +135,7 @@ class Node:
 
     __slots__ = (
         "id", "parent", "type", "role", "ts", "offset", "length", "line", "index",
-        "aux", "hidden",
+        "aux", "hidden", "_r",  # _r: the row, when a Nodes sequence made it
     )
 
     def __init__(self, id, parent, type, role, ts, offset, length, line, index, aux=None, hidden=False):
@@ -198,6 +198,9 @@ class RowNode:
         return f"Node({self.id!r}, parent={self.parent!r}, type={self.type!r})"
 
 
+VALUE_READS = 256  # single values read from an index column before it is decoded whole
+
+
 class Nodes:
     """The entries of a session in file order, as a read-only sequence of Nodes.
 
@@ -212,6 +215,8 @@ class Nodes:
         self._n = nbase
         self._cols = {}
         self._views = {}
+        self._reads = {}
+        self._whole = None
         self.shape = None  # derived tree structure (stree.tree.Shape), when an index holds it
 
     def col(self, name):
@@ -240,6 +245,9 @@ class Nodes:
         if c is not None:
             return c[row]
         if row < self._nbase:
+            reads = self._reads[name] = self._reads.get(name, 0) + 1
+            if reads > VALUE_READS:  # a command that walks many rows: decode the column once
+                return self.col(name)[row]
             return self._base.value(name, row)
         row -= self._nbase
         for p in self._parts:
@@ -301,6 +309,8 @@ class Nodes:
             if c.__class__ is not list:
                 c = self._cols[name] = list(c)
             c.extend(getattr(part, name))
+        if self._whole is not None:
+            self._whole = [self._cols[name] for name in FIELDS]
         self._parts.append(part)
         self._n += len(part)
 
@@ -317,8 +327,19 @@ class Nodes:
     def _view(self, row):
         node = self._views.get(row)
         if node is None:
-            node = self._views[row] = RowNode(self, row)
+            cols = self._whole
+            if cols is not None:  # every column is decoded: a plain Node reads faster
+                node = Node(*[c[row] for c in cols])
+                node._r = row
+            else:
+                node = RowNode(self, row)
+            self._views[row] = node
         return node
+
+    def materialize(self):
+        """Decode every column: for commands that go through most rows."""
+        if self._whole is None:
+            self._whole = [self.col(name) for name in FIELDS]
 
     def __getitem__(self, i):
         if i.__class__ is slice:

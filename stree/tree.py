@@ -495,6 +495,9 @@ class Tree:
         return [self._nodes[r] for r in self.depth_first_rows(first)]
 
     def depth_first_rows(self, first=None):
+        materialize = getattr(self._nodes, "materialize", None)
+        if materialize is not None:
+            materialize()  # a walk over every entry
         on_path = set(self.path_rows(first)) if first is not None and self._row(first) is not None else set()
         if self._roots is None:
             self._build_children()
