@@ -296,6 +296,45 @@ class _Strings:
         return out
 
 
+class _Fixed:
+    """A column of ASCII values of one length: value i is bytes [i*w, (i+1)*w)."""
+
+    def __init__(self, text, width, nones):
+        self.text = text
+        self.width = width
+        self.nones = nones
+
+    def value(self, i):
+        if self.nones and i in self.nones:
+            return None
+        w = self.width
+        return self.text[i * w:(i + 1) * w].decode("ascii")
+
+    def find(self, value):
+        """The last row holding `value`, or None."""
+        w = self.width
+        if len(value) != w or not value.isascii():
+            return None
+        needle = value.encode("ascii")
+        text = self.text
+        end = len(text)
+        while True:
+            pos = text.rfind(needle, 0, end)
+            if pos < 0:
+                return None
+            if pos % w == 0:
+                return pos // w
+            end = pos + w - 1
+
+    def values(self):
+        w = self.width
+        text = self.text.decode("ascii")
+        out = [text[i:i + w] for i in range(0, len(text), w)]
+        for i in self.nones:
+            out[i] = None
+        return out
+
+
 class _Codes:
     """A column of few distinct values: one byte per row, an index into `vocab`."""
 
@@ -314,9 +353,16 @@ class _Codes:
         return None
 
 
+_VALUE_KINDS = (_Strings, _Codes, _Fixed)
+
+
 def _decode(kind, blobs, where):
     if kind == "v":
         return _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
+    if kind == "f":
+        text, width, nones = where
+        return _Fixed(bytes(blobs.get(text)), int.from_bytes(blobs.get(width), "little"),
+                      set(marshal.loads(blobs.get(nones))))
     if kind == "s":
         text, offsets, nones = where
         o = array("I")
@@ -360,7 +406,7 @@ class _Columns:
             out = None
             for k in range(len(self.segments)):
                 part = self._part(name, k)
-                if part.__class__ is _Strings or part.__class__ is _Codes:
+                if part.__class__ in _VALUE_KINDS:
                     part = part.values()
                 elif part.__class__ is bytes:
                     part = [b == 1 for b in part]
@@ -377,7 +423,7 @@ class _Columns:
         k = bisect_right(self.starts, row) - 1
         part = self._part(name, k)
         i = row - self.starts[k]
-        if part.__class__ is _Strings or part.__class__ is _Codes:
+        if part.__class__ in _VALUE_KINDS:
             return part.value(i)
         if part.__class__ is bytes:
             return part[i] == 1
@@ -387,7 +433,7 @@ class _Columns:
         """The last row holding `value` in a text column, or None (not decoded)."""
         for k in range(len(self.segments) - 1, -1, -1):
             part = self._part(name, k)
-            if part.__class__ is _Strings:
+            if part.__class__ is _Strings or part.__class__ is _Fixed:
                 i = part.find(value)
             else:
                 try:
@@ -479,6 +525,29 @@ def _positions(values, value):
     return out
 
 
+def _fixed(strings, nones, put):
+    """The "f" encoding when every value is as long as the others (ids, timestamps): no
+    offsets needed; a missing value is a run of NULs, which no value holds."""
+    width = 0
+    for i, v in enumerate(strings[:len(nones) + 1]):
+        if v:
+            width = len(v)
+            break
+    n = len(strings)
+    if not width or n * width >= 1 << 31:
+        return None
+    if nones:
+        strings = list(strings)
+        for i in nones:
+            strings[i] = "\0" * width
+    if min(map(len, strings)) != width or max(map(len, strings)) != width:
+        return None
+    text = "".join(strings)
+    if text.count("\0") != len(nones) * width:
+        return None
+    return "f", (put(text.encode("ascii")), put(width.to_bytes(4, "little")), put(marshal.dumps(nones, 4)))
+
+
 def _encode(name, values, put):
     """(kind, where) of one column of a segment, its blobs written through put()."""
     if name in INT_FIELDS:
@@ -491,18 +560,31 @@ def _encode(name, values, put):
     if values.__class__ is not list:
         values = list(values)
     if name in CODE_FIELDS:
-        vocab = list(dict.fromkeys(values))
+        try:
+            vocab = list(dict.fromkeys(values))
+        except TypeError:  # a role that is not a str (any JSON value): marshal below
+            vocab = [{}]
         if len(vocab) <= 255 and all(v is None or v.__class__ is str for v in vocab):
             code = {v: i for i, v in enumerate(vocab)}
-            return "v", (put(marshal.dumps(vocab, 4)), put(bytes([code[v] for v in values])))
+            return "v", (put(marshal.dumps(vocab, 4)), put(bytes(map(code.__getitem__, values))))
     if name in STR_FIELDS:
         nones = _positions(values, None)
+        try:
+            fixed = _fixed(values, nones, put)
+        except (TypeError, UnicodeEncodeError):  # not all str, or not ASCII
+            fixed = None
+        if fixed is not None:
+            return fixed
+        strings = values
         if nones:
-            strings = ["" if v is None else v for v in values]
-        else:
-            strings = values
-        if all(v.__class__ is str for v in strings):
-            joined = "\0".join(strings) + "\0"
+            strings = list(values)
+            for i in nones:
+                strings[i] = ""
+        try:
+            joined = "\0".join(strings) + "\0"  # (a value that is not a str: TypeError, marshal below)
+        except TypeError:
+            joined = None
+        if joined is not None:
             if joined.count("\0") == len(strings) and len(joined) < 1 << 30:  # no NUL in a value; 32-bit offsets
                 if joined.isascii():
                     text = joined.encode("ascii")
@@ -540,7 +622,7 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             for rows, seg in old["segments"]:
                 copy = {}
                 for name, (kind, where) in seg.items():
-                    copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v")
+                    copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v", "f")
                                   else put(blobs.get(where)))
                 segments.append((rows, copy))
             start = keep

@@ -9,6 +9,7 @@ import json
 import json.scanner
 import os
 import re
+import sys
 
 from .errors import BadFile
 
@@ -614,6 +615,10 @@ def finish(s):
 BLOCK = 4 << 20  # bytes read at a time
 STATS = {"parsed": 0}  # lines handed to the JSON decoder in this process (STREE_DEBUG_STATS)
 _scan_once = json.scanner.make_scanner(_decoder)
+# the line scanner's fast path: Python's own int() (C speed), limited to 3998 digits while it
+# runs so that it yields an int exactly where _parse_int would; longer numbers take the slow path
+_fast_scan_once = json.scanner.make_scanner(json.JSONDecoder(parse_constant=_reject_constant))
+_FAST_INT_DIGITS = 3998
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
@@ -638,12 +643,31 @@ def scan(s, data, base, size, line=None):
     line = s.line if line is None else line
     index = s.index
     part = Columns()
+    scan_once = _fast_scan_once
+    fields = entry_fields
+    digits = getattr(sys, "get_int_max_str_digits", None)
+    if digits is None:
+        scan_once = _scan_once
+    else:
+        old_digits = digits()
+        sys.set_int_max_str_digits(_FAST_INT_DIGITS)
+    try:
+        line, index, parsed = _scan(s, data, base, size, line, index, part, scan_once, fields,
+                                    old_digits if digits is not None else None)
+    finally:
+        if digits is not None:
+            sys.set_int_max_str_digits(old_digits)
+    s.nodes.add(part)
+    s.line = line
+    s.index = index
+    STATS["parsed"] += parsed
+
+
+def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digits):
     ids, parents, types, roles, stamps = part.id, part.parent, part.type, part.role, part.ts
     offsets, lengths, lines, indexes, auxes, hiddens = part.offset, part.length, part.line, part.index, \
         part.aux, part.hidden
     malformed = s.malformed
-    scan_once = _scan_once
-    fields = entry_fields
     v2 = s.version >= 2
     parsed = 0
     pos = 0
@@ -686,7 +710,14 @@ def scan(s, data, base, size, line=None):
                 obj = None
         if obj is None:  # the slow path decides, with pi's error
             try:
-                obj = decode_line(raw)
+                if outer_digits is None:
+                    obj = decode_line(raw)
+                else:  # with the caller's int limit, not the fast path's
+                    sys.set_int_max_str_digits(outer_digits)
+                    try:
+                        obj = decode_line(raw)
+                    finally:
+                        sys.set_int_max_str_digits(_FAST_INT_DIGITS)
             except ValueError as e:
                 if not raw.decode("utf-8", errors="replace").strip(JS_WHITESPACE):
                     continue  # only Unicode spaces: pi's line.trim() skips the line too
@@ -732,10 +763,7 @@ def scan(s, data, base, size, line=None):
         auxes.append(aux)
         hiddens.append(hidden)
         index += 1
-    s.nodes.add(part)
-    s.line = line
-    s.index = index
-    STATS["parsed"] += parsed
+    return line, index, parsed
 
 
 def _header(s, obj, line, index):
