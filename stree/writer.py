@@ -286,14 +286,27 @@ def append_entries(path, make_entries, dry_run=False, say=None):
             payload = b"".join(line_of(e) for e in entries)
             if session.size and not session.ends_with_newline:
                 payload = b"\n" + payload  # never glue onto a torn last line
+            size = os.fstat(fd).st_size
             try:
                 _write_all(fd, payload)
                 os.fsync(fd)
             except OSError as e:
-                raise StreeError(f"{path}: write failed: {e.strerror}", code=CONFLICT) from None
+                _take_back(fd, size, payload)
+                raise StreeError(f"{path}: write failed: {e.strerror}; nothing written", code=CONFLICT) from None
             return entries
         finally:
             os.close(fd)  # also releases the lock
+
+
+def _take_back(fd, size, payload):
+    """After a failed append (disk full, I/O error), cut off what reached the file of
+    `payload`, so no partial line is left; bytes that are not ours are never touched."""
+    try:
+        now = os.fstat(fd).st_size
+        if size < now <= size + len(payload) and os.pread(fd, now - size, size) == payload[:now - size]:
+            os.ftruncate(fd, size)
+    except OSError:
+        pass
 
 
 def migrate(path, say=None):
