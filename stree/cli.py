@@ -24,6 +24,7 @@ COMMANDS = {
     "migrate": ("stree.commands.migrate", "Upgrade a version 1/2 session file to version 3"),
     "fsck": ("stree.commands.fsck", "Check a session file for problems"),
     "reflog": ("stree.commands.reflog", "Show the leaf's past positions"),
+    "summarize": ("stree.commands.summarize", "Print a branch summary of entries, as pi writes one"),
     "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
     "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
@@ -41,7 +42,8 @@ ENV_HELP = """\
   STREE_DEBUG_STATS            print parse statistics on stderr
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
-  STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)"""
+  STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
+  STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)"""
 
 
 def _exit_help():

@@ -6,6 +6,7 @@ whose parent is the new position.
 """
 
 from .errors import CONFLICT, StreeError
+from .preview import full_text as message_text
 
 CHECKOUT_MARKER = "stree/checkout"
 
@@ -18,16 +19,6 @@ def position(tree):
     """The leaf as a position: the last entry, looking through stree's checkout markers
     (None = the empty leaf, before the first entry)."""
     return _through_markers(tree, tree.get(tree.leaf) if tree.leaf is not None else None)
-
-
-def message_text(content):
-    """pi's editor text of a user or custom message: the text blocks joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content
-                       if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
-    return ""
 
 
 class Checkout:

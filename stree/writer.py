@@ -7,8 +7,6 @@ in the same directory, are fsynced and renamed over the target.
 
 import errno
 import fcntl
-import json
-import math
 import os
 import re
 import sys
@@ -16,7 +14,6 @@ import tempfile
 import time
 import uuid
 from datetime import datetime, timezone
-from decimal import Decimal
 from pathlib import Path
 
 from .errors import CONFLICT, StreeError
@@ -52,55 +49,11 @@ def uuid7():
     return str(uuid.UUID(bytes=bytes(raw)))
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _js_string(s):
-    text = json.dumps(s, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)  # well-formed JSON.stringify
-
-
-def js_number(x):
-    """Number.prototype.toString for a float (JSON.stringify's number format)."""
-    if math.isnan(x) or math.isinf(x):
-        return "null"
-    if x == 0:
-        return "0"
-    sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
-    digits = "".join(map(str, digits))
-    k = len(digits)
-    n = exp + k  # the decimal point sits after n digits
-    minus = "-" if sign else ""
-    if k <= n <= 21:
-        return minus + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return minus + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return minus + "0." + "0" * -n + digits
-    e = n - 1
-    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
-    return f"{minus}{mantissa}e{'+' if e > 0 else '-'}{abs(e)}"
-
-
 def js_dumps(obj):
     """Compact JSON exactly as JSON.stringify writes it (None values kept as null)."""
-    if isinstance(obj, str):
-        return _js_string(obj)
-    if obj is True:
-        return "true"
-    if obj is False:
-        return "false"
-    if obj is None:
-        return "null"
-    if isinstance(obj, int):
-        return str(obj)
-    if isinstance(obj, float):
-        return js_number(obj)
-    if isinstance(obj, dict):
-        return "{" + ",".join(f"{_js_string(str(k))}:{js_dumps(v)}" for k, v in obj.items()) + "}"
-    if isinstance(obj, (list, tuple)):
-        return "[" + ",".join(js_dumps(v) for v in obj) + "]"
-    raise TypeError(f"cannot serialise {type(obj).__name__}")
+    from .jsjson import stringify
+
+    return stringify(obj)
 
 
 def line_of(entry):
@@ -247,7 +200,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
     migrated first. A torn last line is left alone and the new lines start on a fresh
     line. Returns the entries written (or that would be, with dry_run).
     """
-    from .session import as_v3, parse
+    from .session import as_v3
     from .tree import Tree
 
     path = str(path)

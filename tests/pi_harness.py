@@ -1,6 +1,7 @@
 """Ask the real pi (tests/pi/harness.mjs, pinned in tests/pi/package.json) what it sees."""
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 
 HARNESS = Path(__file__).resolve().parent / "pi" / "harness.mjs"
 PACKAGE = HARNESS.parent / "node_modules" / "@mariozechner" / "pi-coding-agent" / "package.json"
+PI_DIST = PACKAGE.parent / "dist"
 
 
 def pi(*args, timeout=120):
@@ -22,6 +24,20 @@ def pi(*args, timeout=120):
     if proc.returncode != 0:
         pytest.fail(f"pi harness failed: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout)
+
+
+run_pi = pi  # for tests that use `pi` as a local name
+
+
+def pi_constant(name, module="core/compaction/branch-summarization.js"):
+    """A template-string constant from pi's own source, e.g. BRANCH_SUMMARY_PROMPT."""
+    if not PACKAGE.exists():
+        pytest.fail("the real pi is not installed: run 'make test' (npm ci --prefix tests/pi)")
+    source = (PI_DIST / module).read_text(encoding="utf-8")
+    match = re.search(r"(?:export )?const " + name + r" = `(.*?)`;", source, re.S)
+    if match is None:
+        pytest.fail(f"{name} not found in pi's {module}")
+    return match.group(1)
 
 
 def pi_batch(requests, timeout=600, allow_errors=False):

@@ -1,6 +1,5 @@
 """stree checkout, confirmed against pi's own /tree navigation (the real pi, via the harness)."""
 
-import importlib.util
 import json
 import stat
 
@@ -157,15 +156,12 @@ def test_dry_run_prints_and_writes_nothing(stree, session):
     assert r.out.splitlines()[2] == "Try the csv module"
 
 
-def test_summarize_fails_clearly_when_unavailable(stree, session):
+def test_summarize_without_a_model_fails_clearly_and_writes_nothing(stree, session):
     path, _ = session
     before = path.read_bytes()
     r = stree("-s", path, "checkout", "00000003", "--summarize")
-    if importlib.util.find_spec("stree.summary") is None:
-        assert r.code == 2 and "summaries are not available in this build yet" in r.err
-        assert path.read_bytes() == before
-    else:  # the summary capability has landed: it is called, not refused
-        assert "not available in this build" not in r.err
+    assert r.code == 2 and "no model to summarize with" in r.err and "--provider extractive" in r.err
+    assert path.read_bytes() == before
 
 
 def test_the_bundled_demo_is_read_only(stree, tmp_path):

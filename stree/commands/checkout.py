@@ -1,4 +1,3 @@
-import importlib.util
 import sys
 
 import click
@@ -11,6 +10,8 @@ from ..navigate import Checkout
 from ..output import inert, to_json
 from ..revs import Resolver
 from ..writer import append_entries, refuse_bundled
+from ..progress import Waiting
+from .summarize import MODEL_FLAGS, model_options, resolve
 
 
 @click.command("checkout", epilog="""\b
@@ -19,12 +20,20 @@ Examples:
   stree checkout :/"try the csv"     back to a user message: its text is printed to re-submit
   stree checkout start --summary notes.md --label csv-attempt
   stree checkout bug-found --summarize
+  stree checkout bug-found --summarize --provider openai --model gpt-4o-mini
+  stree checkout bug-found --summarize --provider extractive --label tried-csv
   stree checkout @~2 --dry-run       print the entries that would be appended
 
 \b
 A user or custom message moves the leaf to its parent and prints the message's text
 on stdout (pi puts it in the editor); a root user message leaves an empty leaf; any
 other entry becomes the leaf. --exact puts the leaf on the target itself.
+
+\b
+--summarize asks a model as `stree summarize` does (see its --help for how the
+model is chosen: flags, STREE_PROVIDER/STREE_MODEL/STREE_BASE_URL, the config
+file, the session's model). If it fails (HTTP error, timeout, refusal, empty
+answer: exit 5) or is interrupted (Ctrl-C: exit 130), nothing is written.
 
 \b
 Hooks (skipped with --no-hooks), executables in $STREE_HOOKS_DIR or
@@ -43,12 +52,13 @@ hook cancels the checkout: nothing is written.""")
 @click.option("--summarize", is_flag=True, help="Summarize the abandoned branch with a model.")
 @click.option("--instructions", metavar="TEXT", help="With --summarize: extra focus for the summary.")
 @click.option("--replace-instructions", is_flag=True, help="With --instructions: replace pi's prompt.")
+@model_options
 @click.option("--label", metavar="NAME", help="Label the summary entry, or the target when there is none.")
 @click.option("--dry-run", is_flag=True, help="Print the entries that would be appended; write nothing.")
 @click.option("--no-hooks", is_flag=True, help="Do not run the before-tree and tree hooks.")
 @click.pass_obj
 def command(env, revision, exact, summary_file, summarize, instructions, replace_instructions, label,
-            dry_run, no_hooks):
+            dry_run, no_hooks, **model_flags):
     """Move the leaf to REV the way pi's /tree does, and persist it by appending.
 
     Without a summary a context-free marker entry (custom, stree/checkout) records the
@@ -57,6 +67,9 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     """
     if summary_file and summarize:
         raise UsageError("--summary and --summarize cannot be combined")
+    given = [f"--{name.replace('_', '-')}" for name in MODEL_FLAGS if model_flags.get(name) is not None]
+    if given and not summarize:
+        raise UsageError(f"{', '.join(given)} only apply with --summarize")
     path = env.session_path()
     if not dry_run:
         refuse_bundled(path)
@@ -90,7 +103,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         click.echo("stree: nothing is left behind by this move, so no summary is stored", err=True)
         summary = None
     elif summarize:
-        summary, details = _summarize(tree, plan.abandoned, instructions, replace_instructions)
+        summary, details = _summarize(env, tree, plan.abandoned, instructions, replace_instructions, model_flags)
     elif summary is not None:
         details = branch_file_lists(plan.abandoned)
 
@@ -111,15 +124,15 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     _print_text(plan.editor_text)
 
 
-def _summarize(tree, entries, instructions, replace_instructions):
-    """The model's summary of the abandoned entries: (text, details)."""
-    if importlib.util.find_spec("stree.summary") is None:
-        raise StreeError("summaries are not available in this build yet", code=2,
-                         hint="write one and attach it with --summary FILE|-")
+def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):
+    """The model's summary of the abandoned entries: (text, details). Raises (exit 5) when
+    the model fails; Ctrl-C propagates. Either way nothing has been written yet."""
     from ..summary import summarize_branch
 
-    result = summarize_branch(tree, entries, custom_instructions=instructions,
-                              replace_instructions=replace_instructions, options=None)
+    options = resolve(env, tree, **model_flags)
+    with Waiting(f"Summarizing {len(entries)} entries with {options.label}"):
+        result = summarize_branch(tree, entries, custom_instructions=instructions,
+                                  replace_instructions=replace_instructions, options=options)
     return result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]}
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..navigate import message_text
+from ..preview import full_text as message_text
 from ..output import inert, to_json
 from ..revs import Resolver
 from ..store import demo_path, project_session_dir

@@ -25,6 +25,9 @@ const USAGE = `usage:
   harness.mjs graph FILE [--filter default|no-tools|user-only|labeled-only|all] [--search QUERY] [--leaf ID|null]
   harness.mjs branch-prep FILE --from OLD_LEAF_ID|null --to TARGET_ID [--budget N]
   harness.mjs navigate FILE TARGET_ID [--summary TEXT] [--pi-format] [--label NAME] [--budget N]
+  harness.mjs summarize FILE --from OLD_LEAF_ID|null --to TARGET_ID --base-url URL
+              --api openai-completions|anthropic-messages --model ID [--api-key KEY]
+              [--context-window N] [--instructions TEXT] [--replace-instructions]
   harness.mjs batch    < one JSON array of the above arguments per line`;
 
 // ---------------------------------------------------------------------------
@@ -587,6 +590,61 @@ async function cmdNavigate(argv) {
 }
 
 // ---------------------------------------------------------------------------
+// summarize: pi's own generateBranchSummary against a model server at --base-url
+// ---------------------------------------------------------------------------
+
+const APIS = { "openai-completions": "openai", "anthropic-messages": "anthropic" };
+
+async function cmdSummarize(argv) {
+	const { positional, opts } = parseArgs(argv, {
+		from: "value",
+		to: "value",
+		"base-url": "value",
+		api: "value",
+		model: "value",
+		"api-key": "value",
+		"context-window": "value",
+		instructions: "value",
+		"replace-instructions": "flag",
+	});
+	const [file] = needPositional(positional, 1, "summarize FILE --from ID|null --to ID --base-url URL --api API --model ID");
+	for (const name of ["from", "to", "base-url", "api", "model"]) {
+		if (opts[name] === undefined) throw new UsageError(`--${name} is required`);
+	}
+	if (!APIS[opts.api]) throw new UsageError(`--api must be one of ${Object.keys(APIS).join("|")}`);
+	const contextWindow = parseBudget(opts["context-window"]);
+	const pi = await loadBranchModules();
+	const { sm, cleanup } = await openSession(file);
+	try {
+		if (!sm.getEntry(opts.to)) throw new Error(`Entry ${opts.to} not found`);
+		const { entries } = pi.collectEntriesForBranchSummary(sm, nullable(opts.from), opts.to);
+		// A model as pi's registry describes one; contextWindow 0 = unknown (pi then assumes 128000).
+		const model = {
+			id: opts.model,
+			name: opts.model,
+			api: opts.api,
+			provider: APIS[opts.api],
+			baseUrl: opts["base-url"],
+			reasoning: false,
+			input: ["text"],
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+			contextWindow,
+			maxTokens: 8192,
+		};
+		const result = await pi.generateBranchSummary(entries, {
+			model,
+			apiKey: opts["api-key"] ?? "harness-key",
+			signal: new AbortController().signal,
+			customInstructions: opts.instructions,
+			replaceInstructions: !!opts["replace-instructions"],
+		});
+		emit({ entryIds: entries.map((e) => e.id), ...result });
+	} finally {
+		cleanup();
+	}
+}
+
+// ---------------------------------------------------------------------------
 
 /**
  * batch: read one JSON array of arguments per stdin line, e.g. ["graph","f.jsonl","--filter","all"],
@@ -624,6 +682,7 @@ const COMMANDS = {
 	graph: cmdGraph,
 	"branch-prep": cmdBranchPrep,
 	navigate: cmdNavigate,
+	summarize: cmdSummarize,
 	batch: cmdBatch,
 };
 

@@ -1,0 +1,74 @@
+"""stree's config file: TOML in the platform config dir (e.g. ~/.config/stree/config.toml).
+
+    provider = "openai"                 # openai | anthropic | extractive
+    model = "llama3.1"
+    base_url = "http://localhost:11434/v1"
+    timeout = 120                       # seconds of server silence before giving up
+    context_window = 128000
+    stream = true
+
+    [anthropic]                         # used when that provider is chosen
+    model = "claude-haiku-4-5"
+"""
+
+import sys
+
+from .errors import UsageError
+
+KEYS = {
+    "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float),
+    "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
+    "max_tokens_field": str,
+}
+SECTIONS = ("openai", "anthropic", "extractive")
+
+
+def config_path():
+    from pathlib import Path
+
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("stree")) / "config.toml"
+
+
+def _toml():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
+def load_config(path=None):
+    """The config as a dict ({} when the file does not exist). Raises UsageError when invalid."""
+    path = path or config_path()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the config file: {e.strerror}") from None
+    tomllib = _toml()
+    try:
+        config = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise UsageError(f"{path}: invalid TOML: {e}", hint="fix or remove the config file") from None
+    _check(config, path, "")
+    for name in SECTIONS:
+        if name in config:
+            if not isinstance(config[name], dict):
+                raise UsageError(f"{path}: [{name}] must be a table")
+            _check(config[name], path, f"{name}.")
+    return config
+
+
+def _check(table, path, prefix):
+    for key, value in table.items():
+        if not prefix and key in SECTIONS:
+            continue
+        kind = KEYS.get(key)
+        if kind is None:
+            known = ", ".join(list(KEYS) + [f"[{s}]" for s in SECTIONS])
+            raise UsageError(f"{path}: unknown setting {prefix}{key}", hint=f"known settings: {known}")
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise UsageError(f"{path}: {prefix}{key} has the wrong type ({type(value).__name__})")

@@ -1,0 +1,178 @@
+"""Which model summarizes, and how to call it.
+
+Selection precedence: flags > STREE_PROVIDER/STREE_MODEL/STREE_BASE_URL > the config
+file > the session's own model (when its provider is one stree reaches and its key is
+set). Provider modules are imported only when a request is sent (httpx lives there).
+"""
+
+import importlib
+import os
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+
+PROVIDERS = ("openai", "anthropic", "extractive")
+DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+# pi provider names whose API stree speaks with the same key variable
+SESSION_PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}
+
+DEFAULT_TIMEOUT = 120.0
+RESERVE_TOKENS = 16384  # pi's branchSummary.reserveTokens default
+DEFAULT_CONTEXT_WINDOW = 128000  # pi: model.contextWindow || 128000
+
+# context windows of common models (prefix match, longest first); pi reads them from its registry
+CONTEXT_WINDOWS = [
+    ("gpt-4.1", 1047576), ("gpt-4o", 128000), ("gpt-5", 400000), ("o1", 200000), ("o3", 200000),
+    ("o4-mini", 200000), ("gpt-4-turbo", 128000), ("gpt-3.5-turbo", 16385),
+    ("claude-", 200000), ("llama3.1", 131072), ("llama3.2", 131072), ("qwen2.5", 32768),
+]
+
+
+@dataclass
+class Options:
+    """Everything a summary request needs to know about the model and the transport."""
+
+    provider: str = None
+    model: str = None
+    base_url: str = None
+    api_key: str = field(default=None, repr=False)
+    timeout: float = DEFAULT_TIMEOUT
+    context_window: int = None
+    stream: bool = True
+    max_retries: int = 3
+    retry_max_time: float = 60.0  # total seconds spent waiting between retries
+    max_tokens_field: str = "max_completion_tokens"  # OpenAI: pi's default; some servers want max_tokens
+    debug: bool = False
+    source: str = ""  # where the provider choice came from, for messages
+
+    def __post_init__(self):
+        if self.provider is not None and self.provider not in PROVIDERS:
+            raise UsageError(f"unknown provider {self.provider!r}", hint="choose one of " + ", ".join(PROVIDERS))
+
+    @property
+    def label(self):
+        return f"{self.provider}/{self.model}" if self.model else str(self.provider)
+
+    def window(self):
+        if self.context_window:
+            return self.context_window
+        name = (self.model or "").rpartition("/")[2].lower()
+        for prefix, size in sorted(CONTEXT_WINDOWS, key=lambda p: -len(p[0])):
+            if name.startswith(prefix):
+                return size
+        return DEFAULT_CONTEXT_WINDOW
+
+
+@dataclass
+class Request:
+    system: str
+    user: str
+    max_tokens: int
+    entries: list = field(default_factory=list, repr=False)  # loaded entries, for extractive
+
+
+@dataclass
+class Answer:
+    text: str
+    model: str = None
+    usage: dict = None
+    stop_reason: str = None
+
+
+def nothing_usable(config_file):
+    return UsageError(
+        "no model to summarize with: none given and the session's model is not reachable",
+        hint="pass --provider openai|anthropic --model ID (keys from OPENAI_API_KEY / ANTHROPIC_API_KEY), "
+             "set STREE_PROVIDER and STREE_MODEL, write provider/model in "
+             f"{config_file}, or use --provider extractive (offline, no model)")
+
+
+def resolve_options(flags=None, session_model=None, config=None, config_file=None, environ=None):
+    """Options from flags (a dict: provider, model, base_url, timeout, context_window, stream),
+    the environment, the config file and the session's model (pi's {provider, modelId})."""
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    env = os.environ if environ is None else environ
+    if config is None:
+        from ..config import config_path, load_config
+
+        config_file = config_file or config_path()
+        config = load_config(config_file)
+    config_file = config_file or "the config file"
+
+    provider, source = None, ""
+    for value, where in ((flags.get("provider"), "--provider"), (env.get("STREE_PROVIDER"), "STREE_PROVIDER"),
+                         (config.get("provider"), str(config_file))):
+        if value:
+            provider, source = value, where
+            break
+    session = session_model or {}
+    session_provider = SESSION_PROVIDERS.get(session.get("provider"))
+    if provider is None and session_provider and env.get(KEY_ENV[session_provider]) and session.get("modelId"):
+        provider, source = session_provider, "the session's model"
+    if provider is None:
+        raise nothing_usable(config_file)
+    if provider not in PROVIDERS:
+        raise UsageError(f"unknown provider {provider!r} (from {source})",
+                         hint="choose one of " + ", ".join(PROVIDERS))
+
+    # config: top-level settings belong to the configured provider; [provider] tables to theirs
+    settings = {}
+    if config.get("provider") in (None, provider):
+        settings.update({k: v for k, v in config.items() if k not in PROVIDERS})
+    settings.update(config.get(provider, {}))
+    settings.pop("provider", None)
+
+    def pick(name, env_name=None):
+        if name in flags:
+            return flags[name]
+        if env_name and env.get(env_name):
+            return env[env_name]
+        return settings.get(name)
+
+    model = pick("model", "STREE_MODEL")
+    if model is None and session_provider == provider:
+        model = session.get("modelId")
+    base_url = pick("base_url", "STREE_BASE_URL")
+    if base_url is None and provider in BASE_URL_ENV:
+        base_url = env.get(BASE_URL_ENV[provider]) or DEFAULT_BASE_URL[provider]
+    options = Options(provider=provider, model=model, base_url=base_url, source=source,
+                      debug=bool(flags.get("debug")))
+    timeout = pick("timeout", "STREE_TIMEOUT")
+    if timeout is not None:
+        try:
+            options.timeout = float(timeout)
+        except ValueError:
+            raise UsageError(f"STREE_TIMEOUT must be a number of seconds, got {timeout!r}") from None
+        if options.timeout <= 0:
+            raise UsageError("the timeout must be more than 0 seconds")
+    for name in ("context_window", "stream", "max_retries", "retry_max_time", "max_tokens_field"):
+        value = pick(name)
+        if value is not None:
+            setattr(options, name, value)
+    if options.context_window is not None and options.context_window <= RESERVE_TOKENS:
+        raise UsageError(f"context_window must be more than {RESERVE_TOKENS} tokens (pi reserves that many)")
+    if options.max_retries < 0 or options.retry_max_time < 0:
+        raise UsageError("max_retries and retry_max_time cannot be negative")
+    if options.max_tokens_field not in ("max_completion_tokens", "max_tokens"):
+        raise UsageError("max_tokens_field must be max_completion_tokens or max_tokens")
+
+    if provider == "extractive":
+        return options
+    if not model:
+        raise UsageError(f"no model for provider {provider}",
+                         hint="pass --model ID, set STREE_MODEL, or set model in " + str(config_file))
+    key_env = settings.get("api_key_env") or KEY_ENV[provider]
+    options.api_key = env.get(key_env) or None
+    if options.api_key is None and base_url.rstrip("/") == DEFAULT_BASE_URL[provider]:
+        raise UsageError(f"{key_env} is not set: {provider} needs an API key",
+                         hint="export the key, point --base-url at a server that needs none, "
+                              "or use --provider extractive (offline)")
+    return options
+
+
+def complete(options, request):
+    """Send the request to the chosen provider; returns an Answer or raises StreeError(code=5)."""
+    module = importlib.import_module(f"{__name__}.{options.provider}")
+    return module.complete(options, request)

@@ -1,0 +1,99 @@
+"""Anthropic Messages API."""
+
+from . import Answer
+from .http import Call
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def request_body(options, request):
+    """The body pi's anthropic-messages provider sends for a summary, without its
+    cache_control marks (a one-off request gains nothing from prompt caching)."""
+    return {
+        "model": options.model,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": request.user}]}],
+        "max_tokens": request.max_tokens,
+        "stream": bool(options.stream),
+        "system": [{"type": "text", "text": request.system}],
+    }
+
+
+def complete(options, request):
+    headers = {"accept": "text/event-stream" if options.stream else "application/json",
+               "anthropic-version": ANTHROPIC_VERSION}
+    if options.api_key:
+        headers["x-api-key"] = options.api_key
+    url = options.base_url.rstrip("/") + "/v1/messages"
+    call = Call("anthropic", options, url, headers, request_body(options, request))
+    answer = call.send(lambda r: _read_stream(call, r) if options.stream else _read_json(call, r))
+    if not answer.model:
+        answer.model = options.model
+    return answer
+
+
+def _usage(usage):
+    if not isinstance(usage, dict):
+        return None
+    out = {"input": usage.get("input_tokens") or 0, "output": usage.get("output_tokens") or 0,
+           "cacheRead": usage.get("cache_read_input_tokens") or 0,
+           "cacheWrite": usage.get("cache_creation_input_tokens") or 0}
+    out["totalTokens"] = sum(out.values())
+    return out
+
+
+def _read_json(call, response):
+    data = call.json(response)
+    if not isinstance(data, dict):
+        raise call.fail("the answer is not a JSON object")
+    if data.get("type") == "error":
+        error = data.get("error") or {}
+        raise call.fail(f"the server answered with an error: {error.get('message') or error}")
+    content = data.get("content")
+    if not isinstance(content, list):
+        raise call.fail("the answer has no content")
+    texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    text = "\n".join(t for t in texts if isinstance(t, str))
+    check(call, text, data.get("stop_reason"))
+    return Answer(text, data.get("model"), _usage(data.get("usage")), data.get("stop_reason"))
+
+
+def _read_stream(call, response):
+    blocks = {}  # index -> text, for text blocks
+    model, usage, stop, done = None, {}, None, False
+    for name, event in call.events(response):
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type") or name
+        if kind == "error":
+            error = event.get("error") or {}
+            message = error.get("message") if isinstance(error, dict) else error
+            raise call.fail(f"the server sent an error in the stream: {message}")
+        if kind == "message_start":
+            message = event.get("message") or {}
+            model = message.get("model") or model
+            usage.update(message.get("usage") or {})
+        elif kind == "content_block_start":
+            block = event.get("content_block") or {}
+            if block.get("type") == "text":
+                blocks[event.get("index", 0)] = [block.get("text") or ""]
+        elif kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+                blocks.setdefault(event.get("index", 0), []).append(delta["text"])
+        elif kind == "message_delta":
+            stop = (event.get("delta") or {}).get("stop_reason") or stop
+            usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+        elif kind == "message_stop":
+            done = True
+    if not done:
+        raise call.fail("the stream ended before the answer was complete")
+    text = "\n".join("".join(blocks[i]) for i in sorted(blocks))
+    check(call, text, stop)
+    return Answer(text, model, _usage(usage) if usage else None, stop)
+
+
+def check(call, text, stop):
+    if stop == "refusal":
+        raise call.fail("the model refused to summarize (stop_reason refusal)")
+    if not text.strip():
+        raise call.fail(f"empty answer (stop_reason {stop})", hint="try another --model")

@@ -1,0 +1,201 @@
+"""One POST to a model API over httpx: retries, timeouts, SSE, errors without secrets."""
+
+import json
+import random
+import re
+import sys
+import time
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from .. import __version__
+from ..errors import MODEL, StreeError
+
+RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a Python str holds pairs as one code point
+SECRET_HEADERS = {"authorization", "x-api-key", "api-key"}
+
+
+class ModelError(StreeError):
+    code = MODEL
+
+
+def safe_url(url):
+    """The URL without user:password and query (either may carry credentials)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class Call:
+    """A POST of a JSON body to `url`, with the options' timeout and retry policy."""
+
+    def __init__(self, provider, options, url, headers, body):
+        self.provider = provider
+        self.options = options
+        self.url = url
+        self.headers = {"content-type": "application/json", "user-agent": f"stree/{__version__}", **headers}
+        self.body = body
+        self.secrets = [s for s in (options.api_key,) if s]
+
+    # -- messages ------------------------------------------------------
+
+    def redact(self, text):
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def fail(self, message, hint=None):
+        return ModelError(self.redact(f"{self.provider}: {message}"), hint=hint and self.redact(hint))
+
+    def debug(self, message):
+        if self.options.debug:
+            sys.stderr.write(self.redact(f"stree: debug: {message}") + "\n")
+            sys.stderr.flush()
+
+    def _shown_headers(self):
+        return ", ".join(f"{k}: {'***' if k.lower() in SECRET_HEADERS else v}" for k, v in self.headers.items())
+
+    # -- sending -------------------------------------------------------
+
+    def send(self, on_response):
+        """POST with retries; `on_response(response)` reads a successful (2xx) response."""
+        options = self.options
+        url = safe_url(self.url)
+        # pi's sanitizeSurrogates: a lone surrogate (from a \\ud800 escape in the file) is dropped
+        content = LONE_SURROGATE.sub("", json.dumps(self.body, ensure_ascii=False)).encode("utf-8")
+        waited = 0.0
+        attempt = 0
+        timeout = httpx.Timeout(options.timeout)
+        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+            while True:
+                attempt += 1
+                self.debug(f"POST {url} attempt {attempt} ({len(content)} bytes; {self._shown_headers()})")
+                started = time.monotonic()
+                try:
+                    with client.stream("POST", self.url, content=content, headers=self.headers) as response:
+                        self.debug(f"HTTP {response.status_code} after {time.monotonic() - started:.2f}s")
+                        if response.status_code < 300:
+                            return on_response(response)
+                        response.read()
+                        error = self._status_error(response, url)
+                        retry_after = _retry_after(response.headers.get("retry-after"))
+                        retryable = response.status_code in RETRY_STATUS
+                except httpx.TimeoutException:
+                    raise self.fail(f"no answer from {url} within {options.timeout:g}s (timed out)",
+                                    hint="raise --timeout, or check that the server is up") from None
+                except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
+                    error = self.fail(f"cannot reach {url}: {_reason(e)}",
+                                      hint="check --base-url and that the server is running")
+                    retry_after, retryable = None, True
+                except httpx.HTTPError as e:
+                    raise self.fail(f"request to {url} failed: {_reason(e)}") from None
+                if not retryable or attempt > options.max_retries:
+                    raise error from None
+                wait = retry_after if retry_after is not None else min(2 ** (attempt - 1), 30) * (
+                    1 + random.random() / 4)
+                if waited + wait > options.retry_max_time:
+                    raise error from None
+                self.debug(f"retrying in {wait:.1f}s")
+                time.sleep(wait)
+                waited += wait
+
+    def _status_error(self, response, url):
+        status = response.status_code
+        message = server_message(response.content)
+        hint = None
+        if status in (401, 403):
+            hint = "check the API key variable for this provider (the key is never printed)"
+        elif status == 404:
+            hint = "check --base-url and --model"
+        elif 300 <= status < 400:
+            message = f"redirected to {safe_url(response.headers.get('location', '?'))}"
+            hint = "use the final URL as --base-url"
+        elif status == 429:
+            hint = "rate limited: wait and try again"
+        return self.fail(f"HTTP {status} {response.reason_phrase} from {url}: {message}".rstrip(": "), hint=hint)
+
+    def json(self, response):
+        """The whole body of a non-streaming response, parsed."""
+        response.read()
+        try:
+            return json.loads(response.content)
+        except ValueError as e:
+            raise self.fail(f"malformed JSON from {safe_url(self.url)}: {e}") from None
+
+    def events(self, response):
+        """Server-sent events as (event name, parsed data); '[DONE]' ends the stream."""
+        name, data = None, []
+        try:
+            for line in response.iter_lines():
+                if line == "":
+                    if data:
+                        text = "\n".join(data)
+                        if text.strip() == "[DONE]":
+                            return
+                        yield name, self._parse_event(text)
+                    name, data = None, []
+                elif line.startswith(":"):
+                    continue
+                else:
+                    field_name, _, value = line.partition(":")
+                    value = value[1:] if value.startswith(" ") else value
+                    if field_name == "event":
+                        name = value
+                    elif field_name == "data":
+                        data.append(value)
+            if data and "\n".join(data).strip() != "[DONE]":
+                yield name, self._parse_event("\n".join(data))
+        except httpx.TimeoutException:
+            raise self.fail(f"the stream from {safe_url(self.url)} stalled for {self.options.timeout:g}s "
+                            "(timed out)", hint="raise --timeout") from None
+        except httpx.HTTPError as e:
+            raise self.fail(f"the stream from {safe_url(self.url)} broke off: {_reason(e)}") from None
+
+    def _parse_event(self, text):
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise self.fail(f"malformed JSON in the event stream from {safe_url(self.url)}: {e}") from None
+
+
+def server_message(content):
+    """The error message a server sent: OpenAI/Anthropic {"error": {"message"}}, else the text."""
+    text = content.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str) and error:
+            return error
+        if data.get("message"):
+            return str(data["message"])
+    text = " ".join(text.split())
+    return text[:300] + ("..." if len(text) > 300 else "")
+
+
+def _retry_after(value):
+    """Retry-After in seconds (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _reason(e):
+    text = str(e) or type(e).__name__
+    return text.split("\n")[0]

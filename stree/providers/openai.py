@@ -1,0 +1,97 @@
+"""OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, llama.cpp, vLLM, LM Studio)."""
+
+import json
+
+from . import Answer
+from .http import Call, server_message
+
+
+def request_body(options, request):
+    """The body pi's openai-completions provider sends for a summary, minus `store`
+    (OpenAI-only) and with plain-string message contents (what every server accepts)."""
+    body = {
+        "model": options.model,
+        "messages": [
+            {"role": "system", "content": request.system},
+            {"role": "user", "content": request.user},
+        ],
+        "stream": bool(options.stream),
+    }
+    if options.stream:
+        body["stream_options"] = {"include_usage": True}
+    body[options.max_tokens_field or "max_completion_tokens"] = request.max_tokens
+    return body
+
+
+def complete(options, request):
+    headers = {"accept": "text/event-stream" if options.stream else "application/json"}
+    if options.api_key:
+        headers["authorization"] = f"Bearer {options.api_key}"
+    url = options.base_url.rstrip("/") + "/chat/completions"
+    call = Call("openai", options, url, headers, request_body(options, request))
+    answer = call.send(lambda r: _read_stream(call, r) if options.stream else _read_json(call, r))
+    if not answer.model:
+        answer.model = options.model
+    return answer
+
+
+def _usage(usage):
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return {"input": prompt - cached, "output": completion, "cacheRead": cached, "cacheWrite": 0,
+            "totalTokens": usage.get("total_tokens") or prompt + completion}
+
+
+def _read_json(call, response):
+    data = call.json(response)
+    if not isinstance(data, dict):
+        raise call.fail("the answer is not a JSON object")
+    if data.get("error"):
+        raise call.fail(f"the server answered with an error: {server_message(json.dumps(data).encode())}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise call.fail("the answer has no choices")
+    message = choices[0].get("message") or {}
+    check(call, message.get("content"), message.get("refusal"), choices[0].get("finish_reason"))
+    return Answer(message["content"], data.get("model"), _usage(data.get("usage")), choices[0].get("finish_reason"))
+
+
+def _read_stream(call, response):
+    text, refusal, finish, model, usage, done = [], [], None, None, None, False
+    for _, event in call.events(response):
+        if not isinstance(event, dict):
+            continue
+        if event.get("error"):
+            error = event["error"]
+            message = error.get("message") if isinstance(error, dict) else error
+            raise call.fail(f"the server sent an error in the stream: {message}")
+        model = event.get("model") or model
+        if event.get("usage"):
+            usage = _usage(event["usage"])
+        for choice in event.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                text.append(delta["content"])
+            if isinstance(delta.get("refusal"), str):
+                refusal.append(delta["refusal"])
+            if choice.get("finish_reason"):
+                finish = choice["finish_reason"]
+                done = True
+    if not done:
+        raise call.fail("the stream ended before the answer was complete")
+    content = "".join(text)
+    check(call, content, "".join(refusal) or None, finish)
+    return Answer(content, model, usage, finish)
+
+
+def check(call, content, refusal, finish):
+    if refusal:
+        raise call.fail(f"the model refused: {refusal}")
+    if finish == "content_filter":
+        raise call.fail("the answer was withheld by the content filter")
+    if not isinstance(content, str) or not content.strip():
+        raise call.fail(f"empty answer (finish_reason {finish})", hint="try another --model")

@@ -1,0 +1,272 @@
+"""Branch summaries as pi makes them (core/compaction/branch-summarization.js, utils.js).
+
+entries (Nodes, oldest first) -> prepare_branch_entries (newest first within the token
+budget; file operations) -> conversation text -> build_request (pi's prompts) ->
+a provider -> stored text = preamble + model text + <read-files>/<modified-files>.
+"""
+
+import math
+from dataclasses import dataclass
+
+from .convert import convert_to_llm
+from .errors import MODEL, StreeError
+from .fileops import FileOps, format_file_operations
+from .jsjson import entries as js_entries, stringify
+from .preview import js_len, js_slice, js_string
+from .providers import RESERVE_TOKENS, Options, Request, complete, resolve_options
+from .tree import branch_summary_message, compaction_message, custom_message
+
+SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
+
+Do NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary."""  # noqa: E501
+
+BRANCH_SUMMARY_PREAMBLE = """The user explored a different conversation branch before returning here.
+Summary of that exploration:
+
+"""
+
+BRANCH_SUMMARY_PROMPT = """Create a structured summary of this conversation branch for context when returning later.
+
+Use this EXACT format:
+
+## Goal
+[What was the user trying to accomplish in this branch?]
+
+## Constraints & Preferences
+- [Any constraints, preferences, or requirements mentioned]
+- [Or "(none)" if none were mentioned]
+
+## Progress
+### Done
+- [x] [Completed tasks/changes]
+
+### In Progress
+- [ ] [Work that was started but not finished]
+
+### Blocked
+- [Issues preventing progress, if any]
+
+## Key Decisions
+- **[Decision]**: [Brief rationale]
+
+## Next Steps
+1. [What should happen next to continue this work]
+
+Keep each section concise. Preserve exact file paths, function names, and error messages."""
+
+NO_CONTENT = "No content to summarize"
+MAX_TOKENS = 2048  # pi asks for at most this many tokens
+TOOL_RESULT_MAX_CHARS = 2000
+
+
+# -- token estimate (pi's estimateTokens: chars / 4, rounded up) ----------------
+
+
+def _text(value):
+    return "" if value is None else value if isinstance(value, str) else js_string(value)
+
+
+def estimate_tokens(message):
+    role = message.get("role")
+    chars = 0
+    if role == "user":
+        content = message.get("content")
+        if isinstance(content, str):
+            chars = js_len(content)
+        elif isinstance(content, list):
+            chars = sum(js_len(_text(b.get("text"))) for b in content
+                        if isinstance(b, dict) and b.get("type") == "text" and b.get("text"))
+    elif role == "assistant":
+        for b in _blocks(message.get("content")):
+            if b.get("type") == "text":
+                chars += js_len(_text(b.get("text")))
+            elif b.get("type") == "thinking":
+                chars += js_len(_text(b.get("thinking")))
+            elif b.get("type") == "toolCall":
+                chars += js_len(_text(b.get("name"))) + js_len(stringify(b.get("arguments")))
+    elif role in ("custom", "toolResult"):
+        content = message.get("content")
+        if isinstance(content, str):
+            chars = js_len(content)
+        else:
+            for b in _blocks(content):
+                if b.get("type") == "text" and b.get("text"):
+                    chars += js_len(_text(b["text"]))
+                if b.get("type") == "image":
+                    chars += 4800
+    elif role == "bashExecution":
+        chars = js_len(_text(message.get("command"))) + js_len(_text(message.get("output")))
+    elif role in ("branchSummary", "compactionSummary"):
+        chars = js_len(_text(message.get("summary")))
+    else:
+        return 0
+    return math.ceil(chars / 4)
+
+
+def _blocks(content):
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+# -- preparing entries (pi's prepareBranchEntries) -----------------------------
+
+
+def message_from_entry(entry):
+    """pi's getMessageFromEntry for branch summaries: tool results are left out."""
+    etype = entry.get("type")
+    if etype == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") == "toolResult":
+            return None
+        return message
+    if etype == "custom_message":
+        return custom_message(entry)
+    if etype == "branch_summary":
+        return branch_summary_message(entry)
+    if etype == "compaction":
+        return compaction_message(entry)
+    return None
+
+
+@dataclass
+class Prepared:
+    messages: list  # pi AgentMessages, oldest first, within the budget
+    read_files: list
+    modified_files: list
+    total_tokens: int
+    loaded: list  # every entry, loaded, oldest first
+
+    @property
+    def conversation(self):
+        return serialize_conversation(convert_to_llm(self.messages))
+
+
+def prepare_branch_entries(tree, entries, token_budget=0):
+    """Messages newest first until `token_budget` (0 = no limit) is spent; a summary entry
+    still squeezes in while under 90% of it. File operations from every earlier pi-made
+    summary, and from the tool calls of the messages walked. `entries`: Nodes or loaded
+    entries, oldest first."""
+    loaded = [e if isinstance(e, dict) else tree.load(e) for e in entries]
+    ops = FileOps()
+    for entry in loaded:
+        ops.add_from_summary(entry)
+    messages = []
+    total = 0
+    for entry in reversed(loaded):
+        message = message_from_entry(entry)
+        if message is None:
+            continue
+        ops.add_from_message(message)
+        tokens = estimate_tokens(message)
+        if token_budget > 0 and total + tokens > token_budget:
+            if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
+                messages.append(message)
+                total += tokens
+            break
+        messages.append(message)
+        total += tokens
+    messages.reverse()
+    read_files, modified_files = ops.lists()
+    return Prepared(messages, read_files, modified_files, total, loaded)
+
+
+# -- serializing (pi's serializeConversation) ----------------------------------
+
+
+def _joined_text(content):
+    return "".join(_text(b.get("text")) for b in _blocks(content) if b.get("type") == "text")
+
+
+def serialize_conversation(messages):
+    """`[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`, `[Assistant tool calls]: …`
+    paragraphs (tool results, when present, cut at 2000 characters)."""
+    parts = []
+    for msg in messages:
+        role = msg.get("role")
+        if role == "user":
+            content = msg.get("content")
+            text = content if isinstance(content, str) else _joined_text(content)
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            texts, thinking, calls = [], [], []
+            for b in _blocks(msg.get("content")):
+                if b.get("type") == "text":
+                    texts.append(_text(b.get("text")))
+                elif b.get("type") == "thinking":
+                    thinking.append(_text(b.get("thinking")))
+                elif b.get("type") == "toolCall":
+                    args = b.get("arguments")
+                    pairs = js_entries(args) if isinstance(args, dict) else []
+                    calls.append(f"{_text(b.get('name'))}(" + ", ".join(f"{k}={stringify(v)}" for k, v in pairs) + ")")
+            if thinking:
+                parts.append("[Assistant thinking]: " + "\n".join(thinking))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
+            if calls:
+                parts.append("[Assistant tool calls]: " + "; ".join(calls))
+        elif role == "toolResult":
+            text = _joined_text(msg.get("content"))
+            if text:
+                parts.append(f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}")
+    return "\n\n".join(parts)
+
+
+def _truncate(text, limit):
+    length = js_len(text)
+    if length <= limit:
+        return text
+    return f"{js_slice(text, limit)}\n\n[... {length - limit} more characters truncated]"
+
+
+# -- the request and the stored text -------------------------------------------
+
+
+def instructions(custom_instructions=None, replace_instructions=False):
+    if replace_instructions and custom_instructions:
+        return custom_instructions
+    if custom_instructions:
+        return f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom_instructions}"
+    return BRANCH_SUMMARY_PROMPT
+
+
+def build_request(conversation, custom_instructions=None, replace_instructions=False):
+    """(system prompt, user text, max tokens) exactly as pi's generateBranchSummary sends them."""
+    user = f"<conversation>\n{conversation}\n</conversation>\n\n" + \
+        instructions(custom_instructions, replace_instructions)
+    return SUMMARIZATION_SYSTEM_PROMPT, user, MAX_TOKENS
+
+
+def stored_summary(model_text, read_files, modified_files):
+    """What pi stores in the branch_summary entry."""
+    return BRANCH_SUMMARY_PREAMBLE + model_text + format_file_operations(read_files, modified_files)
+
+
+def token_budget(options):
+    return options.window() - RESERVE_TOKENS
+
+
+def summarize_branch(tree, entries, *, custom_instructions=None, replace_instructions=False, options=None):
+    """Summarize `entries` (Nodes or loaded entries, oldest first) as pi's generateBranchSummary does.
+
+    `options`: providers.Options, a dict of its fields, or None (resolved from the
+    environment, the config file and the session's model). Returns {summary, readFiles,
+    modifiedFiles, model, usage}; raises StreeError(code=5) when the model fails.
+    """
+    if options is None:
+        options = resolve_options(session_model=tree.build_context(tree.leaf)["model"])
+    elif isinstance(options, dict):
+        options = Options(**options)
+    prepared = prepare_branch_entries(tree, entries, token_budget(options))
+    if not prepared.messages:
+        return {"summary": NO_CONTENT, "readFiles": [], "modifiedFiles": [], "model": None, "usage": None}
+    system, user, max_tokens = build_request(prepared.conversation, custom_instructions, replace_instructions)
+    answer = complete(options, Request(system, user, max_tokens, prepared.loaded))
+    if not isinstance(answer.text, str) or not answer.text.strip():
+        raise StreeError(f"{options.provider}: empty answer", code=MODEL)
+    return {
+        "summary": stored_summary(answer.text, prepared.read_files, prepared.modified_files),
+        "readFiles": prepared.read_files,
+        "modifiedFiles": prepared.modified_files,
+        "model": answer.model,
+        "usage": answer.usage,
+    }
