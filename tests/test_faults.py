@@ -261,26 +261,59 @@ SECRETS = {"OPENAI_API_KEY": "sk-proj-FAKE0penAiKey0000000000000000000000LEAKCHE
            "STREE_API_KEY": "FAKEstreeKey0000000000000000000000000LEAKCHECK"}
 
 
+class _EchoKeyServer:
+    """A model server that answers 401 and echoes the credentials it got (the worst case)."""
+
+    def __enter__(self):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                auth = self.headers.get("authorization") or self.headers.get("x-api-key") or ""
+                body = json.dumps({"error": {"message": f"Incorrect API key provided: {auth}"}}).encode()
+                self.send_response(401)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+
+
 def test_api_keys_never_reach_output_logs_or_the_session(tmp_path, stree):
     path = branchy().write(tmp_path / "s.jsonl")
-    env = dict(SECRETS, STREE_BASE_URL="http://127.0.0.1:9/v1", OPENAI_BASE_URL="http://127.0.0.1:9/v1",
-               ANTHROPIC_BASE_URL="http://127.0.0.1:9")
     commands = [["log"], ["log", "--graph"], ["show", "--json"], ["context", "--as", "openai"], ["label", "k"],
                 ["name", "n"], ["checkout", "00000006"], ["checkout", "00000003", "--summarize"],
                 ["checkout", "00000003", "--summarize", "--provider", "openai"],
                 ["checkout", "00000003", "--summarize", "--provider", "anthropic"],
-                ["summarize"], ["summarize", "--prompt"], ["summarize", "--provider", "openai"],
+                ["checkout", "00000003", "--summarize", "--provider", "extractive"],
+                ["summarize", "--to", "root"], ["summarize", "--to", "root", "--prompt"],
+                ["summarize", "--to", "root", "--provider", "anthropic"],
+                ["summarize", "--to", "root", "--provider", "extractive", "--json"],
                 ["fork", "@", "-o", tmp_path / "f.jsonl"], ["show", "nope"], ["fsck"], ["reflog"], ["migrate"]]
     leaked = []
     ran = 0
-    for args in commands:
-        for debug in ([], ["--debug"]):
-            r = stree("-s", path, *debug, *args, env=env, timeout=120)
-            ran += 1
-            for name, value in SECRETS.items():
-                for where, text in (("stdout", r.out), ("stderr", r.err)):
-                    if value in text or value[-20:] in text:
-                        leaked.append((args, debug, name, where))
+    with _EchoKeyServer() as url:
+        env = dict(SECRETS, STREE_BASE_URL=url + "/v1", OPENAI_BASE_URL=url + "/v1", ANTHROPIC_BASE_URL=url)
+        for args in commands:
+            for debug in ([], ["--debug"]):
+                r = stree("-s", path, *debug, *args, env=env, timeout=120)
+                ran += 1
+                assert "internal error" not in r.err, (args, r)
+                for name, value in SECRETS.items():
+                    for where, text in (("stdout", r.out), ("stderr", r.err)):
+                        if value in text or value[-20:] in text:
+                            leaked.append((args, debug, name, where))
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     for p in files:
         content = p.read_bytes()
