@@ -322,7 +322,28 @@ def write_atomic(path, data, mode=NEW_FILE_MODE, replace=True):
             raise _open_error(path, e) from None
         raise
     _fsync_dir(directory)
+    _remove_stale_temps(directory, path.name)
     return path
+
+
+STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed
+
+
+def _remove_stale_temps(directory, name):
+    """Leftovers of earlier writes of the same file that were killed before their rename."""
+    now = time.time()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for other in names:
+        if other.startswith(f".{name}.") and other.endswith(".tmp"):
+            full = os.path.join(directory, other)
+            try:
+                if now - os.stat(full).st_mtime > STALE_TEMP_AGE:
+                    os.unlink(full)
+            except OSError:
+                pass
 
 
 def rewrite(path, data, keep_mode_of=None):
