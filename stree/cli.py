@@ -80,13 +80,16 @@ class Env:
 
             path = str(self.session_path())
             gc.disable()  # parsing makes many objects and no cycles: collections would only cost time
-            if index.enabled(self.no_cache):
-                session, self.index_state = index.load(path)
-                click.get_current_context().call_on_close(lambda: index.save_previews(session))
-            else:
-                from .session import parse
+            try:
+                if index.enabled(self.no_cache):
+                    session, self.index_state = index.load(path)
+                    click.get_current_context().call_on_close(lambda: index.save_previews(session))
+                else:
+                    from .session import parse
 
-                session = parse(path)
+                    session = parse(path)
+            except OSError as e:  # an I/O error in the middle of reading (a failing disk, a vanished mount)
+                raise StreeError(f"{path}: cannot read: {e.strerror}") from None
             tree = Tree(session.nodes, session.load, session.previews)
             gc.freeze()  # the session stays for the whole command: later collections skip it
             gc.enable()
@@ -241,6 +244,14 @@ def run():
         except OSError:
             pass
         sys.exit(0)
+    except OSError as e:  # an I/O error after the session was read (content, cache): still one line
+        if debug:
+            raise
+        from .output import inert
+
+        where = f"{e.filename}: " if e.filename else ""
+        click.echo(f"stree: error: {inert(where, oneline=True)}I/O error: {e.strerror}", err=True)
+        sys.exit(BAD_FILE)
     except RecursionError:
         # JSON nested thousands deep reads fine (as in pi) but cannot be printed whole
         click.echo("stree: error: an entry is nested too deeply (thousands of levels of JSON) to print",

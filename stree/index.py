@@ -31,7 +31,7 @@ from binascii import crc32
 from . import session as sessions
 from .errors import BadFile
 
-FORMAT = 3  # bump when Node fields or their meaning change
+FORMAT = 4  # bump when Node fields or their meaning change (4: columns, tree shape)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for

@@ -425,7 +425,10 @@ def entry_fields(obj):
                 aux = msg.get("toolCallId")  # which call it answers (for the index's preview cache)
     elif etype == "label":
         label = get("label")
-        aux = (get("targetId"), label if label.__class__ is str else None)
+        target = get("targetId")
+        if target is not None and target.__class__ not in _SCALARS:
+            target = json.dumps(target)  # a list or object names no entry; keep it printable (fsck)
+        aux = (target, label if label.__class__ is str else None)
     elif etype == "session_info":
         name = get("name")
         aux = name if name.__class__ is str else None

@@ -253,14 +253,27 @@ def append_entries(path, make_entries, dry_run=False, say=None):
             payload = b"".join(line_of(e) for e in entries)
             if session.size and not session.ends_with_newline:
                 payload = b"\n" + payload  # never glue onto a torn last line
+            size = os.fstat(fd).st_size
             try:
                 _write_all(fd, payload)
                 os.fsync(fd)
             except OSError as e:
-                raise StreeError(f"{path}: write failed: {e.strerror}", code=CONFLICT) from None
+                _take_back(fd, size, payload)
+                raise StreeError(f"{path}: write failed: {e.strerror}; nothing written", code=CONFLICT) from None
             return entries
         finally:
             os.close(fd)  # also releases the lock
+
+
+def _take_back(fd, size, payload):
+    """After a failed append (disk full, I/O error), cut off what reached the file of
+    `payload`, so no partial line is left; bytes that are not ours are never touched."""
+    try:
+        now = os.fstat(fd).st_size
+        if size < now <= size + len(payload) and os.pread(fd, now - size, size) == payload[:now - size]:
+            os.ftruncate(fd, size)
+    except OSError:
+        pass
 
 
 def migrate(path, say=None):
@@ -323,7 +336,28 @@ def write_atomic(path, data, mode=NEW_FILE_MODE, replace=True):
             raise _open_error(path, e) from None
         raise
     _fsync_dir(directory)
+    _remove_stale_temps(directory, path.name)
     return path
+
+
+STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed
+
+
+def _remove_stale_temps(directory, name):
+    """Leftovers of earlier writes of the same file that were killed before their rename."""
+    now = time.time()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for other in names:
+        if other.startswith(f".{name}.") and other.endswith(".tmp"):
+            full = os.path.join(directory, other)
+            try:
+                if now - os.stat(full).st_mtime > STALE_TEMP_AGE:
+                    os.unlink(full)
+            except OSError:
+                pass
 
 
 def rewrite(path, data, keep_mode_of=None):

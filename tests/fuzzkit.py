@@ -120,7 +120,7 @@ def mutate(rng, lines):
         if isinstance(obj, dict) and obj:
             key = rng.choice(sorted(obj))
             obj[key] = rng.choice([None, 0, -1, 1.5, "", "x" * 300, [], {}, True, "@", "root", obj.get("id")])
-            lines[i] = dumps(obj).encode()
+            lines[i] = dumps(obj).encode("utf-8", "surrogatepass")
     elif kind == 8 and lines:  # point a parent somewhere else (cycles, self, dangling)
         ids = [m.group(1) for line in lines for m in ID_RE.finditer(line)]
         target = rng.choice(ids + [b"nowhere0"]) if ids else b"nowhere0"
@@ -164,6 +164,11 @@ def command_lines(rng, path, data):
         s + ["rev-parse", rev(), rev()],
         s + ["merge-base", rev(), rev()],
         s + ["merge-base", "--is-ancestor", rev(), rev()],
+        s + ["label"],
+        s + ["reflog"],
+        s + ["fsck"],
+        s + ["name"],
+        ["--session-dir", str(path.parent), "ls", rng.choice(["--json", "-z", "--all"])],
     ]
 
 

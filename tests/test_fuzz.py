@@ -38,7 +38,7 @@ def _fuzz(tmp_path, seed, files):
 
 
 def test_mutated_sessions_every_read_command(tmp_path):
-    assert _fuzz(tmp_path, seed=7, files=FAST_FILES) == FAST_FILES * 15
+    assert _fuzz(tmp_path, seed=7, files=FAST_FILES) == FAST_FILES * 20
 
 
 @pytest.mark.soak

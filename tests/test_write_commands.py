@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from builders import SessionBuilder, branchy, dumps
@@ -256,6 +257,19 @@ def test_killed_between_write_and_rename_leaves_everything_intact(stree, tmp_pat
     assert r.code == 99 and r.out == ""
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == ["s.jsonl"]  # no half-written session
+    assert stree("-s", path, "fsck").code == 0
+
+
+def test_leftovers_of_a_killed_migrate_are_removed_by_the_next_one(stree, tmp_path):
+    path = v1_file(tmp_path / "s.jsonl")
+    assert stree("-s", path, "migrate", env={"STREE_TEST_CRASH_BEFORE_RENAME": "1"}).code == 99
+    [stale] = tmp_path.glob(".s.jsonl.*.tmp")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    fresh = tmp_path / ".s.jsonl.inflight.tmp"  # another writer's, still young: kept
+    fresh.write_bytes(b"")
+    r = stree("-s", path, "migrate")
+    assert r.code == 0, r
+    assert not stale.exists() and fresh.exists()
     assert stree("-s", path, "fsck").code == 0
 
 
