@@ -76,7 +76,7 @@ def _covered(fd, size):
 
 
 _LOADED = {}  # path -> (identity, Session): a second load in one process (a write after a read)
-TAIL_LINES = 256  # appended lines left to parse by each command before the index is rewritten
+TAIL_LINES = 16  # appended lines left to parse by each command before the index is rewritten
 TAIL_BYTES = 1 << 20
 
 
@@ -168,7 +168,7 @@ def _reshape(s, known):
         return
     if nodes.shape is not None:
         ids = None
-        many = len(nodes) - known > 32
+        many = len(nodes) - known > TAIL_LINES  # else each new id is looked up in the index's id text
 
         if known == nodes.nbase and not many:
             def find(id):  # an id among the indexed rows, found in the index's id text

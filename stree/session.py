@@ -199,7 +199,7 @@ class RowNode:
         return f"Node({self.id!r}, parent={self.parent!r}, type={self.type!r})"
 
 
-VALUE_READS = 256  # single values read from an index column before it is decoded whole
+VALUE_READS = 4096  # single values read from an index column before it is decoded whole
 
 
 class Nodes:

@@ -90,9 +90,6 @@ def extend_shape(shape, nodes, start, find):
     parents = nodes.tail("parent", start)
     prow = shape.prow
     nkids = shape.nkids
-    if prow.__class__ is not list:
-        prow = list(prow)
-        nkids = list(nkids)
     if len(prow) != start or shape.shadowed:
         return None
     new = {}

@@ -174,7 +174,7 @@ def main():
         if has_command(args[0]):
             row(name, timed(STREE + ["-s", str(work)] + args, RUNS), "pi", pi_big, 0.05,
                 "each run appends an entry; the next runs parse the lines appended since the index "
-                "was written (it is rewritten after 256 lines or 1 MiB)")
+                "was written (it is rewritten after 16 lines or 1 MiB)")
         else:
             rows.append((name, "pending", "", "≤ 0.05×", "", f"`stree {args[0]}` is not on this branch yet"))
     warm_rss = peak_rss_kib(STREE + ["-s", str(big), "log", "-n", "20"])
