@@ -1,7 +1,7 @@
 """Anthropic Messages API."""
 
 from . import Answer
-from .http import Call
+from .http import post_completion
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -19,16 +19,11 @@ def request_body(options, request):
 
 
 def complete(options, request):
-    headers = {"accept": "text/event-stream" if options.stream else "application/json",
-               "anthropic-version": ANTHROPIC_VERSION}
+    headers = {"anthropic-version": ANTHROPIC_VERSION}
     if options.api_key:
         headers["x-api-key"] = options.api_key
-    url = options.base_url.rstrip("/") + "/v1/messages"
-    call = Call("anthropic", options, url, headers, request_body(options, request))
-    answer = call.send(lambda r: _read_stream(call, r) if options.stream else _read_json(call, r))
-    if not answer.model:
-        answer.model = options.model
-    return answer
+    return post_completion("anthropic", options, "/v1/messages", headers, request_body(options, request),
+                           _read_stream, _read_json)
 
 
 def _usage(usage):

@@ -163,6 +163,16 @@ class Call:
             raise self.fail(f"malformed JSON in the event stream from {safe_url(self.url)}: {e}") from None
 
 
+def post_completion(provider, options, path, headers, body, read_stream, read_json):
+    """POST one completion request to base_url + path and read the answer, streamed or not."""
+    headers = {"accept": "text/event-stream" if options.stream else "application/json", **headers}
+    call = Call(provider, options, options.base_url.rstrip("/") + path, headers, body)
+    answer = call.send(lambda r: read_stream(call, r) if options.stream else read_json(call, r))
+    if not answer.model:
+        answer.model = options.model
+    return answer
+
+
 def server_message(content):
     """The error message a server sent: OpenAI/Anthropic {"error": {"message"}}, else the text."""
     text = content.decode("utf-8", errors="replace")

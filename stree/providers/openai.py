@@ -3,7 +3,7 @@
 import json
 
 from . import Answer
-from .http import Call, server_message
+from .http import post_completion, server_message
 
 
 def request_body(options, request):
@@ -24,15 +24,11 @@ def request_body(options, request):
 
 
 def complete(options, request):
-    headers = {"accept": "text/event-stream" if options.stream else "application/json"}
+    headers = {}
     if options.api_key:
         headers["authorization"] = f"Bearer {options.api_key}"
-    url = options.base_url.rstrip("/") + "/chat/completions"
-    call = Call("openai", options, url, headers, request_body(options, request))
-    answer = call.send(lambda r: _read_stream(call, r) if options.stream else _read_json(call, r))
-    if not answer.model:
-        answer.model = options.model
-    return answer
+    return post_completion("openai", options, "/chat/completions", headers, request_body(options, request),
+                           _read_stream, _read_json)
 
 
 def _usage(usage):
