@@ -54,3 +54,11 @@ def branchy_file(tmp_path):
     from builders import branchy
 
     return branchy().write(tmp_path / "branchy.jsonl")
+
+
+def interruptible():
+    """preexec_fn: Ctrl-C acts on the child even when this test run ignores SIGINT
+    (a background job of a non-interactive shell does, and children inherit it)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

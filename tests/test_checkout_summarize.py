@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from conftest import interruptible
 
 from conftest import ROOT
 from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
@@ -138,7 +139,8 @@ def test_interrupt_during_summary_writes_nothing(demo, server):
     before = demo.read_bytes()
     proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(demo), "checkout", TARGET, "--summarize",
                              "--provider", "openai", "--model", "m", "--base-url", f"{server.url}/v1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, OPENAI_API_KEY=KEY))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, OPENAI_API_KEY=KEY),
+                            preexec_fn=interruptible)
     deadline = time.monotonic() + 10
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from conftest import interruptible
 
 from builders import SessionBuilder
 from conftest import ROOT
@@ -221,7 +222,8 @@ def test_interrupt_exits_130_without_traceback(server):
     env = dict(os.environ, OPENAI_API_KEY=KEY)
     proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", DEMO, "summarize", "--to", TARGET,
                              "--provider", "openai", "--model", "m", "--base-url", f"{server.url}/v1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            preexec_fn=interruptible)
     deadline = time.monotonic() + 10
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.05)
