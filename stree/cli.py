@@ -162,8 +162,9 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
     """stree: git-style plumbing for pi coding-agent sessions.
 
     A pi session is an append-only JSONL file whose entries form a tree; the last
-    entry is the current position (the leaf, @). stree reads that tree from the
-    shell, for people (coloured, paged) and for scripts (--json, --format, -z).
+    entry is the current position (the leaf, @). stree reads that tree, and moves,
+    labels, summarizes and forks it, from the shell: for people (coloured, paged)
+    and for scripts (--json, --format, -z), leaving files pi resumes as they are.
 
     \b
     Examples:
