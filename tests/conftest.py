@@ -62,3 +62,25 @@ def interruptible():
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def read_pty(master, proc=None, timeout=30):
+    """Everything written to a pseudo-terminal until the child closes it. With `proc`, a child
+    that stays silent for `timeout` seconds is killed and the test fails (no hang)."""
+    import select
+
+    out = b""
+    while True:
+        if proc is not None:
+            ready, _, _ = select.select([master], [], [], timeout)
+            if not ready:
+                proc.kill()
+                pytest.fail(f"{proc.args} hung on a terminal")
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out

@@ -8,11 +8,11 @@ pseudo-terminal, where they draw for a person, and through a pipe.
 
 import os
 import re
-import select
 import subprocess
 import sys
 
 import pytest
+from conftest import read_pty
 from builders import SessionBuilder
 
 ESCAPES = [
@@ -69,23 +69,11 @@ def on_pty(args, env=None, timeout=60):
     proc = subprocess.Popen([sys.executable, "-m", "stree", "--no-pager", *map(str, args)], stdout=slave,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=full_env)
     os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], timeout)
-        if not ready:
-            proc.kill()
-            pytest.fail(f"stree {args} hung on a terminal")
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
+    out = read_pty(master, proc, timeout)
     os.close(master)
     err = proc.stderr.read().decode("utf-8", "replace")
     proc.wait(timeout)
-    return proc.returncode, b"".join(chunks).decode("utf-8"), err
+    return proc.returncode, out.decode("utf-8"), err
 
 
 def assert_inert(text, where):

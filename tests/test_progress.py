@@ -2,11 +2,11 @@
 
 import os
 import pty
-import select
 import subprocess
 import sys
 
 import pytest
+from conftest import read_pty
 
 from builders import SessionBuilder
 
@@ -19,19 +19,7 @@ def run_tty(args, stdout_tty=True, stderr_tty=True, env=None, cwd=None):
                             stdout=slave if stdout_tty else subprocess.PIPE,
                             stderr=slave if stderr_tty else subprocess.PIPE, env=full_env, cwd=cwd)
     os.close(slave)
-    tty = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 30)
-        if not ready:
-            proc.kill()
-            pytest.fail("stree did not finish")
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        tty += chunk
+    tty = read_pty(master, proc)
     pipe = proc.stdout or proc.stderr
     piped = pipe.read() if pipe else b""
     proc.wait(timeout=30)
@@ -88,15 +76,7 @@ def test_waiting_spinner_draws_on_a_terminal_only(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", probe], stdout=slave, stderr=slave,
                             env=dict(os.environ, TERM="xterm", **NOW))
     os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
+    out = read_pty(master, proc)
     proc.wait(timeout=30)
     os.close(master)
     assert b"asking the model |" in out and out.endswith(b"\r\x1b[Kanswer\r\n")

@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from conftest import interruptible
+from conftest import interruptible, read_pty
 
 from builders import SessionBuilder
 from conftest import ROOT
@@ -365,15 +365,7 @@ def test_spinner_only_on_a_terminal(server):
                            "--provider", "openai", "--model", "m", "--base-url", f"{server.url}/v1"],
                           stdout=slave, stderr=slave, env=env, timeout=30)
     os.close(slave)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
+    shown = read_pty(master)
     os.close(master)
     assert proc.returncode == 0
     assert b"Summarizing" in shown and b"openai/m" in shown and b"The user explored" in shown
