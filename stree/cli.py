@@ -28,7 +28,7 @@ COMMANDS = {
     "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
     "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
-    "gc": ("stree.commands.gc", "Remove stale session indexes from the cache"),
+    "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
 }
 
 ENV_HELP = """\
@@ -37,7 +37,8 @@ ENV_HELP = """\
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
   STREE_NO_CACHE               do not use the index cache (same as --no-cache)
-  STREE_CACHE_DIR              where indexes live (default: <platform cache dir>/stree/index)
+  STREE_CACHE_DIR              where indexes and kept graphs live (default: <platform cache dir>/stree/index)
+  STREE_JOBS                   processes that parse a file without an index (default: one per core; 1: no workers)
   STREE_DEBUG                  show tracebacks (same as --debug)
   STREE_DEBUG_STATS            print parse statistics on stderr
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
@@ -82,8 +83,8 @@ class Env:
             gc.disable()  # parsing makes many objects and no cycles: collections would only cost time
             try:
                 if index.enabled(self.no_cache):
-                    session, self.index_state = index.load(path)
-                    click.get_current_context().call_on_close(lambda: index.save_previews(session))
+                    session, self.index_state = index.load(path, defer=True)
+                    click.get_current_context().call_on_close(lambda: index.save(session))
                 else:
                     from .session import parse
 
@@ -192,8 +193,12 @@ def _print_stats(env):
 
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
-    click.echo(f"stree: stats: parsed {parsed} lines, index {env.index_state}, "
-               f"peak rss {own * unit // 1024} KiB", err=True)
+    workers = session.STATS["workers"] if session else 0
+    line = f"stree: stats: parsed {parsed} lines, index {env.index_state}, peak rss {own * unit // 1024} KiB"
+    if workers:  # the largest of them (the parse workers are this process's only children then)
+        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        line += f", {workers} parse worker(s), peak rss {child * unit // 1024} KiB"
+    click.echo(line, err=True)
 
 
 def output_options(fields):

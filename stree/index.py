@@ -29,21 +29,13 @@ from operator import add
 from binascii import crc32
 
 from . import session as sessions
+from .cachedir import cache_dir
 from .errors import BadFile
 
 FORMAT = 4  # bump when Node fields or their meaning change (4: columns, tree shape)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
-
-
-def cache_dir():
-    override = os.environ.get("STREE_CACHE_DIR")
-    if override:
-        return override
-    from platformdirs import user_cache_dir
-
-    return os.path.join(user_cache_dir("stree"), "index")
 
 
 def enabled(no_cache=False):
@@ -80,15 +72,18 @@ TAIL_LINES = 16  # appended lines left to parse by each command before the index
 TAIL_BYTES = 1 << 20
 
 
-def load(path):
+def load(path, defer=False):
     """Parse a session file through its index: (Session, state), state one of
-    'fresh' (index used as is), 'updated' (appended lines parsed), 'built'."""
+    'fresh' (index used as is), 'updated' (appended lines parsed), 'built'.
+
+    With `defer`, a new index is written by save() when the command ends (once,
+    with the previews the command computed) instead of before it starts."""
     import gc
 
     enabled = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would only cost time
     try:
-        return _load(path)
+        return _load(path, defer)
     finally:
         if enabled:
             gc.enable()
@@ -98,7 +93,7 @@ def _identity(fd, st):
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, _crc(fd, st.st_size - WINDOW, st.st_size))
 
 
-def _load(path):
+def _load(path, defer=False):
     fd = sessions._open(path)
     try:
         st = os.fstat(fd)
@@ -141,7 +136,9 @@ def _load(path):
                     s.previews.forget()
             # like git's commit-graph, a few appended lines are parsed again by each command
             # rather than rewriting the index for every one; it is rewritten once they add up
-            if state == "built" or s.version < 2 or len(s.nodes) - known > TAIL_LINES or tail > TAIL_BYTES:
+            if defer and state == "built" and s.version >= 2 and covered == size:
+                s._pending = (target, st, len(s.nodes))
+            elif state == "built" or s.version < 2 or len(s.nodes) - known > TAIL_LINES or tail > TAIL_BYTES:
                 s._meta = _write(target, s, st, fd, path, known if state == "updated" else 0)
     elif s._meta is not None and (s._meta["size"], s._meta["mtime_ns"]) != (size, st.st_mtime_ns):
         s._meta = _write(target, s, st, fd, path, len(s.nodes))  # only a torn tail changed: new size and mtime
@@ -410,8 +407,10 @@ class _Columns:
                     part = part.values()
                 elif part.__class__ is bytes:
                     part = [b == 1 for b in part]
+                elif out is None and (part.__class__ is list or len(self.segments) > 1):
+                    part = list(part)  # a copy: the caller may extend it, and value() reads the original
                 if out is None:
-                    out = part if part.__class__ is list or len(self.segments) == 1 else list(part)
+                    out = part
                 else:
                     out.extend(part)
             return out if out is not None else []
@@ -616,10 +615,14 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         old = s._meta
         segments = []
         start = 0
+        blobs = None
         if keep and old is not None and keep == old["rows"] and len(old["segments"]) < SEGMENTS_MAX \
                 and s._index_blobs is not None:
-            blobs = s._index_blobs
-            for rows, seg in old["segments"]:
+            blobs, stored = s._index_blobs, old["segments"]
+        elif not keep and s._ready is not None and s._ready[2] <= len(nodes):
+            blobs, stored, keep = s._ready  # the segments parse workers encoded
+        if blobs is not None:
+            for rows, seg in stored:
                 copy = {}
                 for name, (kind, where) in seg.items():
                     copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v", "f")
@@ -662,6 +665,7 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
                 f.write(previews)
             os.replace(tmp, target)
             s._index_blobs = _Blobs(data)  # what the new meta's segments point into
+            s._ready = None
             return meta
         except BaseException:
             try:
@@ -674,8 +678,16 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
     return None
 
 
-def save_previews(s):
-    """Rewrite the index with the previews computed by this command, when there are enough."""
+def save(s):
+    """At the end of a command: write the index a load deferred, or rewrite the index
+    with the previews this command computed."""
+    pending = s._pending
+    if pending is not None:
+        s._pending = None
+        target, st, rows = pending
+        if len(s.nodes) == rows and s._fd is not None:  # the rows parsed then, nothing since
+            s._meta = _write(target, s, st, s._fd, s.path)
+        return
     cache = s.previews
     if cache is None or len(cache.new) < PREVIEW_WRITE_MIN or s._fd is None or s._meta is None \
             or s.version < 2 or s.covered != s.size:
@@ -781,7 +793,10 @@ class PreviewCache:
 
 
 def entries():
-    """(index path, meta or None) for every index file in the cache."""
+    """(path, meta or None) for every file in the cache: indexes (.idx) and kept
+    graphs (.graph, stree.graphcache)."""
+    from . import graphcache
+
     directory = cache_dir()
     try:
         names = sorted(os.listdir(directory))
@@ -796,12 +811,19 @@ def entries():
                 meta, _ = _read(full)
             except Exception:
                 meta = None
+        elif name.endswith(graphcache.SUFFIX):
+            meta = graphcache.read_meta(full)
         out.append((full, meta))
     return out
 
 
 def is_stale(full, meta):
-    """True when an index file no longer belongs to a session file as it is."""
+    """True when a cache file no longer belongs to a session file as it is (a graph
+    file: as it was when the graph was drawn)."""
+    from . import graphcache
+
+    if full.endswith(graphcache.SUFFIX):
+        return graphcache.is_stale(meta)
     if not full.endswith(".idx") or meta is None or meta.get("format") != FORMAT:
         return True
     try:

@@ -199,7 +199,7 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
 
     cached = index.enabled()
     if cached:
-        session, _ = index.load(str(path))
+        session, _ = index.load(str(path), defer=True)
     else:
         from .session import parse
 
@@ -251,7 +251,7 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
         result = ([(label, previewer.text(nodes[targets[target]])) for label, target in labels],
                   [(id_of(r), previewer.text(nodes[r])) for r in rows])
         if cached:
-            index.save_previews(session)
+            index.save(session)
         return result
     finally:
         session.close()

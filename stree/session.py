@@ -473,6 +473,8 @@ class Session:
         self._meta = None
         self._index_blobs = None  # the data area of the index this session was read from
         self._seen = None  # (size, mtime) of the file when it was read
+        self._pending = None  # an index write deferred to the end of the command (stree.index.save)
+        self._ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
         self._data = None
         self._fd = None
 
@@ -616,7 +618,8 @@ def finish(s):
 # -- line scanning ----------------------------------------------------------------
 
 BLOCK = 4 << 20  # bytes read at a time
-STATS = {"parsed": 0}  # lines handed to the JSON decoder in this process (STREE_DEBUG_STATS)
+STATS = {"parsed": 0, "workers": 0}  # lines handed to the JSON decoder (by this process and its parse
+#                                       workers), workers forked (STREE_DEBUG_STATS)
 _scan_once = json.scanner.make_scanner(_decoder)
 # the line scanner's fast path: Python's own int() (C speed), limited to 3998 digits while it
 # runs so that it yields an int exactly where _parse_int would; longer numbers take the slow path
@@ -626,16 +629,33 @@ _SPACE = b" \t\n\r\x0b\x0c"
 
 
 def scan_file(s, fd, start, end):
-    """Parse the lines of bytes [start, end) of an open file into `s`, continuing its state."""
+    """Parse the lines of bytes [start, end) of an open file into `s`, continuing its state.
+
+    A fresh parse of a long file is shared among several processes (one per core,
+    see stree.parallel): decoding JSON is the whole cost of a cold read."""
+    if not len(s.nodes) and s.header is None:
+        from . import parallel
+
+        n = parallel.jobs(end - start)
+        if n > 1:
+            start = parallel.scan_head(s, fd, start, end)
+            if s.header is not None and not len(s.nodes) and parallel.scan(s, fd, start, end, n):
+                return
+    scan_range(s, fd, start, end, end)
+
+
+def scan_range(s, fd, start, stop, end):
+    """Parse bytes [start, stop) in this process; `end` is where the whole range ends
+    (its last line may be torn, and is trimmed as pi trims the end of the file)."""
     pos = start
     carry = b""
-    while pos < end:
-        block = os.pread(fd, min(BLOCK, end - pos), pos)
+    while pos < stop:
+        block = os.pread(fd, min(BLOCK, stop - pos), pos)
         if not block:
             break  # the file shrank under us: parse what we have
         pos += len(block)
         data = carry + block if carry else block
-        cut = data.rfind(b"\n") + 1 if pos < end else len(data)
+        cut = data.rfind(b"\n") + 1 if pos < stop else len(data)
         scan(s, data[:cut] if cut < len(data) else data, pos - len(data), end, s.line)
         carry = data[cut:]
 

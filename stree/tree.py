@@ -4,8 +4,10 @@ Everything here is iterative (sessions can be 100,000 entries deep) and works on
 Node structure; entry content is fetched through `load` only where needed.
 """
 
+from collections import Counter
 from datetime import datetime, timezone
 from itertools import repeat
+from operator import eq
 
 from .errors import CycleError
 from .session import JS_WHITESPACE
@@ -64,22 +66,50 @@ def compute_shape(nodes):
     row_of = dict(zip(ids, range(n)))  # a later duplicate wins, as in pi's byId
     get = row_of.get
     shadowed = set() if len(row_of) == n else {r for r, x in enumerate(ids) if row_of[x] != r}
-    prow = [-1] * n
-    nkids = [0] * n
     dangling = {}
-    for r, p in enumerate(parents):
-        if p is None or p == ids[r]:
-            continue
-        j = get(p)
-        if j is None:
+    try:  # every row at once, at C speed: then the few roots, self-parents and missing parents
+        prow = list(map(get, parents, repeat(-2)))
+    except TypeError:  # an unhashable parentId names no entry
+        prow = [get(p, -2) if _hashable(p) else -3 for p in parents]
+        for r in positions(prow, -3):
+            prow[r] = -1
+    for r in positions(prow, -2):  # no parent, or one no entry has
+        prow[r] = -1
+        p = parents[r]
+        if p is not None:
             dangling.setdefault(p, []).append(r)
-            continue
-        prow[r] = j
-        if r not in shadowed:
-            nkids[j] += 1
+    for r in positions(list(map(eq, ids, parents)), True):
+        prow[r] = -1  # its own parent: a root
+    counts = Counter(prow)
+    for r in shadowed:  # a shadowed entry is nobody's child in pi's tree
+        if prow[r] >= 0:
+            counts[prow[r]] -= 1
+    nkids = list(map(counts.get, range(n), repeat(0)))
     shape = Shape(prow, nkids, shadowed, dangling, {}, {}, -1, {})
     _scan_labels(shape, nodes, 0, get)
     return shape, row_of
+
+
+def _hashable(value):
+    try:
+        hash(value)
+        return True
+    except TypeError:
+        return False
+
+
+def positions(values, value):
+    """The indexes of `value` in a list, in order (C-speed scans: it is rare)."""
+    out = []
+    i = -1
+    index = values.index
+    try:
+        while True:
+            i = index(value, i + 1)
+            out.append(i)
+    except ValueError:
+        pass
+    return out
 
 
 def extend_shape(shape, nodes, start, find):
@@ -121,34 +151,42 @@ def extend_shape(shape, nodes, start, find):
 
 def _scan_labels(shape, nodes, start, locate):
     types = nodes.tail("type", start)
-    if "label" not in types and "session_info" not in types:
+    infos = positions(types, "session_info")
+    if infos:
+        shape.name_row = start + infos[-1]  # the latest wins
+    rows = positions(types, "label")
+    if not rows:
         return
-    auxes = nodes.tail("aux", start)
-    stamps = nodes.tail("ts", start)
+    if hasattr(nodes, "value"):  # only the label rows' values: the columns stay undecoded
+        def value(name, k):
+            return nodes.value(name, start + k)
+    else:
+        cols = {"aux": nodes.tail("aux", start), "ts": nodes.tail("ts", start)}
+
+        def value(name, k):
+            return cols[name][k]
     labels = shape.labels
     times = shape.stamps
     targets = shape.targets
-    for k, etype in enumerate(types):
-        if etype == "label":
-            aux = auxes[k]
-            if aux is not None:
-                target, label = aux
-                if label:
-                    if target not in targets:
-                        try:
-                            row = locate(target)
-                        except TypeError:  # an unhashable targetId names no entry
-                            row = None
-                        if row is not None:
-                            targets[target] = row
-                    labels[target] = label
-                    times[target] = stamps[k]
-                else:
-                    labels.pop(target, None)
-                    times.pop(target, None)
-                    targets.pop(target, None)
-        elif etype == "session_info":
-            shape.name_row = start + k
+    for k in rows:
+        aux = value("aux", k)
+        if aux is None:
+            continue
+        target, label = aux
+        if label:
+            if target not in targets:
+                try:
+                    row = locate(target)
+                except TypeError:  # an unhashable targetId names no entry
+                    row = None
+                if row is not None:
+                    targets[target] = row
+            labels[target] = label
+            times[target] = value("ts", k)
+        else:
+            labels.pop(target, None)
+            times.pop(target, None)
+            targets.pop(target, None)
 
 
 class _ListNodes:
