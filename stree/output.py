@@ -3,11 +3,9 @@
 stdout carries results only; everything else goes to stderr.
 """
 
-import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 from .errors import UsageError
@@ -53,6 +51,8 @@ def to_json(obj):
 
     Lone surrogates come out as \\udXXX escapes and non-finite numbers (1e400 reads
     as inf) as null, as JSON.stringify writes them: the output is always valid JSON."""
+    import json
+
     try:
         text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError:
@@ -126,6 +126,7 @@ class Output:
         self.color = use_color(color) and not json_mode and fmt is None
         self.pager = pager
         self._lines = []
+        self.capture = None  # a list to collect what is written to stdout (stree.graphcache), or None
 
     @property
     def machine(self):
@@ -161,7 +162,9 @@ class Output:
         if self.pager and self.tty and not self.machine:
             self._lines.append(text)
         else:
-            _write(text + self.end)
+            write(text + self.end)
+            if self.capture is not None:
+                self.capture.append(text + self.end)
 
     def close(self):
         if not self._lines:
@@ -169,7 +172,7 @@ class Output:
         lines, self._lines = self._lines, []
         height = shutil.get_terminal_size((80, 24)).lines
         if len(lines) < height - 1:
-            _write("".join(line + self.end for line in lines))
+            write("".join(line + self.end for line in lines))
             return
         page("".join(line + "\n" for line in lines))
 
@@ -204,7 +207,8 @@ def terminal_width():
     return shutil.get_terminal_size((100, 24)).columns
 
 
-def _write(text):
+def write(text):
+    """Text to stdout; what the terminal's encoding cannot carry is replaced, not an error."""
     try:
         sys.stdout.write(text)
     except UnicodeEncodeError:
@@ -215,15 +219,17 @@ def _write(text):
 def page(text):
     pager = os.environ.get("STREE_PAGER") or os.environ.get("PAGER") or "less"
     if pager.strip() in ("", "cat"):
-        _write(text)
+        write(text)
         return
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
     try:
         sys.stdout.flush()
+        import subprocess
+
         proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, env=env)
     except OSError:
-        _write(text)
+        write(text)
         return
     try:
         proc.stdin.write(text.encode("utf-8", errors="replace"))

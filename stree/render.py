@@ -4,8 +4,6 @@ A port of TreeList (flattenTree, applyFilter, recalculateVisualStructure,
 render) without the interactive parts. Iterative throughout.
 """
 
-from .preview import Previewer, searchable_text
-
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 _SETTINGS = ("label", "custom", "model_change", "thinking_level_change", "session_info")
 
@@ -47,6 +45,8 @@ def _passes(node, filter, label, leaf):
 
 def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     """Rows of the graph, in pi's order. `leaf` defaults to the session's leaf."""
+    from .preview import Previewer, searchable_text
+
     if filter not in FILTERS:
         raise ValueError(filter)
     leaf = tree.leaf if leaf is None else leaf

@@ -6,18 +6,19 @@ from ..cli import output_options
 from ..fields import describe
 
 CACHE_FIELDS = {
-    "path": "the index file",
-    "session": "the session file it indexes",
-    "bytes": "size of the index file",
+    "path": "the cache file",
+    "kind": "index (a session's structure) or graph (a `log --graph` output kept for reuse)",
+    "session": "the session file it belongs to",
+    "bytes": "size of the cache file",
     "stale": "true when it no longer matches its session file",
 }
 
 
 @click.command("cache", epilog=f"""\b
 Examples:
-  stree cache                        list the indexes and the sessions they belong to
-  stree cache gc                     remove indexes of deleted or rewritten sessions
-  stree cache clear                  remove every index (they are rebuilt on demand)
+  stree cache                        list the cache files and the sessions they belong to
+  stree cache gc                     remove those of deleted, rewritten or changed sessions
+  stree cache clear                  remove every cache file (they are rebuilt on demand)
   stree --no-cache log -n 5          one command without reading or writing the index
 
 \b
@@ -32,26 +33,29 @@ def command(env, action, json_mode, fmt, nul):
     stree keeps an index of each session file it reads (entry structure and
     previews) in its cache directory, so the next command parses only what was
     appended. An index is checked against its file every time and rebuilt when
-    the file changed in any other way; `gc` removes indexes whose session file
-    is gone or was replaced, `clear` removes them all.
+    the file changed in any other way. `log --graph` into a pipe also keeps its
+    output there, printed again while the session file is unchanged. `gc`
+    removes indexes whose session file is gone or was replaced and kept graphs
+    of files that changed since; `clear` removes everything.
     """
     from .. import index
 
     if action == "list":
         out = env.output(json_mode, fmt, nul, CACHE_FIELDS)
         for full, meta in index.entries():
-            rec = {"path": full, "session": (meta or {}).get("path"), "bytes": _size(full),
+            kind = "index" if full.endswith(".idx") else "graph" if full.endswith(".graph") else "other"
+            rec = {"path": full, "kind": kind, "session": (meta or {}).get("path"), "bytes": _size(full),
                    "stale": index.is_stale(full, meta)}
-            human = f"{rec['bytes']:>10}  {'stale' if rec['stale'] else 'ok   '}  {rec['session'] or full}"
+            human = f"{rec['bytes']:>10}  {kind:<5}  {'stale' if rec['stale'] else 'ok   '}  {rec['session'] or full}"
             out.record(rec, human)
         out.close()
         return
     removed = collect(action == "clear")
-    click.echo(f"stree: removed {removed} index file(s) from {index.cache_dir()}", err=True)
+    click.echo(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", err=True)
 
 
 def collect(everything):
-    """Remove stale index files (all of them with `everything`); returns how many."""
+    """Remove stale cache files (all of them with `everything`); returns how many."""
     from .. import index
 
     removed = 0

@@ -1,11 +1,11 @@
+import os
+import sys
+
 import click
 
 from ..cli import output_options
 from ..fields import ENTRY_FIELDS, describe, entry_record
-from ..output import fit, terminal_width
-from ..preview import Previewer
-from ..render import FILTERS, graph
-from ..revs import Resolver
+from ..render import FILTERS
 
 GRAPH_FIELDS = dict(ENTRY_FIELDS, row="the whole row exactly as pi's /tree draws it (graph, marker, label, preview)")
 
@@ -40,10 +40,29 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     session tree as pi's /tree draws it: the branch holding the leaf first, the
     active path marked •, labels inline, and `← active` on the leaf's row.
     """
+    options = None
+    if as_graph and not env.no_cache and not os.environ.get("STREE_NO_CACHE") and not sys.stdout.isatty():
+        from .. import graphcache
+
+        # the whole output into a pipe depends on these and on the file only: a graph drawn
+        # before for the same file as it is now is printed again as it was
+        options = ("log --graph", revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul,
+                   env.color == "always")
+        kept = graphcache.lookup(str(env.session_path()), options)
+        if kept is not None:
+            env.index_state = "graph-cache"
+            graphcache.write(kept)
+            return
+    from ..preview import Previewer
+
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     previewer = Previewer(tree)
     if as_graph:
+        from ..render import graph
+
+        if options is not None:
+            out.capture = []
         rows = graph(tree, filter_, search, previewer=previewer)
         if reverse:
             rows.reverse()
@@ -60,11 +79,17 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
                 human = _graph_line(out, row, width, no_ids)
             out.record(rec, human)
         out.close()
+        if options is not None and rows and not session.malformed:
+            from .. import graphcache
+
+            graphcache.store(session, options, "".join(out.capture))
         return
 
     if not tree.nodes and revision == "@":
         click.echo(f"stree: {session.path}: the session has no entries yet", err=True)
         return
+    from ..revs import Resolver
+
     resolver = Resolver(tree)
     kind, *ends = resolver.resolve_range(revision)
     if kind == "single" and max_count is not None:
@@ -96,6 +121,8 @@ def _graph_line(out, row, width, no_ids):
         text += out.style("warning", "[" + _inert(row.label) + "] ")
     segments = row.segments
     if out.tty:  # like pi: one terminal line per row
+        from ..output import fit, terminal_width
+
         used = (0 if no_ids else width + 2) + len(row.prefix) + (2 if row.active else 0) + \
             (len(row.label) + 3 if row.label else 0) + (10 if row.leaf else 0)
         segments = fit(segments, max(10, terminal_width() - used))
@@ -117,6 +144,8 @@ def _log_line(out, tree, node, previewer):
     when = (node.ts or "")[:19].replace("T", " ")
     segments = previewer.segments(node)
     if out.tty:
+        from ..output import fit, terminal_width
+
         segments = fit(segments, max(10, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
     return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(segments)}"
 

@@ -1,0 +1,211 @@
+"""Rendered `log --graph` output, kept for the next identical command.
+
+Drawing a graph means every row's preview, its connectors and its record: for
+10,000 entries that is most of a command's time even with the index warm. The
+output of a `log --graph` into a pipe depends only on the session file, the
+options and $HOME (previews shorten paths under it), so it is kept next to the
+index, one file per session and set of options:
+
+    <cache>/<dev>-<inode>-<crc of the options>.graph
+
+and printed again as it is while the session file is the same file, with the
+same size, mtime and first and last bytes (the index's own test of "unchanged").
+Any other change renders again. Only complete runs that printed nothing on
+stderr are kept; a terminal (colours cut to its width, a pager) always renders.
+
+This module is read on the fast path: it imports nothing heavier than os.
+"""
+
+import marshal
+import os
+from binascii import crc32
+
+from . import __version__
+from .cachedir import cache_dir
+
+FORMAT = 1
+MAGIC = b"stree-graph\n"
+SUFFIX = ".graph"
+WINDOW = 4096  # bytes compared at the start and the end of the session file
+KEEP = 8  # option sets kept per session file (the oldest go first)
+MAX_TEXT = 64 << 20  # larger outputs are not kept
+
+
+def identity(fd, st=None):
+    """What the output depends on in the session file: which file, how long, when
+    written, and its first and last bytes."""
+    if st is None:
+        st = os.fstat(fd)
+    size = st.st_size
+    head = crc32(os.pread(fd, min(WINDOW, size), 0))
+    tail = crc32(os.pread(fd, min(WINDOW, size), max(0, size - WINDOW)))
+    return (st.st_dev, st.st_ino, size, st.st_mtime_ns, head, tail)
+
+
+def _key(options):
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
+    return (FORMAT, __version__, home) + tuple(options)
+
+
+def _target(st, key):
+    return os.path.join(cache_dir(), f"{st.st_dev:x}-{st.st_ino:x}-{crc32(marshal.dumps(key)):08x}{SUFFIX}")
+
+
+def lookup(path, options):
+    """A previous run's output for these options, if the file is as it was then:
+    (open graph file, offset, length) for write(), or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    f = None
+    try:
+        st = os.fstat(fd)
+        key = _key(options)
+        f = open(_target(st, key), "rb")
+        meta, start = _read_meta(f)
+        if meta is None or meta.get("key") != key or meta.get("identity") != list(identity(fd, st)):
+            return None
+        length = meta["length"]
+        if os.fstat(f.fileno()).st_size != start + length:
+            return None  # (written by a temp file and a rename: only damage makes it shorter)
+        found, f = (f, start, length), None
+        return found
+    except Exception:  # missing, unreadable, damaged: render instead
+        return None
+    finally:
+        os.close(fd)
+        if f is not None:
+            f.close()
+
+
+def write(found):
+    """Print what lookup() found: the UTF-8 bytes stree.output.write printed for its text."""
+    import codecs
+    import sys
+
+    f, start, length = found
+    out = sys.stdout
+    try:
+        utf8 = codecs.lookup(out.encoding or "").name == "utf-8" and os.linesep == "\n"
+    except LookupError:
+        utf8 = False
+    with f:
+        if not utf8:
+            from .output import write as write_text
+
+            f.seek(start)
+            write_text(f.read(length).decode("utf-8"))
+            return
+        out.flush()
+        out.buffer.flush()
+        try:
+            fd = out.buffer.fileno()
+        except Exception:  # not a real file (a test harness's stdout)
+            fd = None
+        pos = start
+        end = start + length
+        if fd is not None and hasattr(os, "sendfile"):
+            try:
+                while pos < end:  # the kernel copies: nothing passes through this process
+                    sent = os.sendfile(fd, f.fileno(), pos, end - pos)
+                    if not sent:
+                        break
+                    pos += sent
+            except OSError as e:
+                import errno
+
+                if e.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP):
+                    raise
+        f.seek(pos)
+        while pos < end:
+            chunk = f.read(min(1 << 20, end - pos))
+            if not chunk:
+                break
+            out.buffer.write(chunk)
+            pos += len(chunk)
+        out.buffer.flush()
+
+
+def _read_meta(f):
+    head = f.read(len(MAGIC) + 4)
+    if len(head) != len(MAGIC) + 4 or not head.startswith(MAGIC):
+        return None, 0
+    size = int.from_bytes(head[len(MAGIC):], "little")
+    return marshal.loads(f.read(size)), len(head) + size
+
+
+def read_meta(full):
+    """The stored description of a graph file (for `stree cache`), or None."""
+    try:
+        with open(full, "rb") as f:
+            return _read_meta(f)[0]
+    except Exception:
+        return None
+
+
+def is_stale(meta):
+    """True when a graph file no longer matches its session file."""
+    if meta is None or meta.get("format") != FORMAT:
+        return True
+    try:
+        fd = os.open(meta["path"], os.O_RDONLY)
+    except (OSError, KeyError, TypeError):
+        return True
+    try:
+        return list(identity(fd)) != meta.get("identity")
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def store(session, options, text):
+    """Keep `text`, printed for `options` from `session` as it was read; failures are silent
+    (the next run renders again)."""
+    fd = session._fd
+    if fd is None or session._seen is None or len(text) > MAX_TEXT:
+        return
+    try:
+        st = os.fstat(fd)
+        if (st.st_size, st.st_mtime_ns) != session._seen or st.st_size != session.size:
+            return  # the file changed while we drew it: what we printed matches no file state
+        key = _key(options)
+        target = _target(st, key)
+        data = text.encode("utf-8")  # (a lone surrogate, printed replaced, is not kept: UnicodeError)
+        meta = marshal.dumps({"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
+                              "path": os.path.abspath(session.path), "length": len(data)})
+        directory = os.path.dirname(target)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        tmp = f"{target}.{os.getpid()}.tmp"
+        try:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                f.write(MAGIC + len(meta).to_bytes(4, "little") + meta + data)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        _prune(directory, f"{st.st_dev:x}-{st.st_ino:x}-")
+    except Exception:
+        pass
+
+
+def _prune(directory, prefix):
+    """Keep the KEEP newest graph files of one session file."""
+    found = []
+    for name in os.listdir(directory):
+        if name.startswith(prefix) and name.endswith(SUFFIX):
+            full = os.path.join(directory, name)
+            try:
+                found.append((os.stat(full).st_mtime_ns, full))
+            except OSError:
+                pass
+    found.sort(reverse=True)
+    for _, full in found[KEEP:]:
+        try:
+            os.unlink(full)
+        except OSError:
+            pass

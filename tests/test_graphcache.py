@@ -1,0 +1,182 @@
+"""`log --graph` into a pipe keeps its output and prints it again while the session
+file is unchanged: byte for byte what a fresh render (--no-cache) prints, and never
+once the file, the options or $HOME differ."""
+
+import json
+import os
+import stat
+
+from builders import branchy, dumps
+
+from test_index import run, stats
+
+OPTION_SETS = (
+    ("--graph",),
+    ("--graph", "--filter", "all"),
+    ("--graph", "--filter", "user-only", "--no-ids"),
+    ("--graph", "--json"),
+    ("--graph", "--format", "{id}\\t{row}", "-z"),
+    ("--graph", "--search", "csv"),
+    ("--graph", "-n", "3", "--reverse"),
+    ("--graph", "--color", "always"),
+)
+
+
+def graph_files(home):
+    d = home / ".cache" / "stree" / "index"
+    return sorted(d.glob("*.graph")) if d.exists() else []
+
+
+def log(stree, path, *args, **env):
+    args = list(args)
+    global_opts = []
+    if "--color" in args:  # a global option: before the command
+        i = args.index("--color")
+        global_opts = args[i:i + 2]
+        del args[i:i + 2]
+    return stree(*global_opts, "-s", path, "log", *args, env=dict({"STREE_DEBUG_STATS": "1"}, **env))
+
+
+def fresh(stree, path, *args):
+    args = list(args)
+    global_opts = ["--no-cache"]
+    if "--color" in args:
+        i = args.index("--color")
+        global_opts += args[i:i + 2]
+        del args[i:i + 2]
+    return stree(*global_opts, "-s", path, "log", *args)
+
+
+def test_a_second_graph_is_printed_from_the_cache_exactly(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    for options in OPTION_SETS:
+        expected = fresh(stree, path, *options).raw
+        first = log(stree, path, *options)
+        assert first.code == 0 and first.raw == expected, options
+        assert stats(first)[1] != "graph-cache"
+        again = log(stree, path, *options)
+        assert again.code == 0 and again.raw == expected, options
+        assert stats(again) == (0, "graph-cache"), options
+    assert len(graph_files(isolated_home)) == len(OPTION_SETS)
+    for f in graph_files(isolated_home):
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600
+
+
+def test_an_append_draws_again(stree, tmp_path, isolated_home):
+    b = branchy()
+    path = b.write(tmp_path / "s.jsonl")
+    log(stree, path, "--graph")
+    assert stats(log(stree, path, "--graph"))[1] == "graph-cache"
+    b.user("one more question about csv")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(dumps(b.entries[-1]) + "\n")
+    r = log(stree, path, "--graph")
+    assert stats(r)[1] == "updated" and "one more question" in r.out
+    assert r.raw == fresh(stree, path, "--graph").raw
+    assert stats(log(stree, path, "--graph"))[1] == "graph-cache"
+
+
+def test_a_rewrite_of_the_same_size_draws_again(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    log(stree, path, "--graph")
+    text = path.read_text(encoding="utf-8")
+    assert "csv" in text
+    path.write_text(text.replace("csv", "tsv"), encoding="utf-8")  # same length, new bytes
+    r = log(stree, path, "--graph")
+    assert stats(r)[1] != "graph-cache" and "tsv" in r.out and "csv" not in r.out
+    assert r.raw == fresh(stree, path, "--graph").raw
+
+
+def test_another_home_draws_again(stree, tmp_path, isolated_home):
+    """Previews shorten paths under $HOME: the kept output belongs to one $HOME."""
+    path = branchy(cwd=str(isolated_home / "proj")).write(tmp_path / "s.jsonl")
+    first = log(stree, path, "--graph", "--filter", "all")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    r = log(stree, path, "--graph", "--filter", "all", HOME=str(other))
+    assert stats(r)[1] != "graph-cache"
+    assert r.raw == stree("--no-cache", "-s", path, "log", "--graph", "--filter", "all",
+                          env={"HOME": str(other)}).raw
+    assert stats(log(stree, path, "--graph", "--filter", "all"))[1] == "graph-cache"
+    assert first.raw == log(stree, path, "--graph", "--filter", "all").raw
+
+
+def test_a_session_with_warnings_is_never_kept(stree, tmp_path, isolated_home):
+    """The warning about skipped lines goes to stderr every time: such output is not kept."""
+    b = branchy()
+    path = b.write(tmp_path / "s.jsonl")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("{garbage\n")
+    for _ in range(2):
+        r = log(stree, path, "--graph")
+        assert r.code == 0 and "skipped 1 malformed line" in r.err and stats(r)[1] != "graph-cache"
+    assert graph_files(isolated_home) == []
+
+
+def test_no_cache_keeps_nothing(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    stree("--no-cache", "-s", path, "log", "--graph")
+    stree("-s", path, "log", "--graph", env={"STREE_NO_CACHE": "1"})
+    assert graph_files(isolated_home) == []
+
+
+def test_a_damaged_kept_graph_is_drawn_again(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    expected = log(stree, path, "--graph").raw
+    (kept,) = graph_files(isolated_home)
+    for damage in (lambda data: data[:-10], lambda data: b"garbage", lambda data: b""):
+        kept.write_bytes(damage(kept.read_bytes()) if kept.exists() else b"")
+        r = log(stree, path, "--graph")
+        assert r.code == 0 and r.raw == expected and stats(r)[1] != "graph-cache"
+
+
+def test_each_session_keeps_a_few_option_sets(stree, tmp_path, isolated_home):
+    from stree.graphcache import KEEP
+
+    path = branchy().write(tmp_path / "s.jsonl")
+    for n in range(KEEP + 3):
+        log(stree, path, "--graph", "-n", str(n + 1))
+    assert len(graph_files(isolated_home)) == KEEP
+
+
+def test_cache_lists_and_gc_removes_kept_graphs_of_changed_sessions(stree, tmp_path, isolated_home):
+    keep = branchy().write(tmp_path / "keep.jsonl")
+    changed = branchy().write(tmp_path / "changed.jsonl")
+    for p in (keep, changed):
+        log(stree, p, "--graph")
+    with open(changed, "a", encoding="utf-8") as f:
+        f.write(dumps({"type": "session_info", "id": "abcd0001", "parentId": None,
+                       "timestamp": "2026-01-01T00:00:00.000Z", "name": "renamed"}) + "\n")
+    listing = [json.loads(x) for x in stree("cache", "--json").out.splitlines()]
+    graphs = {(x["session"], x["stale"]) for x in listing if x["kind"] == "graph"}
+    assert graphs == {(str(keep), False), (str(changed), True)}
+    assert {x["kind"] for x in listing} == {"graph", "index"}
+    r = stree("gc")
+    assert r.code == 0 and "removed 1 cache file(s)" in r.err  # the changed session's index is still good
+    remaining = [json.loads(x) for x in stree("cache", "--json").out.splitlines()]
+    assert {(x["kind"], x["session"]) for x in remaining} == {("graph", str(keep)), ("index", str(keep)),
+                                                              ("index", str(changed))}
+    assert stats(log(stree, keep, "--graph"))[1] == "graph-cache"
+    r = stree("cache", "clear")
+    assert r.code == 0 and graph_files(isolated_home) == []
+
+
+def test_a_terminal_always_draws(tmp_path, isolated_home):
+    """Rows cut to the terminal's width, colours, a pager: a terminal never gets kept output."""
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import read_pty
+
+    path = branchy().write(tmp_path / "s.jsonl")
+    env = dict(os.environ, STREE_DEBUG_STATS="1", COLUMNS="60", PAGER="cat")
+    for _ in range(2):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(path), "log", "--graph"],
+                                stdin=slave, stdout=slave, stderr=slave, env=env)
+        os.close(slave)
+        out = read_pty(master, proc).decode("utf-8", "replace")
+        proc.wait(timeout=30)
+        assert proc.returncode == 0 and "graph-cache" not in out and "index" in out
+    assert graph_files(isolated_home) == []
