@@ -42,12 +42,17 @@ $(VENV)/.created:
 	$(BIN)/python -m pip install -q --upgrade pip
 	@touch $@
 
-$(VENV)/.installed: $(VENV)/.created pyproject.toml
-	$(BIN)/python -m pip install -q -e .
+# editable_mode=compat: the checkout goes on sys.path through a .pth line, with no import
+# hook to load at every start (the default hook costs ~13 ms a process: stree starts as
+# fast as from a regular install)
+EDITABLE := --config-settings editable_mode=compat
+
+$(VENV)/.installed: $(VENV)/.created pyproject.toml Makefile
+	$(BIN)/python -m pip install -q -e . $(EDITABLE)
 	@touch $@
 
-$(VENV)/.installed-test: $(VENV)/.created pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[test]'
+$(VENV)/.installed-test: $(VENV)/.created pyproject.toml Makefile
+	$(BIN)/python -m pip install -q -e '.[test]' $(EDITABLE)
 	@touch $@ $(VENV)/.installed
 
 # the real pi, for the interop tests (pinned in tests/pi/package-lock.json)
