@@ -161,8 +161,8 @@ def _reshape(s, known):
     from .tree import compute_shape, extend_shape
 
     nodes = s.nodes
-    if nodes.shape is not None and known == len(nodes):
-        return
+    if nodes.shape is not None and len(nodes.shape.prow) == len(nodes):
+        return  # (the parse made it: stree.parallel)
     if nodes.shape is not None:
         ids = None
         many = len(nodes) - known > TAIL_LINES  # else each new id is looked up in the index's id text
@@ -245,6 +245,24 @@ class _Blobs:
 
     def raw(self, off, length):
         return bytes(self.data[off:off + length])
+
+
+class _Parts(_Blobs):
+    """A data area kept as the parts it was written from (no joined copy); a blob never
+    spans two parts."""
+
+    def __init__(self, parts):
+        self.parts = [memoryview(p) for p in parts]
+        self.starts = list(accumulate((len(p) for p in self.parts[:-1]), initial=0))
+
+    def get(self, where):
+        off, length = where
+        k = bisect_right(self.starts, off) - 1
+        rel = off - self.starts[k]
+        return self.parts[k][rel:rel + length]
+
+    def raw(self, off, length):
+        return bytes(self.get((off, length)))
 
 
 STR_FIELDS = ("id", "parent", "ts")  # one value read without the others
@@ -528,7 +546,7 @@ def _fixed(strings, nones, put):
     """The "f" encoding when every value is as long as the others (ids, timestamps): no
     offsets needed; a missing value is a run of NULs, which no value holds."""
     width = 0
-    for i, v in enumerate(strings[:len(nones) + 1]):
+    for v in strings[:len(nones) + 1]:
         if v:
             width = len(v)
             break
@@ -539,9 +557,12 @@ def _fixed(strings, nones, put):
         strings = list(strings)
         for i in nones:
             strings[i] = "\0" * width
-    if min(map(len, strings)) != width or max(map(len, strings)) != width:
+    # one pass over the values (the join); the checks run on the joined text: a separator
+    # exactly every width + 1 characters and nowhere else means every value has that width
+    text = "\1".join(strings)
+    if len(text) != n * (width + 1) - 1 or text.count("\1") != n - 1 or text[width::width + 1] != "\1" * (n - 1):
         return None
-    text = "".join(strings)
+    text = text.replace("\1", "")
     if text.count("\0") != len(nones) * width:
         return None
     return "f", (put(text.encode("ascii")), put(width.to_bytes(4, "little")), put(marshal.dumps(nones, 4)))
@@ -638,8 +659,9 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         if shape is not None and s.version >= 2:
             prow, nkids, *rest = shape.state()
             shape_where = ((put(array("i", prow).tobytes()), put(array("i", nkids).tobytes())), rest)
-        data = b"".join(chunks)
-        data_crc = crc32(data)
+        data_crc = 0
+        for chunk in chunks:
+            data_crc = crc32(chunk, data_crc)
         data_len = pos
         if previews is None:
             previews = s.previews.section(s) if s.previews is not None else b""
@@ -661,10 +683,10 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         try:
             with os.fdopen(fdw, "wb") as f:
                 f.write(MAGIC + len(head).to_bytes(4, "little") + head)
-                f.write(data)
+                f.writelines(chunks)
                 f.write(previews)
             os.replace(tmp, target)
-            s._index_blobs = _Blobs(data)  # what the new meta's segments point into
+            s._index_blobs = _Parts(chunks)  # what the new meta's segments point into
             s._ready = None
             return meta
         except BaseException:

@@ -18,15 +18,18 @@ import marshal
 import os
 import signal
 import sys
+from collections import Counter
+from itertools import repeat
+from operator import eq
 
 from . import session as sessions
 
 PER_JOB = 4 << 20  # bytes of lines each process gets at least, when STREE_JOBS is not set
 HEAD_BYTES = 64 << 10  # lines read first, in this process, looking for the header
-ENCODE_COST = 0.25  # encoding rows for the index, as a share of parsing them: workers do it during
-#                     the parse, this process at the end, so its share is that much larger
-WORKER_FIELDS = tuple(f for f in sessions.FIELDS if f not in ("line", "index"))  # those two are made
-#                     absolute here, once the lines before each share are counted
+WORKER_COST = 0.1  # what a worker does besides parsing its share (a fresh process, sending its rows),
+#                   as a share of parsing: this process takes that much more
+SHARE_FIELDS = tuple(f for f in sessions.FIELDS if f not in ("line", "index"))  # those two are made
+#                   absolute here, once the lines before each share are counted
 
 
 def jobs(nbytes):
@@ -78,7 +81,7 @@ def line_end(fd, pos, end):
 def scan(s, fd, start, end, n):
     """Parse [start, end) into `s` (which has its header and no rows yet) with `n`
     processes. False when the range is too short to share: nothing was done."""
-    weights = [1.0] * (n - 1) + [1.0 + ENCODE_COST]
+    weights = [1.0] * (n - 1) + [1.0 + WORKER_COST]
     total = sum(weights)
     bounds = [start]
     acc = 0.0
@@ -94,18 +97,16 @@ def scan(s, fd, start, end, n):
     try:
         for a, b in zip(bounds[:-2], bounds[1:-1]):
             workers.append(_fork(s, fd, a, b, end))
-        own = _share(s)
-        sessions.scan_range(own, fd, bounds[-2], end, end)
+        own = _encode_share(s, fd, bounds[-2], end, end, own=True)  # this process's share, as workers do theirs
         results = [_collect(w) for w in workers]
     finally:
         for w in workers:
             if w[0]:
                 _reap(w, kill=True)
-    if None in results:  # a worker failed: its share (all of them, to keep the order simple) here
-        sessions.scan_range(s, fd, bounds[0], bounds[-2], end)
+    if None in results:  # a worker failed: every share here, in order (rare: keep it simple)
+        sessions.scan_range(s, fd, bounds[0], end, end)
     else:
-        _adopt(s, results)
-    _append(s, own)
+        _adopt(s, results + [own])
     return True
 
 
@@ -140,11 +141,21 @@ def _fork(s, fd, start, stop, end):
 
 
 def _work(s, fd, start, stop, end):
-    """A worker's output: its rows as an index segment, and its counters."""
+    """A worker's output: its share, encoded."""
+    # marshal version 2: no back-references, which cost more to find than they save here
+    return marshal.dumps(_encode_share(s, fd, start, stop, end), 2)
+
+
+def _encode_share(s, fd, start, stop, end, own=False):
+    """Parse [start, stop) and encode its rows as an index segment. Line and object
+    numbers count from the share's start. `links`: each row's parent as a row of the
+    share (-2: not in it), when the share's ids are distinct (else None); `ids` the
+    ids (a worker's), or `map` id -> row (this process's own share). The rows' Python
+    objects are dropped: only the encoded columns are kept."""
     from .index import _encode
 
+    parsed = sessions.STATS["parsed"]
     part = _share(s)
-    sessions.STATS["parsed"] = 0
     sessions.scan_range(part, fd, start, stop, end)
     nodes = part.nodes
     chunks = []
@@ -157,11 +168,34 @@ def _work(s, fd, start, stop, end):
         pos += len(data)
         return where
 
-    segment = {name: _encode(name, nodes.col(name), put) for name in WORKER_FIELDS}
-    # marshal version 2: no back-references, which cost more to find than they save here
-    return marshal.dumps((b"".join(chunks), segment, len(nodes), nodes.col("line"), nodes.col("index"),
-                          part.malformed, part.line, part.index, part.ends_with_newline,
-                          sessions.STATS["parsed"]), 2)
+    segment = {name: _encode(name, nodes.col(name), put) for name in SHARE_FIELDS}
+    share = {"data": b"".join(chunks), "segment": segment, "rows": len(nodes), "lines": nodes.col("line"),
+             "indexes": nodes.col("index"), "malformed": part.malformed, "nlines": part.line,
+             "count": part.index, "newline": part.ends_with_newline,
+             "parsed": sessions.STATS["parsed"] - parsed, "links": None, "kids": None, "ids": None}
+    sessions.STATS["parsed"] = parsed  # counted when the share is adopted
+    if s.version >= 2:  # (v1 ids are made once the whole file is read)
+        ids = nodes.col("id")
+        n = len(ids)
+        row_of = dict(zip(ids, range(n)))
+        if len(row_of) == n:
+            links = share["links"] = list(map(row_of.get, nodes.col("parent"), repeat(-2)))
+            counts = Counter(links)
+            kids = share["kids"] = list(map(counts.get, range(n), repeat(0)))
+            for r in _own_parents(links):
+                kids[r] -= 1
+            if own:
+                share["map"] = row_of
+            else:
+                share["ids"] = ids
+    return share
+
+
+def _own_parents(links):
+    """The rows that name themselves as parent (pi makes them roots)."""
+    from .tree import positions
+
+    return positions(list(map(eq, links, range(len(links)))), True)
 
 
 def _scratch():
@@ -225,9 +259,9 @@ def _shift(where, delta):
     return (where[0] + delta, where[1])
 
 
-def _adopt(s, results):
-    """Make the workers' segments the first rows of `s`, numbered after its header."""
-    from .index import _Blobs, _Columns, _encode
+def _adopt(s, shares):
+    """Make the shares' segments the rows of `s`, numbered after its header."""
+    from .index import _Columns, _encode, _Parts
 
     chunks = []
     pos = 0
@@ -241,41 +275,91 @@ def _adopt(s, results):
 
     segments = []
     rows_total = 0
-    for data, segment, rows, lines, indexes, malformed, nlines, count, ends_with_newline, parsed in results:
+    for share in shares:
         line0, index0 = s.line, s.index
-        s.malformed.extend((line0 + line, reason) for line, reason in malformed)
-        s.line = line0 + nlines
-        s.index = index0 + count
-        if nlines:
-            s.ends_with_newline = ends_with_newline
-        sessions.STATS["parsed"] += parsed
+        s.malformed.extend((line0 + line, reason) for line, reason in share["malformed"])
+        s.line = line0 + share["nlines"]
+        s.index = index0 + share["count"]
+        if share["nlines"]:
+            s.ends_with_newline = share["newline"]
+        sessions.STATS["parsed"] += share["parsed"]
+        rows = share["rows"]
         if not rows:
             continue
         base = pos
-        chunks.append(data)
-        pos += len(data)
-        segment = {name: (kind, _shift(where, base)) for name, (kind, where) in segment.items()}
-        segment["line"] = _encode("line", [line0 + v for v in lines], put)
-        segment["index"] = _encode("index", [index0 + v for v in indexes], put)
+        chunks.append(share["data"])
+        pos += len(share["data"])
+        segment = {name: (kind, _shift(where, base)) for name, (kind, where) in share["segment"].items()}
+        segment["line"] = _encode("line", list(map(line0.__add__, share["lines"])), put)
+        segment["index"] = _encode("index", list(map(index0.__add__, share["indexes"])), put)
         segments.append((rows, segment))
         rows_total += rows
-    blobs = _Blobs(b"".join(chunks))
+    blobs = _Parts(chunks)
     s.nodes = sessions.Nodes(_Columns(blobs, segments, s.path), rows_total)
     s._ready = (blobs, segments, rows_total)
+    if s.version >= 2:
+        s.nodes.shape = _shape(s.nodes, shares)
 
 
-def _append(s, part):
-    """Append the rows of a Session parsed from line 0 after the rows of `s`."""
-    line0, index0 = s.line, s.index
-    rows = sessions.Columns()
-    nodes = part.nodes
-    for name in sessions.FIELDS:
-        setattr(rows, name, nodes.col(name))
-    rows.line = [line0 + v for v in rows.line]
-    rows.index = [index0 + v for v in rows.index]
-    s.nodes.add(rows)
-    s.malformed.extend((line0 + line, reason) for line, reason in part.malformed)
-    s.line = line0 + part.line
-    s.index = index0 + part.index
-    if part.line:
-        s.ends_with_newline = part.ends_with_newline
+CROSS_MAX = 256  # parents found in another share, one by one; more: compute_shape() does it all
+
+
+def _shape(nodes, shares):
+    """The tree's Shape (stree.tree) from the links each share found among its own rows,
+    exactly as compute_shape() makes it; None (compute_shape() then runs) when an id is
+    repeated anywhere, or when many parents are in another share than their child."""
+    from .tree import Shape, _scan_labels, positions
+
+    if any(share["links"] is None for share in shares):
+        return None
+    own = shares[-1]["map"]
+    others = set()
+    for k, share in enumerate(shares[:-1]):  # ids repeated across shares: pi's byId picks the last
+        if not own.keys().isdisjoint(share["ids"]) or not others.isdisjoint(share["ids"]):
+            return None
+        if k < len(shares) - 2:
+            others.update(share["ids"])
+    bases = []
+    n = 0
+    for share in shares:
+        bases.append(n)
+        n += share["rows"]
+    maps = {len(shares) - 1: own}
+
+    def locate(id):  # the row of an id anywhere (ids are unique now)
+        for k in range(len(shares) - 1, -1, -1):
+            row_of = maps.get(k)
+            if row_of is None:
+                row_of = maps[k] = dict(zip(shares[k]["ids"], range(shares[k]["rows"])))
+            row = row_of.get(id)
+            if row is not None:
+                return bases[k] + row
+        return None
+
+    prow = []
+    nkids = []
+    across = []  # parents in another share than their child
+    dangling = {}
+    for share, base in zip(shares, bases):
+        links = share["links"]
+        rows = list(map(base.__add__, links)) if base else list(links)
+        for i in _own_parents(links):
+            rows[i] = -1  # a root
+        misses = positions(links, -2)  # no parent, or one in another share, or one nobody has
+        if len(misses) > CROSS_MAX:
+            return None
+        for i in misses:
+            p = nodes.value("parent", base + i)
+            j = None if p is None else locate(p)
+            rows[i] = -1 if j is None else j
+            if j is not None:
+                across.append(j)
+            elif p is not None:
+                dangling.setdefault(p, []).append(base + i)
+        prow.extend(rows)
+        nkids.extend(share["kids"])
+    for j in across:
+        nkids[j] += 1
+    shape = Shape(prow, nkids, set(), dangling, {}, {}, -1, {})
+    _scan_labels(shape, nodes, 0, locate)
+    return shape

@@ -301,12 +301,18 @@ class Previewer:
 
     def tool_call(self, call_id):
         if self._calls is None:
+            from itertools import compress, repeat
+            from operator import eq
+
             calls = {}
             nodes = self.tree.nodes
             col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
-            types, roles = col("type"), col("role")
-            for row, aux in enumerate(col("aux")):  # file order: a later call with the same id wins
-                if aux and roles[row] == "assistant" and types[row] == "message":
+            types, auxes = col("type"), col("aux")
+            roles = col("role")
+            assistant = compress(range(len(roles)), map(eq, roles, repeat("assistant")))
+            for row in assistant:  # file order: a later call with the same id wins
+                aux = auxes[row]
+                if aux and types[row] == "message":
                     for cid in aux:
                         calls[cid] = row
             self._calls = calls

@@ -4,7 +4,6 @@ The parse keeps only the *structure* of each entry (a Node); the content of an
 entry is loaded again from its byte range when a command needs it.
 """
 
-import hashlib
 import json
 import json.scanner
 import os
@@ -382,6 +381,16 @@ def node_from_object(obj, offset, length, line, index):
     return Node(id, parent, etype, role, ts, offset, length, line, index, aux, hidden)
 
 
+_NAMES = {}  # entry types and roles: one str object per name, so later passes over the columns
+#             hash and compare a few hot objects, and rows share their memory
+
+
+def _name(text):
+    if len(_NAMES) < 256:
+        _NAMES[text] = text
+    return text
+
+
 def entry_fields(obj):
     """(id, parentId, type, role, timestamp, aux, hidden) of a parsed entry, or None
     when it has no type. Runs once per line of every file read: no helper calls."""
@@ -389,6 +398,7 @@ def entry_fields(obj):
     etype = get("type")
     if etype.__class__ is not str:
         return None
+    etype = _NAMES.get(etype) or _name(etype)
     role = None
     aux = None
     hidden = False
@@ -396,6 +406,8 @@ def entry_fields(obj):
         msg = get("message")
         if msg.__class__ is dict:
             role = msg.get("role")
+            if role.__class__ is str:
+                role = _NAMES.get(role) or _name(role)
             if role == "assistant":
                 content = msg.get("content")
                 text = False
@@ -444,6 +456,8 @@ def entry_fields(obj):
 
 def deterministic_id(seed, index, taken):
     """An 8-hex id for a v1 entry: the same file always gets the same ids."""
+    import hashlib
+
     n = 0
     while True:
         digest = hashlib.sha256(f"{seed}:{index}:{n}".encode()).hexdigest()
@@ -617,7 +631,7 @@ def finish(s):
 
 # -- line scanning ----------------------------------------------------------------
 
-BLOCK = 4 << 20  # bytes read at a time
+BLOCK = 1 << 20  # bytes read at a time
 STATS = {"parsed": 0, "workers": 0}  # lines handed to the JSON decoder (by this process and its parse
 #                                       workers), workers forked (STREE_DEBUG_STATS)
 _scan_once = json.scanner.make_scanner(_decoder)

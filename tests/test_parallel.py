@@ -193,3 +193,40 @@ def test_the_cli_parses_with_workers_by_default_on_a_large_file(stree, tmp_path)
     assert "parse worker" not in alone.err
     if len(os.sched_getaffinity(0)) > 1:
         assert "1 parse worker(s)" in shared.err or "2 parse worker(s)" in shared.err, shared.err
+
+
+def test_the_shape_the_shares_make_is_the_one_compute_shape_makes(tmp_path, isolated_home, monkeypatch):
+    """Parents, child counts, missing parents, label targets: found from each share's own
+    links, or handed to compute_shape() (repeated ids, many links across shares)."""
+    import random
+
+    from stree.tree import compute_shape
+
+    files = build(tmp_path / "corpus", isolated_home)
+    for seed in range(40):  # random forests: forward references, missing parents, self-parents, repeats
+        rnd = random.Random(seed)
+        b = SessionBuilder()
+        lines = [b.lines()[0]]
+        ids = [f"{k:08x}" for k in range(rnd.randint(5, 120))]
+        pool = ids + ["ffffffff", None]
+        for k, id in enumerate(ids if seed % 4 else ids + ids[:3]):
+            parent = rnd.choice(pool) if rnd.random() < 0.3 else (ids[(k - 1) % len(ids)] if k else None)
+            entry = {"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                     "message": {"role": "user", "content": f"m{k}", "timestamp": 1}}
+            if rnd.random() < 0.1:
+                entry = {"type": "label", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                         "targetId": rnd.choice(pool), "label": rnd.choice(["a", "b", ""])}
+            lines.append(dumps(entry))
+        path = tmp_path / f"r{seed}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        files[f"random{seed}"] = path
+    made = 0
+    for name, path in files.items():
+        for jobs in JOBS:
+            monkeypatch.setenv("STREE_JOBS", str(jobs))
+            s = session.parse(str(path))
+            if s.nodes.shape is not None:
+                made += 1
+                assert s.nodes.shape.state() == compute_shape(s.nodes)[0].state(), (name, jobs)
+            s.close()
+    assert made > len(files) * len(JOBS) // 2  # most of them by the shares, not by the fallback
