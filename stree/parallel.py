@@ -3,15 +3,17 @@
 Decoding every line's JSON is the whole cost of reading a session without its
 index, and it is CPU-bound: Python runs it on one core. So a long file is cut at
 line boundaries into shares; forked workers take the first shares and this
-process the last. Each worker parses its share exactly as the serial parser does
-and leaves its rows already encoded as an index segment (stree.index) in an
-anonymous in-memory file. Those segments become the first rows of the Session
-(decoded lazily, like an index read from disk) and, unchanged, the first
-segments of the index written for the file. The result is row for row what one
-process makes: tests compare the two on the whole corpus.
+process the last. Each share is parsed exactly as the serial parser parses, then
+encoded as an index segment (stree.index), and its rows are linked to the
+parents found among them; a worker leaves that in an anonymous in-memory file.
+The segments become the Session's rows (decoded lazily, like an index read from
+disk) and, unchanged, the index written for the file; the links make the tree's
+shape, finished here for the few parents in another share (tree.compute_shape
+runs instead when an id repeats). The result is row for row what one process
+makes: tests compare the two on the whole corpus.
 
-A worker that fails (killed, out of memory) costs only time: its share is
-parsed again here. STREE_JOBS=1 keeps everything in this process.
+A worker that fails (killed, out of memory) costs only time: the file is parsed
+again here. STREE_JOBS=1 keeps everything in this process.
 """
 
 import marshal
@@ -97,7 +99,7 @@ def scan(s, fd, start, end, n):
     try:
         for a, b in zip(bounds[:-2], bounds[1:-1]):
             workers.append(_fork(s, fd, a, b, end))
-        own = _encode_share(s, fd, bounds[-2], end, end, own=True)  # this process's share, as workers do theirs
+        own = _encode_share(s, fd, bounds[-2], end, end, own=True)  # as the workers do theirs
         results = [_collect(w) for w in workers]
     finally:
         for w in workers:
