@@ -1,3 +1,3 @@
-from .cli import run
+from .fast import main
 
-run()
+main()

@@ -187,18 +187,10 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
 
 
 def _print_stats(env):
-    session = sys.modules.get("stree.session")
-    parsed = session.STATS["parsed"] if session else 0
-    import resource
+    from .fast import stats_line
 
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
-    workers = session.STATS["workers"] if session else 0
-    line = f"stree: stats: parsed {parsed} lines, index {env.index_state}, peak rss {own * unit // 1024} KiB"
-    if workers:  # the largest of them (the parse workers are this process's only children then)
-        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        line += f", {workers} parse worker(s), peak rss {child * unit // 1024} KiB"
-    click.echo(line, err=True)
+    session = sys.modules.get("stree.session")
+    click.echo(stats_line(session.STATS["parsed"] if session else 0, env.index_state), err=True)
 
 
 def output_options(fields):

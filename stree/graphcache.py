@@ -42,6 +42,13 @@ def identity(fd, st=None):
     return (st.st_dev, st.st_ino, size, st.st_mtime_ns, head, tail)
 
 
+def options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul, color):
+    """What a `log --graph` output into a pipe depends on besides the file and $HOME: the
+    command's options as click gives them (stree.fast reads the same from argv)."""
+    return ("log --graph", revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul,
+            color == "always")
+
+
 def _key(options):
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
     return (FORMAT, __version__, home) + tuple(options)

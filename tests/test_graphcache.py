@@ -180,3 +180,62 @@ def test_a_terminal_always_draws(tmp_path, isolated_home):
         proc.wait(timeout=30)
         assert proc.returncode == 0 and "graph-cache" not in out and "index" in out
     assert graph_files(isolated_home) == []
+
+
+SPELLINGS = (
+    ["log", "--graph"],
+    ["--color=never", "log", "--graph", "--filter=all"],
+    ["--no-pager", "log", "--filter", "no-tools", "--graph", "@"],
+    ["log", "--graph", "-n5"],  # click's spellings the fast path leaves to click
+    ["-C", ".", "log", "--graph", "--max-count=3"],
+    ["--debug", "log", "--graph", "--no-ids", "--reverse"],
+    ["log", "--graph", "-z", "--format", "{id}"],
+    ["log", "--graph", "--search", "csv"],
+    ["log", "--graph", "--search", "no such words"],  # nothing to show: said on stderr, never kept
+)
+
+
+def test_every_spelling_prints_what_a_fresh_render_prints(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    for args in SPELLINGS:
+        i = args.index("log")
+        expected = stree(*args[:i], "--no-cache", "-s", path, *args[i:])
+        assert expected.code == 0, args
+        for _ in range(3):  # drawn, then kept: by click's path or before click loads
+            r = stree(*args[:i], "-s", path, *args[i:])
+            assert (r.code, r.raw, r.err) == (0, expected.raw, expected.err), args
+
+
+def test_a_kept_graph_is_printed_without_loading_click(stree, tmp_path, isolated_home):
+    import subprocess
+    import sys
+
+    path = branchy().write(tmp_path / "s.jsonl")
+    log(stree, path, "--graph")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "stree", "-s", str(path), "log", "--graph"],
+                          capture_output=True)
+    assert proc.returncode == 0 and proc.stdout == fresh(stree, path, "--graph").raw
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
+    assert "stree.graphcache" in imported and "click" not in imported and "stree.cli" not in imported
+
+
+def test_bad_options_get_clicks_errors_even_with_a_kept_graph(stree, tmp_path, isolated_home):
+    path = branchy().write(tmp_path / "s.jsonl")
+    log(stree, path, "--graph")
+    for args in (["-n", "x"], ["--filter", "bogus"], ["--json", "--format", "{id}"], ["--format", "{nope}"]):
+        r = stree("-s", path, "log", "--graph", *args)
+        assert r.code == 2 and r.out == "" and r.err, args
+
+
+def test_the_fast_path_reads_only_plain_spellings():
+    from stree.fast import parse_log_graph
+
+    assert parse_log_graph(["-s", "f", "log", "--graph", "--filter=all", "-n", "3", "x"]) == {
+        "session": "f", "graph": True, "filter": "all", "max_count": "3", "revision": "x"}
+    assert parse_log_graph(["--session=f", "--color", "always", "log", "--json", "--graph"]) == {
+        "session": "f", "color": "always", "json": True, "graph": True}
+    for declined in (["log"], ["log", "--graph", "a", "b"], ["-C", "d", "log", "--graph"], ["log", "--graph", "-n5"],
+                     ["log", "--graph", "--"], ["log", "--graph", "-zn", "3"], ["show", "--graph"],
+                     ["-s"], ["log", "--graph", "--filter"], ["--no-pager=1", "log", "--graph"],
+                     ["log", "--graph", "--help"], ["--version", "log", "--graph"]):
+        assert parse_log_graph(declined) is None, declined

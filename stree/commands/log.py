@@ -46,8 +46,8 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
 
         # the whole output into a pipe depends on these and on the file only: a graph drawn
         # before for the same file as it is now is printed again as it was
-        options = ("log --graph", revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul,
-                   env.color == "always")
+        options = graphcache.options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul,
+                                     env.color)
         kept = graphcache.lookup(str(env.session_path()), options)
         if kept is not None:
             env.index_state = "graph-cache"

@@ -202,7 +202,7 @@ def main():
     sh(graph)
     sh(graph)
     row("warm `log --graph`, 10k", timed(graph, RUNS), "pi 10k", pi_small, 0.2,
-        "the output kept by the untimed runs is printed again (stree.graphcache)")
+        "the output kept by the untimed runs is printed again, before click loads (stree.graphcache, stree.fast)")
     row("warm `log --graph`, 10k, drawn", timed(graph, RUNS, before=clear_graphs), "pi 10k", pi_small, None,
         "for comparison: index warm, no kept output (every row rendered)")
 

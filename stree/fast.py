@@ -1,0 +1,130 @@
+"""stree's entry point: what can be answered before click loads, then stree.cli.
+
+`log --graph` into a pipe, when stree.graphcache kept its output for the file as
+it is, is printed without loading click (half of stree's startup). Only the plain
+spellings of the options that command takes are read here; anything else (-C,
+--debug, --help, a value this does not know, a cache miss, an error) goes to
+click, which reads the command line again and does the whole job.
+"""
+
+import os
+import sys
+
+GLOBAL_VALUES = {"-s": "session", "--session": "session", "--agent-dir": "agent_dir",
+                 "--session-dir": "session_dir", "--color": "color"}
+GLOBAL_FLAGS = {"--no-pager"}
+LOG_VALUES = {"--filter": "filter", "--search": "search", "-n": "max_count", "--max-count": "max_count",
+              "--format": "fmt"}
+LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "--json": "json", "-z": "nul"}
+
+
+def main():
+    if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
+        sys.exit(0)
+    from .cli import run
+
+    run()
+
+
+def parse_log_graph(argv):
+    """{option: value} of `[global options] log --graph ...` in plain spellings, or None."""
+    got = {}
+    i = 0
+    for values, flags, stop in ((GLOBAL_VALUES, GLOBAL_FLAGS, "log"), (LOG_VALUES, LOG_FLAGS, None)):
+        while i < len(argv) and argv[i] != stop:
+            arg = argv[i]
+            name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+            if name in values:
+                if not eq:
+                    if i + 1 >= len(argv):
+                        return None
+                    i += 1
+                    value = argv[i]
+                got[values[name]] = value
+            elif eq:
+                return None
+            elif arg in flags:
+                got[flags[arg] if isinstance(flags, dict) else arg] = True
+            elif stop is None and not arg.startswith("-") and "revision" not in got:
+                got["revision"] = arg
+            else:
+                return None
+            i += 1
+        if stop is not None:
+            if i >= len(argv):
+                return None
+            i += 1  # "log"
+    return got if got.get("graph") else None
+
+
+def _kept_graph(argv):
+    """Print a kept `log --graph` output for this command line; False when click must run."""
+    if os.environ.get("STREE_NO_CACHE") or sys.stdout.isatty():
+        return False
+    got = parse_log_graph(argv)
+    if got is None:
+        return False
+    from . import graphcache
+    from .render import FILTERS
+
+    max_count = got.get("max_count")
+    if max_count is not None:
+        if not (max_count.isascii() and max_count.isdigit()):
+            return False  # click says what is wrong with it
+        max_count = int(max_count)
+    if got.get("filter", "default") not in FILTERS or got.get("color", "auto") not in ("auto", "always", "never") \
+            or (got.get("json") and "fmt" in got):
+        return False
+    path = _session_path(got)
+    if path is None:
+        return False
+    options = graphcache.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
+                                 max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
+                                 bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
+    found = graphcache.lookup(path, options)
+    if found is None:
+        return False
+    try:
+        graphcache.write(found)
+    except BrokenPipeError:  # the reader went away (stree log --graph | head): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+    if os.environ.get("STREE_DEBUG_STATS"):
+        print(stats_line(0, "graph-cache"), file=sys.stderr)
+    return True
+
+
+def _session_path(got):
+    """The session file -s (or $STREE_SESSION, or the current directory) names, or None
+    when only the full resolution can say (its errors are click's to report)."""
+    if got.get("session") == "":
+        return None
+    value = got.get("session") or os.environ.get("STREE_SESSION") or None
+    if value is not None and value != "demo":
+        path = os.path.expanduser(value)
+        if os.path.isfile(path):
+            return path
+    from .errors import StreeError
+    from .store import resolve_session
+
+    try:
+        return str(resolve_session(value, os.getcwd(), got.get("agent_dir"), got.get("session_dir")))
+    except (StreeError, OSError):
+        return None
+
+
+def stats_line(parsed, state):
+    """The line STREE_DEBUG_STATS prints at the end of a command."""
+    import resource
+
+    unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    line = f"stree: stats: parsed {parsed} lines, index {state}, peak rss {own * unit // 1024} KiB"
+    session = sys.modules.get("stree.session")
+    workers = session.STATS["workers"] if session else 0
+    if workers:  # the largest of them (the parse workers are this process's only children then)
+        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        line += f", {workers} parse worker(s), peak rss {child * unit // 1024} KiB"
+    return line
