@@ -1,5 +1,5 @@
-"""Where stree keeps its cache (indexes, rendered graphs): a light module, read by
-the fast paths that must not import the index."""
+"""Where stree keeps its cache (indexes, kept graphs) and how a cache file is
+written: a light module, read by the fast paths that must not import the index."""
 
 import os
 import sys
@@ -17,3 +17,21 @@ def cache_dir():
     from platformdirs import user_cache_dir
 
     return os.path.join(user_cache_dir("stree"), "index")
+
+
+def write_file(target, parts):
+    """Write a cache file readable by this user only, as a temp file and a rename:
+    concurrent stree processes never see half of one (the last writer wins)."""
+    directory = os.path.dirname(target)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+            f.writelines(parts)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -21,7 +21,7 @@ import os
 from binascii import crc32
 
 from . import __version__
-from .cachedir import cache_dir
+from .cachedir import cache_dir, write_file
 
 FORMAT = 1
 MAGIC = b"stree-graph\n"
@@ -182,20 +182,8 @@ def store(session, options, text):
         data = text.encode("utf-8")  # (a lone surrogate, printed replaced, is not kept: UnicodeError)
         meta = marshal.dumps({"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
                               "path": os.path.abspath(session.path), "length": len(data)})
-        directory = os.path.dirname(target)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        tmp = f"{target}.{os.getpid()}.tmp"
-        try:
-            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-                f.write(MAGIC + len(meta).to_bytes(4, "little") + meta + data)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        _prune(directory, f"{st.st_dev:x}-{st.st_ino:x}-")
+        write_file(target, (MAGIC, len(meta).to_bytes(4, "little"), meta, data))
+        _prune(os.path.dirname(target), f"{st.st_dev:x}-{st.st_ino:x}-")
     except Exception:
         pass
 

@@ -29,7 +29,7 @@ from operator import add
 from binascii import crc32
 
 from . import session as sessions
-from .cachedir import cache_dir
+from .cachedir import cache_dir, write_file
 from .errors import BadFile
 
 FORMAT = 4  # bump when Node fields or their meaning change (4: columns, tree shape)
@@ -245,6 +245,20 @@ class _Blobs:
 
     def raw(self, off, length):
         return bytes(self.data[off:off + length])
+
+
+class Area:
+    """A data area being built: put(blob) -> where it is, (offset, length)."""
+
+    def __init__(self):
+        self.chunks = []
+        self.size = 0
+
+    def put(self, data):
+        where = (self.size, len(data))
+        self.chunks.append(data)
+        self.size += len(data)
+        return where
 
 
 class _Parts(_Blobs):
@@ -623,16 +637,8 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
     segments of its first `keep` rows; failures are only reported with --debug."""
     try:
         nodes = s.nodes
-        chunks = []
-        pos = 0
-
-        def put(data):
-            nonlocal pos
-            where = (pos, len(data))
-            chunks.append(data)
-            pos += len(data)
-            return where
-
+        area = Area()
+        put = area.put
         old = s._meta
         segments = []
         start = 0
@@ -660,12 +666,12 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             prow, nkids, *rest = shape.state()
             shape_where = ((put(array("i", prow).tobytes()), put(array("i", nkids).tobytes())), rest)
         data_crc = 0
-        for chunk in chunks:
+        for chunk in area.chunks:
             data_crc = crc32(chunk, data_crc)
-        data_len = pos
+        data_len = area.size
         if previews is None:
             previews = s.previews.section(s) if s.previews is not None else b""
-        pv = (pos, len(previews)) if previews else None
+        pv = (data_len, len(previews)) if previews else None
         covered = s.covered
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
@@ -676,25 +682,10 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "previews": pv,
         }
         head = marshal.dumps(meta, 4)
-        directory = os.path.dirname(target)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        tmp = f"{target}.{os.getpid()}.tmp"
-        fdw = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fdw, "wb") as f:
-                f.write(MAGIC + len(head).to_bytes(4, "little") + head)
-                f.writelines(chunks)
-                f.write(previews)
-            os.replace(tmp, target)
-            s._index_blobs = _Parts(chunks)  # what the new meta's segments point into
-            s._ready = None
-            return meta
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_file(target, [MAGIC, len(head).to_bytes(4, "little"), head, *area.chunks, previews])
+        s._index_blobs = _Parts(area.chunks)  # what the new meta's segments point into
+        s._ready = None
+        return meta
     except Exception as e:
         _debug(f"cannot write index {target}: {type(e).__name__}: {e}")
     return None

@@ -154,24 +154,15 @@ def _encode_share(s, fd, start, stop, end, own=False):
     share (-2: not in it), when the share's ids are distinct (else None); `ids` the
     ids (a worker's), or `map` id -> row (this process's own share). The rows' Python
     objects are dropped: only the encoded columns are kept."""
-    from .index import _encode
+    from .index import Area, _encode
 
     parsed = sessions.STATS["parsed"]
     part = _share(s)
     sessions.scan_range(part, fd, start, stop, end)
     nodes = part.nodes
-    chunks = []
-    pos = 0
-
-    def put(data):
-        nonlocal pos
-        where = (pos, len(data))
-        chunks.append(data)
-        pos += len(data)
-        return where
-
-    segment = {name: _encode(name, nodes.col(name), put) for name in SHARE_FIELDS}
-    share = {"data": b"".join(chunks), "segment": segment, "rows": len(nodes), "lines": nodes.col("line"),
+    area = Area()
+    segment = {name: _encode(name, nodes.col(name), area.put) for name in SHARE_FIELDS}
+    share = {"data": b"".join(area.chunks), "segment": segment, "rows": len(nodes), "lines": nodes.col("line"),
              "indexes": nodes.col("index"), "malformed": part.malformed, "nlines": part.line,
              "count": part.index, "newline": part.ends_with_newline,
              "parsed": sessions.STATS["parsed"] - parsed, "links": None, "kids": None, "ids": None}
@@ -263,18 +254,9 @@ def _shift(where, delta):
 
 def _adopt(s, shares):
     """Make the shares' segments the rows of `s`, numbered after its header."""
-    from .index import _Columns, _encode, _Parts
+    from .index import Area, _Columns, _encode, _Parts
 
-    chunks = []
-    pos = 0
-
-    def put(data):
-        nonlocal pos
-        where = (pos, len(data))
-        chunks.append(data)
-        pos += len(data)
-        return where
-
+    area = Area()
     segments = []
     rows_total = 0
     for share in shares:
@@ -288,15 +270,13 @@ def _adopt(s, shares):
         rows = share["rows"]
         if not rows:
             continue
-        base = pos
-        chunks.append(share["data"])
-        pos += len(share["data"])
+        base, _ = area.put(share["data"])
         segment = {name: (kind, _shift(where, base)) for name, (kind, where) in share["segment"].items()}
-        segment["line"] = _encode("line", list(map(line0.__add__, share["lines"])), put)
-        segment["index"] = _encode("index", list(map(index0.__add__, share["indexes"])), put)
+        segment["line"] = _encode("line", list(map(line0.__add__, share["lines"])), area.put)
+        segment["index"] = _encode("index", list(map(index0.__add__, share["indexes"])), area.put)
         segments.append((rows, segment))
         rows_total += rows
-    blobs = _Parts(chunks)
+    blobs = _Parts(area.chunks)
     s.nodes = sessions.Nodes(_Columns(blobs, segments, s.path), rows_total)
     s._ready = (blobs, segments, rows_total)
     if s.version >= 2:

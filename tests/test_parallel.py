@@ -85,25 +85,36 @@ def test_every_corpus_file_parses_the_same_with_any_number_of_processes(tmp_path
     assert no_children_left()
 
 
-def test_the_shares_really_are_parsed_elsewhere(tmp_path, monkeypatch):
-    """Not a test that cannot fail: with STREE_JOBS=3 two shares come back from workers."""
-    b = SessionBuilder()
-    for i in range(300):
-        b.user(f"q {i}")
-    path = b.write(tmp_path / "s.jsonl")
-    forked = []
+def record_forks(monkeypatch):
+    """The pids of the workers parallel.scan starts from now on."""
+    pids = []
     real_fork = parallel._fork
 
-    def counting(*args):
+    def recording(*args):
         worker = real_fork(*args)
-        forked.append(worker[0])
+        pids.append(worker[0])
         return worker
 
-    monkeypatch.setattr(parallel, "_fork", counting)
+    monkeypatch.setattr(parallel, "_fork", recording)
+    return pids
+
+
+def questions(n):
+    b = SessionBuilder()
+    for i in range(n):
+        b.user(f"q {i}")
+    return b
+
+
+def test_the_shares_really_are_parsed_elsewhere(tmp_path, monkeypatch):
+    """The equality tests above mean something: with STREE_JOBS=3, two workers parse."""
+    b = questions(300)
+    path = b.write(tmp_path / "s.jsonl")
+    forked = record_forks(monkeypatch)
     monkeypatch.setenv("STREE_JOBS", "3")
     s = session.parse(str(path))
     assert len(forked) == 2 and len(s.nodes) == 300
-    assert s.nodes.nbase > 0  # the workers' rows, as encoded segments
+    assert s.nodes.nbase == 300  # every share's rows, as encoded segments
     assert [n.id for n in s.nodes] == [e["id"] for e in b.entries]
 
 
@@ -127,20 +138,11 @@ def test_a_failed_worker_costs_time_not_rows(tmp_path, monkeypatch, failure):
 
 
 def test_an_interrupted_parse_leaves_no_worker_behind(tmp_path, monkeypatch):
-    b = SessionBuilder()
-    for i in range(200):
-        b.user(f"q {i}")
-    path = b.write(tmp_path / "s.jsonl")
-    pids = []
-    real_fork = parallel._fork
+    path = questions(200).write(tmp_path / "s.jsonl")
+    pids = record_forks(monkeypatch)
 
     def slow_worker(*args):
         time.sleep(60)
-
-    def recording(*args):
-        worker = real_fork(*args)
-        pids.append(worker[0])
-        return worker
 
     real_range = session.scan_range
 
@@ -150,7 +152,6 @@ def test_an_interrupted_parse_leaves_no_worker_behind(tmp_path, monkeypatch):
         return real_range(s, fd, start, stop, end)
 
     monkeypatch.setattr(parallel, "_work", slow_worker)
-    monkeypatch.setattr(parallel, "_fork", recording)
     monkeypatch.setattr(session, "scan_range", interrupted)
     monkeypatch.setenv("STREE_JOBS", "3")
     started = time.monotonic()
