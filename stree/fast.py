@@ -19,6 +19,8 @@ LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "
 
 
 def main():
+    if sys.stdout is None:  # started with stdout closed: what writes there fails with an I/O error
+        sys.stdout = _ClosedOutput()
     if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
         sys.exit(0)
     from .cli import run
@@ -91,6 +93,11 @@ def _kept_graph(argv):
             sys.stdout = open(os.devnull, "w")
         except OSError:
             pass
+    except OSError as e:  # as stree.cli reports it (part of the output may be out: no retry)
+        from .errors import BAD_FILE
+
+        print(f"stree: error: I/O error: {e.strerror}", file=sys.stderr)
+        sys.exit(BAD_FILE)
     if os.environ.get("STREE_DEBUG_STATS"):
         print(stats_line(0, "graph-cache"), file=sys.stderr)
     return True
@@ -128,3 +135,21 @@ def stats_line(parsed, state):
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         line += f", {workers} parse worker(s), peak rss {child * unit // 1024} KiB"
     return line
+
+
+class _ClosedOutput:
+    """sys.stdout when file descriptor 1 was closed: writing is an error, nothing else is."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self):
+        pass

@@ -94,7 +94,8 @@ def write(found):
     f, start, length = found
     out = sys.stdout
     try:
-        utf8 = codecs.lookup(out.encoding or "").name == "utf-8" and os.linesep == "\n"
+        utf8 = codecs.lookup(out.encoding or "").name == "utf-8" and os.linesep == "\n" \
+            and getattr(out, "buffer", None) is not None
     except LookupError:
         utf8 = False
     with f:

@@ -239,3 +239,23 @@ def test_the_fast_path_reads_only_plain_spellings():
                      ["-s"], ["log", "--graph", "--filter"], ["--no-pager=1", "log", "--graph"],
                      ["log", "--graph", "--help"], ["--version", "log", "--graph"]):
         assert parse_log_graph(declined) is None, declined
+
+
+def test_closed_or_full_stdout_is_an_io_error(tmp_path, isolated_home):
+    """The kept graph's writer fails as stree's other output does: one line, exit 4."""
+    import subprocess
+    import sys
+
+    path = branchy().write(tmp_path / "s.jsonl")
+    cmd = [sys.executable, "-m", "stree", "-s", str(path), "log", "--graph"]
+    subprocess.run(cmd, capture_output=True, check=True)  # kept
+    for kept in (True, False):
+        if not kept:
+            for f in graph_files(isolated_home):
+                f.unlink()
+        closed = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, close_fds=True,
+                                preexec_fn=lambda: os.close(1))
+        assert closed.returncode == 4 and b"I/O error" in closed.stderr and b"Traceback" not in closed.stderr
+        with open("/dev/full", "wb") as full:
+            r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE)
+        assert r.returncode == 4 and b"No space left" in r.stderr, (kept, r.stderr)

@@ -125,12 +125,16 @@ def pi_graphs(corpus, tmp_path_factory):
 def test_graph_rows_match_tree_selector(corpus, pi_graphs, home_env, name, filter, stree):
     path = corpus[0][name]
     seen = pi_graphs[name, filter]
-    r = stree("-s", path, "log", "--graph", "--filter", filter, "--format", "{id}\t{row}")
-    ours = [line.split("\t", 1) for line in r.out.splitlines()]
-    assert [id for id, _ in ours] == seen["ids"]
     # pi draws fold markers (⊟/⊞) in connectors for its interactive folding; stree draws plain ─
     expected = [row.replace("⊟", "─").replace("⊞", "─") for row in seen["rows"]]
-    assert [row.rstrip() for _, row in ours] == expected  # the harness strips trailing blanks
+    # a cold parse by three processes (which also builds the index), then the output kept by it
+    for env in ({"STREE_JOBS": "3"}, {"STREE_DEBUG_STATS": "1"}):
+        r = stree("-s", path, "log", "--graph", "--filter", filter, "--format", "{id}\t{row}", env=env)
+        ours = [line.split("\t", 1) for line in r.out.splitlines()]
+        assert [id for id, _ in ours] == seen["ids"]
+        assert [row.rstrip() for _, row in ours] == expected  # the harness strips trailing blanks
+    if name != "malformed" and seen["ids"]:  # (skipped lines, or nothing to show: said on stderr, not kept)
+        assert "index graph-cache" in r.err
 
 
 @pytest.mark.parametrize("query", ["csv", "user fix", "branch summary", "model gpt", "label", "test"])
