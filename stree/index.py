@@ -32,7 +32,8 @@ from . import session as sessions
 from .cachedir import cache_dir, write_file
 from .errors import BadFile
 
-FORMAT = 4  # bump when Node fields or their meaning change (4: columns, tree shape)
+FORMAT = 5  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+#            tool results whose call id repeats are no longer kept)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for

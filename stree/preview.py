@@ -297,25 +297,12 @@ class Previewer:
     def __init__(self, tree):
         self.tree = tree
         self._calls = None
+        self._repeated = set()  # toolCall ids more than one call has
         self._cache = {}
 
     def tool_call(self, call_id):
         if self._calls is None:
-            from itertools import compress, repeat
-            from operator import eq
-
-            calls = {}
-            nodes = self.tree.nodes
-            col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
-            types, auxes = col("type"), col("aux")
-            roles = col("role")
-            assistant = compress(range(len(roles)), map(eq, roles, repeat("assistant")))
-            for row in assistant:  # file order: a later call with the same id wins
-                aux = auxes[row]
-                if aux and types[row] == "message":
-                    for cid in aux:
-                        calls[cid] = row
-            self._calls = calls
+            self._calls = self._call_rows()
         try:
             row = self._calls.get(call_id)
         except TypeError:  # an unhashable toolCallId names no call
@@ -328,6 +315,33 @@ class Previewer:
                 return (name, args)
         return None
 
+    def _call_rows(self):
+        """toolCall id -> the row of the assistant message whose call pi's /tree shows for it.
+
+        pi fills its map while it walks the tree (pre-order, the leaf's branch first), so
+        of two calls with one id the one it walks last wins. When no id repeats, any order
+        gives that map: file order, without walking the tree."""
+        from itertools import compress, repeat
+        from operator import eq
+
+        nodes = self.tree.nodes
+        col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
+        types, auxes, roles = col("type"), col("aux"), col("role")
+        rows = compress(range(len(roles)), map(eq, roles, repeat("assistant")))
+        for walk in ("file", "tree"):
+            calls = {}
+            for row in rows:
+                aux = auxes[row]
+                if aux and types[row] == "message" and roles[row] == "assistant":
+                    for cid in aux:
+                        if walk == "file" and cid in calls:
+                            self._repeated.add(cid)
+                        calls[cid] = row
+            if not self._repeated:
+                break
+            rows = self.tree.depth_first_rows(self.tree.leaf)
+        return calls
+
     def segments(self, node):
         seg = self._cache.get(node.offset)
         if seg is None:
@@ -335,10 +349,19 @@ class Previewer:
             seg = cached.get(node) if cached is not None else None
             if seg is None:
                 seg = entry_preview(self.tree.load(node), self.tool_call)
-                if cached is not None:
+                if cached is not None and not self._depends_on_leaf(node):
                     cached.put(node, seg)
             self._cache[node.offset] = seg
         return seg
+
+    def _depends_on_leaf(self, node):
+        """A tool result naming a repeated call id: which call pi shows depends on the walk."""
+        if not self._repeated or node.role != "toolResult":
+            return False
+        try:
+            return node.aux in self._repeated
+        except TypeError:
+            return False
 
     def text(self, node):
         return plain(self.segments(node))

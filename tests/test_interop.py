@@ -145,3 +145,32 @@ def test_graph_search_matches_tree_selector(corpus, home_env, query, stree):
         seen = pi("graph", path, "--filter", "default", "--search", query)
         r = stree("-s", path, "log", "--graph", "--search", query, "--format", "{id}")
         assert r.out.split() == seen["ids"], (name, query)
+
+
+def test_repeated_tool_call_ids_show_the_call_pi_walks_last(tmp_path, stree):
+    """Some providers number their tool calls per response (call_1, call_1, ...). pi maps
+    each id to a call while it walks the tree, the leaf's branch first, and the call it
+    walks last is the one every result with that id shows: stree shows the same, before
+    and after the leaf moves to the other branch, with and without the index."""
+    from builders import SessionBuilder
+
+    b = SessionBuilder()
+    start = b.user("start")
+    ends = {}
+    for branch, (name, args) in {"a": ("read", {"path": "A.py"}), "b": ("bash", {"command": "echo B"})}.items():
+        b.at(start)
+        b.assistant(None, tools=[(name, args)])
+        b.entries[-1]["message"]["content"][-1]["id"] = "call_1"
+        b.tool_result("call_1", name, branch)
+        ends[branch] = b.user(f"{branch} continues")
+    path = b.write(tmp_path / "s.jsonl")
+    shown = []
+    for step, leaf in enumerate(("b", "a", "b")):
+        if step:
+            assert stree("-s", path, "checkout", "--exact", ends[leaf]).code == 0
+        expected = [row.replace("⊟", "─").replace("⊞", "─") for row in pi("graph", path, "--filter", "all")["rows"]]
+        for extra in (["--no-cache"], [], []):  # a plain parse, then the index (and its kept previews)
+            r = stree(*extra, "-s", path, "log", "--graph", "--filter", "all", "--format", "{row}")
+            assert [row.rstrip() for row in r.out.splitlines()] == expected, (leaf, extra)
+        shown.append({call for call in ("[read: A.py]", "[bash: echo B]") if any(call in row for row in expected)})
+    assert shown == [{"[read: A.py]"}, {"[bash: echo B]"}, {"[read: A.py]"}]  # it did change with the leaf
