@@ -130,9 +130,24 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _terminal_columns():
+    """shutil.get_terminal_size().columns without importing shutil (for click's help width)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 @click.group(
     cls=LazyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
+                      "terminal_width": _terminal_columns()},
     epilog=f"""\b
 Revisions: an id, an id prefix (4+ chars), a label, @ (the leaf, also HEAD), root,
 :/text (newest entry containing text), REV~N, REV^, ranges A..B and A...B.

@@ -90,14 +90,6 @@ def compute_shape(nodes):
     return shape, row_of
 
 
-def _hashable(value):
-    try:
-        hash(value)
-        return True
-    except TypeError:
-        return False
-
-
 def positions(values, value):
     """The indexes of `value` in a list, in order (C-speed scans: it is rare)."""
     out = []

@@ -8,7 +8,7 @@ import stat
 
 from builders import branchy, dumps
 
-from test_index import run, stats
+from test_index import stats
 
 OPTION_SETS = (
     ("--graph",),

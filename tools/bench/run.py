@@ -2,7 +2,7 @@
 """`make bench`: time stree against its baselines and write bench/results.md.
 
 Every figure is the median of several runs of a fresh process, measured in this
-run next to its baselines:
+run in turns with its baselines (each round runs every command of a group once):
 
   - `python -c "import click"`: the floor for any click program's startup;
   - tools/bench/jsonl_baseline.py: a plain json.loads per line of the file;
@@ -19,7 +19,6 @@ Peak RSS comes from STREE_DEBUG_STATS: the stree process plus, for a cold parse,
 its parse workers (their peaks added: an upper bound of what they held at once).
 """
 
-import json
 import os
 import platform
 import re
@@ -41,8 +40,8 @@ ENV = dict(os.environ, STREE_CACHE_DIR=str(CACHE), PAGER="cat", NO_COLOR="1")
 # PYTHONDONTWRITEBYTECODE would make every run compile stree from source: not how it runs when installed
 for var in ("STREE_NO_CACHE", "STREE_DEBUG", "STREE_DEBUG_STATS", "STREE_SESSION", "PYTHONDONTWRITEBYTECODE"):
     ENV.pop(var, None)
-RUNS = int(os.environ.get("BENCH_RUNS", "7"))
-SLOW_RUNS = int(os.environ.get("BENCH_SLOW_RUNS", "5"))
+RUNS = int(os.environ.get("BENCH_RUNS", "9"))
+SLOW_RUNS = int(os.environ.get("BENCH_SLOW_RUNS", "7"))
 
 
 def sh(cmd, env=ENV, check=True):
@@ -50,18 +49,6 @@ def sh(cmd, env=ENV, check=True):
     if check and proc.returncode != 0:
         sys.exit(f"bench: {' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stderr.decode()[-2000:]}")
     return proc
-
-
-def timed(cmd, runs, before=None, env=ENV):
-    """Median wall time in seconds over `runs` fresh processes."""
-    times = []
-    for _ in range(runs):
-        if before:
-            before()
-        t = time.perf_counter()
-        sh(cmd, env)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def peak_rss_kib(cmd, before=None):
@@ -112,8 +99,20 @@ def machine():
     return cpu, os.cpu_count(), platform.python_version(), node, platform.system(), load
 
 
-def has_command(name):
-    return sh(STREE + [name, "--help"], check=False).returncode == 0
+def rounds(cmds, runs):
+    """{name: median seconds} of commands run in turns: each round runs every command once,
+    so the machine's drift and noise fall on a measurement and its baseline alike. A first
+    round is not timed (caches, CPU frequency). cmds: {name: (argv, before or None, env or None)}."""
+    times = {name: [] for name in cmds}
+    for timed in [False] + [True] * runs:
+        for name, (argv, before, env) in cmds.items():
+            if before:
+                before()
+            t = time.perf_counter()
+            sh(argv, env or ENV)
+            if timed:
+                times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def main():
@@ -135,77 +134,66 @@ def main():
                      f"≤ {target}×" if target is not None else "", ok, note))
         print(f"bench: {name}: {seconds * 1000:.0f} ms ({ratio:.2f}× {base_name})", file=sys.stderr)
 
-    # baselines
-    click_s = timed([PY, "-c", "import click"], RUNS)
-    jsonl_s = timed([PY, str(ROOT / "tools/bench/jsonl_baseline.py"), str(big)], SLOW_RUNS)
-    pi_big = timed(["node", str(ROOT / "tools/bench/pi_load.mjs"), str(big)], SLOW_RUNS)
-    pi_small = timed(["node", str(ROOT / "tools/bench/pi_load.mjs"), str(small)], RUNS)
-    bases = [("python -c \"import click\"", click_s), (f"json.loads per line, 100k ({big_mb:.0f} MB)", jsonl_s),
-             ("pi loader, 100k", pi_big), ("pi loader, 10k", pi_small)]
+    pi_load = ["node", str(ROOT / "tools/bench/pi_load.mjs")]
 
-    # startup
-    row("stree --version", timed(STREE + ["--version"], RUNS), "click", click_s, 1.3)
-    row("stree --help", timed(STREE + ["--help"], RUNS), "click", click_s, 1.3)
-    comp_env = dict(ENV, _STREE_COMPLETE="bash_complete", COMP_WORDS="stree lo", COMP_CWORD="1")
-    if sh(STREE + ["__complete", "bash", "lo", "--", "lo"], check=False).returncode == 0:
-        row("completion: command name (`__complete`)", timed(STREE + ["__complete", "bash", "lo", "--", "lo"], RUNS),
-            "click", click_s, 1.3)
-        rev_complete = STREE + ["__complete", "bash", "", "--", "-s", str(big), "log", ""]
-        rev_note = "`stree __complete` on the 100k session"
-    else:
-        row("completion: command name (click)", timed(STREE, RUNS, env=comp_env), "click", click_s, 1.3,
-            "click's own completion protocol (no `stree __complete` on this branch yet)")
-        rev_complete = None
-        rev_note = ""
+    # startup, next to `import click`
+    t = rounds({"click": ([PY, "-c", "import click"], None, None),
+                "version": (STREE + ["--version"], None, None),
+                "help": (STREE + ["--help"], None, None),
+                "complete": (STREE + ["__complete", "bash", "lo", "--", "lo"], None, None)}, RUNS)
+    click_s = t["click"]
+    row("stree --version", t["version"], "click", click_s, 1.3)
+    row("stree --help", t["help"], "click", click_s, 1.3)
+    row("completion: command name (`__complete`)", t["complete"], "click", click_s, 1.3)
 
-    # cold, 100k
+    # cold, 100k, next to a plain json.loads loop and pi's loader
     cold = STREE + ["-s", str(big), "log", "-n", "20"]
-    cold_s = timed(cold, SLOW_RUNS, before=clear_cache)
+    t = rounds({"json": ([PY, str(ROOT / "tools/bench/jsonl_baseline.py"), str(big)], None, None),
+                "pi": (pi_load + [str(big)], None, None),
+                "cold": (cold, clear_cache, None),
+                "one": (cold, clear_cache, dict(ENV, STREE_JOBS="1"))}, SLOW_RUNS)
+    jsonl_s, pi_big = t["json"], t["pi"]
     cold_rss = peak_rss_kib(cold, before=clear_cache)
     shared = f"parsed by {cold_rss[1] + 1} processes (one per core)" if cold_rss[1] else "parsed by one process"
-    row("cold `log -n 20`, 100k", cold_s, "pi", pi_big, 0.6, shared)
-    row("cold `log -n 20`, 100k", cold_s, "json.loads", jsonl_s, 1.0, shared)
-    one_s = timed(cold, SLOW_RUNS, before=clear_cache, env=dict(ENV, STREE_JOBS="1"))
-    row("cold `log -n 20`, 100k, `STREE_JOBS=1`", one_s, "json.loads", jsonl_s, None,
+    row("cold `log -n 20`, 100k", t["cold"], "pi", pi_big, 0.6, shared)
+    row("cold `log -n 20`, 100k", t["cold"], "json.loads", jsonl_s, 1.0, shared)
+    row("cold `log -n 20`, 100k, `STREE_JOBS=1`", t["one"], "json.loads", jsonl_s, None,
         "for comparison: the same parse in one process")
 
     # warm, 100k
     sh(cold)
-    warm = {
-        "warm `log -n 20`, 100k": STREE + ["-s", str(big), "log", "-n", "20"],
-        "warm `rev-parse @~100`, 100k": STREE + ["-s", str(big), "rev-parse", "@~100"],
-    }
-    for name, cmd in warm.items():
-        sh(cmd)
-        row(name, timed(cmd, RUNS), "pi", pi_big, 0.05)
-    if rev_complete:
-        sh(rev_complete)
-        row("warm completion of revisions, 100k", timed(rev_complete, RUNS), "pi", pi_big, 0.05, rev_note)
-    else:
-        row("warm completion of revisions, 100k (proxy: `rev-parse @`)",
-            timed(STREE + ["-s", str(big), "rev-parse", "@"], RUNS), "pi", pi_big, 0.05,
-            "no revision completion on this branch yet: `rev-parse @` loads the same data")
-    sh(STREE + ["-s", str(work), "log", "-n", "1"])  # index the copy
-    writes = (("warm `label x @`, 100k", ["label", "-f", "x", "@"]),
-              ("warm `checkout @~2`, 100k", ["checkout", "--exact", "@~2"]))
-    for name, args in writes:
-        if has_command(args[0]):
-            row(name, timed(STREE + ["-s", str(work)] + args, RUNS), "pi", pi_big, 0.05,
-                "each run appends an entry; the next runs parse the lines appended since the index "
-                "was written (it is rewritten after 16 lines or 1 MiB)")
-        else:
-            rows.append((name, "pending", "", "≤ 0.05×", "", f"`stree {args[0]}` is not on this branch yet"))
-    warm_rss = peak_rss_kib(STREE + ["-s", str(big), "log", "-n", "20"])
+    sh(STREE + ["-s", str(work), "log", "-n", "1"])  # index the copy the write commands append to
+    warm = {"warm `log -n 20`, 100k": cold,
+            "warm `rev-parse @~100`, 100k": STREE + ["-s", str(big), "rev-parse", "@~100"],
+            "warm completion of revisions, 100k": STREE + ["__complete", "bash", "", "--", "-s", str(big), "log", ""],
+            "warm `label x @`, 100k": STREE + ["-s", str(work), "label", "-f", "x", "@"],
+            "warm `checkout @~2`, 100k": STREE + ["-s", str(work), "checkout", "--exact", "@~2"]}
+    for cmd in warm.values():
+        sh(cmd)  # previews kept in the index
+    t = rounds({name: (cmd, None, None) for name, cmd in warm.items()}, RUNS)
+    appends = ("each run appends an entry; the next runs parse the lines appended since the index was written "
+               "(it is rewritten after 16 lines or 1 MiB)")
+    notes = {"warm completion of revisions, 100k": "`stree __complete` on the 100k session",
+             "warm `label x @`, 100k": appends, "warm `checkout @~2`, 100k": appends}
+    for name in warm:
+        row(name, t[name], "pi", pi_big, 0.05, notes.get(name, ""))
+    warm_rss = peak_rss_kib(cold)
 
-    # graph, 10k
+    # graph, 10k, next to pi's loader on the same file
     graph = STREE + ["-s", str(small), "log", "--graph"]
     sh(graph)
     sh(graph)
-    row("warm `log --graph`, 10k", timed(graph, RUNS), "pi 10k", pi_small, 0.2,
+    t = rounds({"pi": (pi_load + [str(small)], None, None),
+                "graph": (graph, None, None),
+                "drawn": (graph, clear_graphs, None)}, RUNS)
+    pi_small = t["pi"]
+    row("warm `log --graph`, 10k", t["graph"], "pi 10k", pi_small, 0.2,
         "the output kept by the untimed runs is printed again, before click loads (stree.graphcache, stree.fast)")
-    row("warm `log --graph`, 10k, drawn", timed(graph, RUNS, before=clear_graphs), "pi 10k", pi_small, None,
+    row("warm `log --graph`, 10k, drawn", t["drawn"], "pi 10k", pi_small, None,
         "for comparison: index warm, no kept output (every row rendered)")
 
+    bases = [("python -c \"import click\"", click_s), (f"json.loads per line, 100k ({big_mb:.0f} MB)", jsonl_s),
+             ("pi loader, 100k", pi_big), ("pi loader, 10k", pi_small)]
     write_results(rows, bases, cold_rss, warm_rss, big)
 
 
@@ -215,7 +203,7 @@ def write_results(rows, bases, cold_rss, warm_rss, big):
     lines = ["# stree benchmark", "",
              "Written by `make bench` (tools/bench/run.py); every time is the median of "
              f"{RUNS} fresh processes ({SLOW_RUNS} for the 100k cold runs and their baselines), "
-             "measured in one run next to its baselines.", "",
+             "run in turns with its baselines (round after round, each command once a round).", "",
              f"- Machine: {cpu}, {cores} cores, {system}; Python {py}; Node {node}; "
              f"load average {load:.2f} when the run started",
              f"- Sessions: tools/bench/gen.py, 10,000 and 100,000 entries "
