@@ -28,6 +28,8 @@ def inert(text, oneline=False):
     """Session text made safe to print: control and bidi characters become visible escapes."""
     if not isinstance(text, str):
         text = str(text)
+    if text.isprintable():  # no control, format (bidi) or surrogate character: nothing to escape
+        return text
     return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
 
 
@@ -147,6 +149,17 @@ class Output:
 
     def line(self, text=""):
         self._emit(text)
+
+    def lines(self, texts):
+        """Several human lines, written at once (long listings: one write, not one a line)."""
+        if self.pager and self.tty:
+            self._lines.extend(map(human_safe, texts))
+            return
+        end = self.end
+        text = "".join(human_safe(t) + end for t in texts)
+        write(text)
+        if self.capture is not None:
+            self.capture.append(text)
 
     def style(self, name, text):
         if not self.color or not name or not text or name not in STYLES:

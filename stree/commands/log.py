@@ -71,13 +71,13 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         if not rows:
             click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
         width = max((len(r.node.id) for r in rows), default=8)
-        for row in rows:
-            rec = entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                               row=row.text(marker=False))
-            human = None
-            if not out.machine:
-                human = _graph_line(out, row, width, no_ids)
-            out.record(rec, human)
+        if out.machine:
+            for row in rows:
+                out.record(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                                        row=row.text(marker=False)))
+        else:
+            for start in range(0, len(rows), 512):
+                out.lines([_graph_line(out, row, width, no_ids) for row in rows[start:start + 512]])
         out.close()
         if options is not None and rows and not session.malformed:
             from .. import graphcache
