@@ -51,7 +51,22 @@ def options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fm
 
 def _key(options):
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
-    return (FORMAT, __version__, home) + tuple(options)
+    return (FORMAT, __version__, _code_stamp(), home) + tuple(options)
+
+
+def _code_stamp():
+    """When stree's own code last changed (an edited checkout draws differently)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    stamp = 0
+    for directory in (here, os.path.join(here, "commands")):
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".py"):
+                        stamp = max(stamp, entry.stat().st_mtime_ns)
+        except OSError:
+            pass
+    return stamp
 
 
 def _target(st, key):

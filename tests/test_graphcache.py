@@ -259,3 +259,19 @@ def test_closed_or_full_stdout_is_an_io_error(tmp_path, isolated_home):
         with open("/dev/full", "wb") as full:
             r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE)
         assert r.returncode == 4 and b"No space left" in r.stderr, (kept, r.stderr)
+
+
+def test_an_edited_stree_draws_again(stree, tmp_path, isolated_home):
+    """A checkout whose code changed (same version number) does not print what the old code drew."""
+    import stree as package
+
+    path = branchy().write(tmp_path / "s.jsonl")
+    log(stree, path, "--graph")
+    assert stats(log(stree, path, "--graph"))[1] == "graph-cache"
+    render = os.path.join(os.path.dirname(package.__file__), "render.py")
+    before = os.stat(render)
+    try:
+        os.utime(render, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9 * 3600))
+        assert stats(log(stree, path, "--graph"))[1] != "graph-cache"
+    finally:
+        os.utime(render, ns=(before.st_atime_ns, before.st_mtime_ns))
