@@ -65,7 +65,8 @@ FILES = [
     ("~/.config/stree/hooks/",
      "executable before-tree and tree hooks, run around a checkout ($STREE_HOOKS_DIR overrides)."),
     ("~/.cache/stree/",
-     "session indexes, rebuilt whenever a file changed other than by growing; safe to delete "
+     "session indexes, rebuilt whenever a file changed other than by growing, and kept "
+     "`log --graph` outputs, printed again while their file is unchanged; safe to delete "
      "(stree gc). The platform cache directory: $XDG_CACHE_HOME/stree on Linux, "
      "~/Library/Caches/stree on macOS."),
 ]
