@@ -28,14 +28,14 @@ class Row:
         return out
 
 
-def _passes(node, filter, label, leaf):
-    if node.type == "message" and node.role == "assistant" and node.hidden and node.id != leaf:
+def _passes(etype, role, hidden, id, filter, label, leaf):
+    if etype == "message" and role == "assistant" and hidden and id != leaf:
         return False  # tool-call-only assistant messages are hidden in every mode
-    settings = node.type in _SETTINGS
+    settings = etype in _SETTINGS
     if filter == "user-only":
-        return node.type == "message" and node.role == "user"
+        return etype == "message" and role == "user"
     if filter == "no-tools":
-        return not settings and not (node.type == "message" and node.role == "toolResult")
+        return not settings and not (etype == "message" and role == "toolResult")
     if filter == "labeled-only":
         return label is not None
     if filter == "all":
@@ -44,7 +44,9 @@ def _passes(node, filter, label, leaf):
 
 
 def graph(tree, filter="default", search=None, leaf=None, previewer=None):
-    """Rows of the graph, in pi's order. `leaf` defaults to the session's leaf."""
+    """Rows of the graph, in pi's order. `leaf` defaults to the session's leaf.
+
+    Works on rows and columns; a Node is made only for the rows shown."""
     from .preview import Previewer, searchable_text
 
     if filter not in FILTERS:
@@ -52,44 +54,47 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     leaf = tree.leaf if leaf is None else leaf
     previewer = previewer or Previewer(tree)
     labels = tree.labels
-    flat = tree.depth_first(first=leaf if leaf in tree.by_id else None)
+    leaf_row = tree._row(leaf) if leaf is not None else None
+    flat = tree.depth_first_rows(leaf if leaf_row is not None else None)
+    nodes = tree._nodes
+    col = nodes.col
+    ids, types, roles, hidden = col("id"), col("type"), col("role"), col("hidden")
+    prow = tree.shape.prow
 
     tokens = [t for t in (search or "").lower().split() if t]
     visible = []
-    for node in flat:
-        label = labels.get(node.id)
-        if not _passes(node, filter, label, leaf):
+    for r in flat:
+        id = ids[r]
+        label = labels.get(id)
+        if not _passes(types[r], roles[r], hidden[r], id, filter, label, leaf):
             continue
         if tokens:
-            text = searchable_text(tree.load(node), label).lower()
+            text = searchable_text(tree.load(nodes[r]), label).lower()
             if not all(t in text for t in tokens):
                 continue
-        visible.append(node)
+        visible.append(r)
     if not visible:
         return []
 
     # nearest visible ancestor of every entry (pre-order: parents come first)
-    is_visible = {n.id for n in visible}
+    is_visible = set(visible)
     up = {}
-    for node in flat:
-        parent = tree.parent_of(node)
-        if parent is None:
-            up[node.id] = None
-        else:
-            up[node.id] = parent.id if parent.id in is_visible else up.get(parent.id)
+    for r in flat:
+        j = prow[r]
+        up[r] = None if j < 0 else j if j in is_visible else up.get(j)
     kids = {None: []}
-    for node in visible:
-        kids.setdefault(up[node.id], []).append(node.id)
+    for r in visible:
+        kids.setdefault(up[r], []).append(r)
     roots = kids[None]
     multiple_roots = len(roots) > 1
 
     layout = {}
-    stack = [(rid, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, (), multiple_roots)
-             for i, rid in reversed(list(enumerate(roots)))]
+    stack = [(root, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, (),
+              multiple_roots) for i, root in reversed(list(enumerate(roots)))]
     while stack:
-        nid, indent, just_branched, show_connector, is_last, gutters, virtual_root_child = stack.pop()
-        layout[nid] = (indent, show_connector, is_last, gutters, virtual_root_child)
-        children = kids.get(nid, ())
+        r, indent, just_branched, show_connector, is_last, gutters, virtual_root_child = stack.pop()
+        layout[r] = (indent, show_connector, is_last, gutters, virtual_root_child)
+        children = kids.get(r, ())
         many = len(children) > 1
         child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
         connector_shown = show_connector and not virtual_root_child
@@ -98,22 +103,18 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         for i in range(len(children) - 1, -1, -1):
             stack.append((children[i], child_indent, many, many, i == len(children) - 1, child_gutters, False))
 
-    active = set()
-    if leaf is not None:
-        for node in tree.path(leaf):
-            active.add(node.id)
-    marked = leaf
+    active = set(tree.path_rows(leaf)) if leaf is not None else set()
+    marked = leaf_row  # the leaf, or the nearest visible entry above a hidden one
     while marked is not None and marked not in is_visible:
-        node = tree.get(marked)
-        parent = tree.parent_of(node) if node else None
-        marked = parent.id if parent else None
+        j = prow[marked]
+        marked = j if j >= 0 else None
 
     rows = []
-    for node in visible:
-        indent, show_connector, is_last, gutters, virtual_root_child = layout[node.id]
+    for r in visible:
+        indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
         prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
-        rows.append(Row(node, prefix, node.id in active, labels.get(node.id),
-                        previewer.segments(node), node.id == marked))
+        node = nodes[r]
+        rows.append(Row(node, prefix, r in active, labels.get(ids[r]), previewer.segments(node), r == marked))
     return rows
 
 
