@@ -38,7 +38,9 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     With a range A..B, the entries on B's path that are not on A's; with A...B,
     the entries on either side since their merge base. With --graph, the whole
     session tree as pi's /tree draws it: the branch holding the leaf first, the
-    active path marked •, labels inline, and `← active` on the leaf's row.
+    active path marked •, labels inline, and `← active` on the leaf's row. A
+    graph printed into a pipe is kept in the cache and printed again as it is
+    while the session file is unchanged (--no-cache draws it anew).
     """
     options = None
     if as_graph and not env.no_cache and not os.environ.get("STREE_NO_CACHE") and not sys.stdout.isatty():
