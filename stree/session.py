@@ -514,6 +514,12 @@ class Session:
             os.close(self._fd)
             self._fd = None
 
+    def __del__(self):  # a session dropped without close() (a library caller) does not keep its file open
+        try:
+            self.close()
+        except Exception:  # (at interpreter exit, os may be gone already)
+            pass
+
     @property
     def needs_migration(self):
         return self.version < CURRENT_VERSION

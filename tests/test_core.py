@@ -255,3 +255,23 @@ def test_fifty_thousand_deep_needs_no_recursion(tmp_path):
 
     rows = graph(tree, "all")
     assert len(rows) == 50_000 and rows[-1].leaf
+
+
+def test_a_dropped_session_closes_its_file(tmp_path):
+    """Library callers that parse many files without close() do not run out of descriptors."""
+    import gc
+    import os
+
+    from builders import branchy
+
+    from stree.session import parse
+
+    path = branchy().write(tmp_path / "s.jsonl")
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    for _ in range(50):
+        s = parse(str(path))
+        assert s.nodes
+        del s
+    gc.collect()
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) <= before
