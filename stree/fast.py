@@ -61,12 +61,13 @@ def parse_log_graph(argv):
 
 def _kept_graph(argv):
     """Print a kept `log --graph` output for this command line; False when click must run."""
-    if os.environ.get("STREE_NO_CACHE") or sys.stdout.isatty():
+    from . import graphcache
+
+    if not graphcache.applies():
         return False
     got = parse_log_graph(argv)
     if got is None:
         return False
-    from . import graphcache
     from .render import FILTERS
 
     max_count = got.get("max_count")

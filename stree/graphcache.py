@@ -42,6 +42,14 @@ def identity(fd, st=None):
     return (st.st_dev, st.st_ino, size, st.st_mtime_ns, head, tail)
 
 
+def applies(no_cache=False):
+    """Whether output may be kept and reused: into a pipe or file (a terminal gets rows cut to
+    its width, colours, a pager), and the cache not switched off."""
+    import sys
+
+    return not no_cache and not os.environ.get("STREE_NO_CACHE") and not sys.stdout.isatty()
+
+
 def options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul, color):
     """What a `log --graph` output into a pipe depends on besides the file and $HOME: the
     command's options as click gives them (stree.fast reads the same from argv)."""

@@ -1,6 +1,3 @@
-import os
-import sys
-
 import click
 
 from ..cli import output_options
@@ -43,18 +40,19 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     while the session file is unchanged (--no-cache draws it anew).
     """
     options = None
-    if as_graph and not env.no_cache and not os.environ.get("STREE_NO_CACHE") and not sys.stdout.isatty():
+    if as_graph:
         from .. import graphcache
 
-        # the whole output into a pipe depends on these and on the file only: a graph drawn
-        # before for the same file as it is now is printed again as it was
-        options = graphcache.options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul,
-                                     env.color)
-        kept = graphcache.lookup(str(env.session_path()), options)
-        if kept is not None:
-            env.index_state = "graph-cache"
-            graphcache.write(kept)
-            return
+        if graphcache.applies(env.no_cache):
+            # the whole output into a pipe depends on these and on the file only: a graph drawn
+            # before for the same file as it is now is printed again as it was
+            options = graphcache.options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt,
+                                         nul, env.color)
+            kept = graphcache.lookup(str(env.session_path()), options)
+            if kept is not None:
+                env.index_state = "graph-cache"
+                graphcache.write(kept)
+                return
     from ..preview import Previewer
 
     session, tree = env.load()
@@ -82,8 +80,6 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
                 out.lines([_graph_line(out, row, width, no_ids) for row in rows[start:start + 512]])
         out.close()
         if options is not None and rows and not session.malformed:
-            from .. import graphcache
-
             graphcache.store(session, options, "".join(out.capture))
         return
 
