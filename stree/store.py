@@ -44,26 +44,56 @@ def project_session_dir(cwd, agent=None, session_dir=None):
     return agent_dir(agent) / "sessions" / encode_cwd(cwd)
 
 
+HEADER_SCAN = 1 << 20  # pi (1.5) looks for the header within the first MiB
+
+
 def read_header(path):
-    """The header object of a session file, or None (cheap: reads the first bytes only)."""
-    from .session import decode_line
+    """The header object of a session file, or None: pi's readSessionHeader, which takes
+    the first line that parses (blank and malformed lines skipped) within 1 MiB. Cheap:
+    reads 4 KiB at a time. oh-my-pi's title slot may come first."""
+    from .session import JS_WHITESPACE, decode_line
 
     try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_PROBE)
+        f = open(path, "rb")
     except OSError:
         return None
-    for raw in head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:2]:  # a BOM, as parse() allows
-        try:
-            obj = decode_line(raw)
-        except ValueError:
-            return None
-        if not isinstance(obj, dict):
-            return None
-        if obj.get("type") == "session" and isinstance(obj.get("id"), str):
-            return obj
-        if obj.get("type") != "title":
-            return None
+    with f:
+        pending = b""
+        scanned = 0
+        while True:
+            try:
+                block = f.read(min(HEADER_PROBE, HEADER_SCAN + 1 - scanned))
+            except OSError:
+                return None
+            scanned += len(block)
+            lines = (pending + block).split(b"\n")
+            pending = lines.pop() if block else b""  # at the end of the file, its last line counts
+            for raw in lines:
+                verdict = _header_candidate(raw, decode_line, JS_WHITESPACE)
+                if verdict is not _SKIP:
+                    return verdict
+            if not block or scanned > HEADER_SCAN:
+                return None  # no header, or none within the first MiB: not a session for discovery
+
+
+_SKIP = object()
+
+
+def _header_candidate(raw, decode_line, spaces):
+    if not raw.decode("utf-8", errors="replace").strip(spaces):
+        return _SKIP
+    try:
+        obj = decode_line(raw)
+    except ValueError:
+        return _SKIP
+    if obj is None or obj is False or obj == "" or (obj.__class__ in (int, float) and obj == 0):
+        return _SKIP  # pi skips a falsy value
+    if not isinstance(obj, dict):
+        return None
+    if obj.get("type") == "session" and isinstance(obj.get("id"), str):
+        return obj
+    if obj.get("type") == "title":
+        return _SKIP  # oh-my-pi's title slot (stree reads these files; pi does not)
     return None
 
 
