@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PI     := tests/pi/node_modules/@mariozechner/pi-coding-agent/package.json
+# Node 22 and pi 0.87.1 / 1.5.2 (tarballs pinned in tests/pi/pins.json), for the interop matrix
+PIS    := tests/pi/.installed-pins
 # where `make install` puts man pages, and `make install-completions` the scripts
 PREFIX ?= $(HOME)/.local
 MANDIR ?= $(PREFIX)/share/man
@@ -16,11 +18,11 @@ APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
-test: $(VENV)/.installed-test $(PI) shell-tools
+test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 	$(BIN)/python -m pytest -q
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
-soak: $(VENV)/.installed-test $(PI)
+soak: $(VENV)/.installed-test $(PI) $(PIS)
 	$(BIN)/python -m pytest -q -s -m soak
 
 shell-tools:
@@ -60,6 +62,12 @@ $(PI): tests/pi/package.json tests/pi/package-lock.json
 	npm ci --prefix tests/pi --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# the other pis and Node 22: npm pack of each pinned tarball, its sha512 checked, unpacked
+# into tests/pi/node22 and tests/pi/versions/VERSION (idempotent, no root)
+$(PIS): tests/pi/pins.json tests/pi/install.py
+	$(PYTHON) tests/pi/install.py
+	@touch $@
+
 install: $(VENV)/.installed install-man
 
 install-man:
@@ -74,8 +82,8 @@ install-completions:
 	install -m 644 completions/_stree $(DESTDIR)$(ZSH_COMPLETION_DIR)/_stree
 
 # timings against python/click, a plain json.loads loop and pi's own loader -> bench/results.md
-bench: $(VENV)/.installed $(PI)
+bench: $(VENV)/.installed $(PI) $(PIS)
 	$(BIN)/python tools/bench/run.py
 
 clean:
-	rm -rf $(VENV) tests/pi/node_modules .pytest_cache
+	rm -rf $(VENV) tests/pi/node_modules tests/pi/node22 tests/pi/versions $(PIS) .pytest_cache

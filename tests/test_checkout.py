@@ -5,13 +5,12 @@ import stat
 
 import pytest
 from builders import branchy
-from pi_harness import pi, without_timestamps
+from pi_harness import each_version, pi, pi_batch, without_timestamps
 
 SUMMARY = "## Goal\nTry the csv module.\n\n## Next Steps\n1. Compare with the regex parser"
 
 
-@pytest.fixture
-def session(tmp_path):
+def build_session(tmp_path):
     """branchy() plus a custom message on a side branch; the leaf is a user message's answer."""
     b = branchy()
     b.at("0000000b")
@@ -22,6 +21,11 @@ def session(tmp_path):
     b.assistant("Done: tests/test_newlines.py passes.", tools=[("write", {"path": "tests/test_newlines.py"})])
     path = b.write(tmp_path / "s.jsonl")
     return path, note
+
+
+@pytest.fixture
+def session(tmp_path):
+    return build_session(tmp_path)
 
 
 TARGETS = {
@@ -49,31 +53,62 @@ def shape(entries):
     return out
 
 
+VARIANTS = ["plain", "summary", "label", "summary+label"]
+
+
+def variant_args(variant):
+    """pi's navigate arguments for a variant (stree's: the summary from a file)."""
+    pi_args = []
+    if "summary" in variant:
+        pi_args += ["--summary", SUMMARY]
+    if "label" in variant:
+        pi_args += ["--label", "here"]
+    return pi_args
+
+
+@pytest.fixture(scope="module")
+def navigations(tmp_path_factory):
+    """pi's own /tree navigation (on a copy) to every target with every variant, and the labels
+    before: per version, from one node process on the same (deterministic) session."""
+    cache = {}
+
+    def get(version):
+        if version not in cache:
+            path, note = build_session(tmp_path_factory.mktemp(f"nav-{version}"))
+            keys = [(kind, variant) for kind in TARGETS for variant in VARIANTS]
+            requests = [["navigate", path, note if TARGETS[k] == "custom" else TARGETS[k], *variant_args(v)]
+                        for k, v in keys]
+            results = pi_batch([*requests, ["inspect", path]], version=version)
+            cache[version] = dict(zip(keys, results)), results[-1]["labels"]
+        return cache[version]
+
+    return get
+
+
+@each_version
 @pytest.mark.parametrize("kind", list(TARGETS))
-@pytest.mark.parametrize("variant", ["plain", "summary", "label", "summary+label"])
-def test_checkout_matches_pi_navigation(stree, session, tmp_path, kind, variant):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_checkout_matches_pi_navigation(stree, session, navigations, tmp_path, kind, variant, pi_version):
     path, note = session
     target = note if TARGETS[kind] == "custom" else TARGETS[kind]
     original = path.read_bytes()
     summary_file = tmp_path / "summary.md"
     summary_file.write_text(SUMMARY)
-    args, pi_args = [], []
+    args = []
     if "summary" in variant:
         args += ["--summary", summary_file]
-        pi_args += ["--summary", SUMMARY]
     if "label" in variant:
         args += ["--label", "here"]
-        pi_args += ["--label", "here"]
 
-    expected = pi("navigate", path, target, *pi_args)  # pi's own /tree, on a copy
-    labels_before = pi("inspect", path)["labels"]
+    by_case, labels_before = navigations(pi_version)
+    expected = by_case[kind, variant]  # pi's own /tree, on a copy
     r = stree("-s", path, "checkout", target, *args)
     assert r.code == 0, r
 
     data = path.read_bytes()
     assert data.startswith(original), "checkout must only append"
     appended = [json.loads(line) for line in data[len(original):].decode().splitlines()]
-    seen = pi("inspect", path)
+    seen = pi("inspect", path, version=pi_version)
     assert not seen["rewritten"]
     assert without_timestamps(seen["context"]) == without_timestamps(expected["context"])
     assert seen["leafId"] == appended[-1]["id"]
@@ -102,23 +137,26 @@ def test_checkout_matches_pi_navigation(stree, session, tmp_path, kind, variant)
     assert all(ours[e["id"]]["parentId"] in ours for e in appended[1:])
 
 
-def test_marker_is_hidden_in_pis_default_tree_and_resume_continues_there(stree, session):
+@each_version
+def test_marker_is_hidden_in_pis_default_tree_and_resume_continues_there(stree, session, pi_version):
     path, _ = session
     assert stree("-s", path, "checkout", "00000009").code == 0
     marker = entries_of(path)[-1]
-    assert marker["id"] not in pi("graph", path)["ids"]
-    assert marker["id"] in pi("graph", path, "--filter", "all")["ids"]
+    default, full, seen = pi_batch([["graph", path], ["graph", path, "--filter", "all"],
+                                    ["inspect", path, "--context-at", "00000009"]], version=pi_version)
+    assert marker["id"] not in default["ids"]
+    assert marker["id"] in full["ids"]
     # pi resumes at the marker: its next message is a child of it, and the context is the target's
-    seen = pi("inspect", path, "--context-at", "00000009")
     assert seen["leafId"] == marker["id"]
     assert seen["context"] == seen["contexts"]["00000009"]
 
 
-def test_exact_puts_the_leaf_on_a_user_message(stree, session):
+@each_version
+def test_exact_puts_the_leaf_on_a_user_message(stree, session, pi_version):
     path, _ = session
     r = stree("-s", path, "checkout", "--exact", "00000006")
     assert r.code == 0 and r.out == ""
-    seen = pi("inspect", path, "--context-at", "00000006")
+    seen = pi("inspect", path, "--context-at", "00000006", version=pi_version)
     assert seen["context"] == seen["contexts"]["00000006"]
     assert seen["context"]["messages"][-1]["content"][0]["text"] == "Try the csv module"
 
@@ -133,7 +171,8 @@ def test_current_position_is_a_noop(stree, session):
     assert path.read_bytes() == before
 
 
-def test_summary_from_stdin_is_stored_exactly(stree, session):
+@each_version
+def test_summary_from_stdin_is_stored_exactly(stree, session, pi_version):
     path, _ = session
     text = "Tried csv; it broke on embedded newlines.\n  (kept verbatim)  \n"
     r = stree("-s", path, "checkout", "00000003", "--summary", "-", input=text.encode())
@@ -142,7 +181,7 @@ def test_summary_from_stdin_is_stored_exactly(stree, session):
     assert entry["type"] == "branch_summary" and entry["summary"] == text
     assert entry["fromId"] == entry["parentId"] == "00000003" and entry["fromHook"] is False
     assert list(entry) == ["type", "id", "parentId", "timestamp", "fromId", "summary", "details", "fromHook"]
-    prep = pi("branch-prep", path, "--from", entries_of(path)[-2]["id"], "--to", "00000003")
+    prep = pi("branch-prep", path, "--from", entries_of(path)[-2]["id"], "--to", "00000003", version=pi_version)
     assert entry["details"] == {"readFiles": prep["readFiles"], "modifiedFiles": prep["modifiedFiles"]}
 
 
@@ -183,7 +222,8 @@ def hook(tmp_path, name, script):
     return {"STREE_HOOKS_DIR": str(d)}
 
 
-def test_before_tree_hook_sees_the_preparation_and_supplies_summary_and_label(stree, session, tmp_path):
+@each_version
+def test_before_tree_hook_sees_the_preparation_and_supplies_summary_and_label(stree, session, tmp_path, pi_version):
     path, _ = session
     env = hook(tmp_path, "before-tree", f"cat > {tmp_path}/prep.json\n"
                'echo \'{"summary": {"summary": "from the hook", "details": {"x": 1}}, "label": "hooked"}\'\n')
@@ -200,7 +240,7 @@ def test_before_tree_hook_sees_the_preparation_and_supplies_summary_and_label(st
     after = json.loads((tmp_path / "after.json").read_text())
     assert after["newLeafId"] == label["id"] and after["summaryEntry"]["id"] == summary["id"]
     assert after["fromHook"] is True
-    assert pi("inspect", path)["labels"][summary["id"]] == "hooked"
+    assert pi("inspect", path, version=pi_version)["labels"][summary["id"]] == "hooked"
 
 
 @pytest.mark.parametrize("script,message", [

@@ -1,26 +1,189 @@
 #!/usr/bin/env node
-// Interop harness: asks the real pi coding agent (@mariozechner/pi-coding-agent,
-// pinned in package.json) what it sees in a session file. See README.md.
+// Interop harness: asks the real pi coding agent what it sees in a session file, at one of
+// the pinned versions (see README.md): 0.73.1 (@mariozechner/pi-coding-agent, npm ci of
+// package.json, its dist/ modules, any Node >= 20) or 0.87.1 / 1.5.2
+// (@earendil-works/pi-coding-agent, unpacked by install.py into versions/V/, the
+// self-contained dist/bundle/index.js their own `pi` command runs, Node >= 22.19 from node22/).
+//
+// The version: a leading `--pi VERSION` argument, else $PI_VERSION, else 1.5.2. Under a Node
+// too old for it, the harness runs itself again under tests/pi/node22/bin/node.
 //
 // Every subcommand prints exactly one JSON document on stdout. On error it prints
 // a message on stderr and exits non-zero (2 = usage error, 3 = pi itself would loop
 // forever on this file (parentId cycle), 1 = any other error).
 //
-// Startup time matters (the Python tests call this many times), so pi's modules are
+// Startup time matters (the Python tests call this many times): 0.73.1's modules are
 // imported lazily per subcommand straight from the package's dist/ folder instead of
-// through the package index (which loads the whole agent, ~1.3 s).
+// through the package index (which loads the whole agent, ~1.3 s); a bundle is one import.
 
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parentPort, Worker, workerData } from "node:worker_threads";
 
-const PI_DIST = new URL("./", import.meta.resolve("@mariozechner/pi-coding-agent"));
-const piModule = (rel) => import(new URL(rel, PI_DIST).href);
+const HERE = dirname(fileURLToPath(import.meta.url));
+const VERSIONS = ["0.73.1", "0.87.1", "1.5.2"];
+const DEFAULT_VERSION = "1.5.2";
+const NODE22 = join(HERE, "node22", "bin", "node");
+
+// ---------------------------------------------------------------------------
+// Which pi: version, where it lives, and its API behind one interface
+// ---------------------------------------------------------------------------
+
+let argvAll = process.argv.slice(2);
+let PI_VERSION = workerData?.piVersion ?? process.env.PI_VERSION ?? DEFAULT_VERSION;
+if (argvAll[0] === "--pi") {
+	PI_VERSION = argvAll[1];
+	argvAll = argvAll.slice(2);
+} else if (argvAll[0]?.startsWith("--pi=")) {
+	PI_VERSION = argvAll[0].slice(5);
+	argvAll = argvAll.slice(1);
+}
+const isBundle = (v) => v !== "0.73.1";
+const packageDir = (v) =>
+	isBundle(v) ? join(HERE, "versions", v) : join(HERE, "node_modules", "@mariozechner", "pi-coding-agent");
+
+function nodeIsRecentEnough() {
+	const [major, minor] = process.versions.node.split(".").map(Number);
+	return major > 22 || (major === 22 && minor >= 19);
+}
+
+/**
+ * The pi API the subcommands use, at PI_VERSION. 0.73.1: modules of dist/ (imported on
+ * first use); 0.87.1 and later: everything from dist/bundle/index.js, plus the few things
+ * the bundle does not export (the TUI's keybinding registry, found in its chunk; two
+ * summary helpers, copied below: unchanged since 0.73.1).
+ */
+const pi = {
+	version: PI_VERSION,
+	dir: packageDir(PI_VERSION),
+	_bundle: null,
+	async bundle() {
+		this._bundle ??= await import(pathToFileURL(join(this.dir, "dist", "bundle", "index.js")).href);
+		return this._bundle;
+	},
+	dist(rel) {
+		return import(pathToFileURL(join(this.dir, "dist", rel)).href);
+	},
+	async sessions() {
+		if (isBundle(this.version)) return this.bundle();
+		return this.dist("core/session-manager.js");
+	},
+	async branchSummary() {
+		if (isBundle(this.version)) {
+			const b = await this.bundle();
+			return { ...b, computeFileLists, formatFileOperations, BRANCH_SUMMARY_PREAMBLE };
+		}
+		const [bs, utils, messages] = await Promise.all([
+			this.dist("core/compaction/branch-summarization.js"),
+			this.dist("core/compaction/utils.js"),
+			this.dist("core/messages.js"),
+		]);
+		return { ...bs, ...utils, ...messages, BRANCH_SUMMARY_PREAMBLE };
+	},
+	/** { initTheme, TreeSelectorComponent } with pi's default keybindings installed, as /tree sees them. */
+	async treeSelector() {
+		if (isBundle(this.version)) {
+			const b = await this.bundle();
+			b.initTheme("dark");
+			const setKeybindings = await bundleInternal(this.dir, "setKeybindings");
+			// The app's KeybindingsManager (TUI keys + pi's app keys) is not exported: a session
+			// selector makes one (KeybindingsManager.create()); a new one of its class has no user keys.
+			const noop = () => {};
+			const probe = new b.SessionSelectorComponent(async () => [], async () => [], noop, noop, noop, noop);
+			setKeybindings(new probe.keybindings.constructor());
+			return b;
+		}
+		const [{ initTheme }, { KeybindingsManager }, tui, { TreeSelectorComponent }] = await Promise.all([
+			this.dist("modes/interactive/theme/theme.js"),
+			this.dist("core/keybindings.js"),
+			import("@mariozechner/pi-tui"),
+			this.dist("modes/interactive/components/tree-selector.js"),
+		]);
+		initTheme("dark");
+		tui.setKeybindings(new KeybindingsManager());
+		return { initTheme, TreeSelectorComponent };
+	},
+	/** The text /tree puts in the editor for a user (or custom) message (AgentSession.navigateTree). */
+	editorText(content) {
+		if (isBundle(this.version)) return contentText(content, "");
+		return extractUserMessageText(content);
+	},
+	cli() {
+		return join(this.dir, "dist", "bundle", "cli.js");
+	},
+};
+
+/**
+ * A function of the bundle's TUI that index.js does not export: a chunk exports it either by
+ * name (1.5.2) or inside a module namespace object (0.87.1: pi-tui's `dist_exports`).
+ */
+async function bundleInternal(dir, name) {
+	const chunks = join(dir, "dist", "bundle", "chunks");
+	for (const f of readdirSync(chunks).sort()) {
+		if (!f.endsWith(".js") || !readFileSync(join(chunks, f), "utf8").includes(name)) continue;
+		const mod = await import(pathToFileURL(join(chunks, f)).href);
+		if (typeof mod[name] === "function") return mod[name];
+		for (const value of Object.values(mod)) {
+			if (value && typeof value === "object" && typeof value[name] === "function") return value[name];
+		}
+	}
+	throw new Error(`pi ${pi.version}: no bundle chunk exports ${name}`);
+}
+
+// Not exported by the bundles; copied from dist/core/compaction/utils.js and
+// branch-summarization.js (the same text in 0.73.1, 0.87.1 and 1.5.2).
+function computeFileLists(fileOps) {
+	const modified = new Set([...fileOps.edited, ...fileOps.written]);
+	const readOnly = [...fileOps.read].filter((f) => !modified.has(f)).sort();
+	const modifiedFiles = [...modified].sort();
+	return { readFiles: readOnly, modifiedFiles };
+}
+
+function formatFileOperations(readFiles, modifiedFiles) {
+	const sections = [];
+	if (readFiles.length > 0) {
+		sections.push(`<read-files>\n${readFiles.join("\n")}\n</read-files>`);
+	}
+	if (modifiedFiles.length > 0) {
+		sections.push(`<modified-files>\n${modifiedFiles.join("\n")}\n</modified-files>`);
+	}
+	if (sections.length === 0) return "";
+	return `\n\n${sections.join("\n\n")}`;
+}
+
+const BRANCH_SUMMARY_PREAMBLE = `The user explored a different conversation branch before returning here.
+Summary of that exploration:
+
+`;
+
+/** pi-ai's contentText (0.87.1 and later): a string as is, else its text blocks joined. */
+function contentText(content, separator = "\n") {
+	return typeof content === "string"
+		? content
+		: content
+				.filter((block) => block.type === "text")
+				.map((block) => block.text)
+				.join(separator);
+}
+
+function extractUserMessageText(content) {
+	// AgentSession._extractUserMessageText (0.73.1)
+	if (typeof content === "string") return content;
+	if (Array.isArray(content)) {
+		return content
+			.filter((c) => c.type === "text")
+			.map((c) => c.text)
+			.join("");
+	}
+	return "";
+}
 
 class UsageError extends Error {}
 
-const USAGE = `usage:
+const USAGE = `usage: harness.mjs [--pi 0.73.1|0.87.1|1.5.2] SUBCOMMAND ...
   harness.mjs inspect FILE [--context-at ID|null ...] [--in-place]
   harness.mjs graph FILE [--filter default|no-tools|user-only|labeled-only|all] [--search QUERY] [--leaf ID|null]
   harness.mjs branch-prep FILE --from OLD_LEAF_ID|null --to TARGET_ID [--budget N]
@@ -28,6 +191,9 @@ const USAGE = `usage:
   harness.mjs summarize FILE --from OLD_LEAF_ID|null --to TARGET_ID --base-url URL
               --api openai-completions|anthropic-messages --model ID [--api-key KEY]
               [--context-window N] [--instructions TEXT] [--replace-instructions]
+  harness.mjs clone FILE TARGET_ID [--position at|before]
+  harness.mjs write FILE --ops JSON [--cwd DIR]
+  harness.mjs rpc FILE --commands JSON [--in-place] [--timeout-ms N]   (0.87.1 and later)
   harness.mjs batch    < one JSON array of the above arguments per line`;
 
 // ---------------------------------------------------------------------------
@@ -99,7 +265,7 @@ function parseBudget(s) {
  * creates ~/.pi/... directories). Returns { sm, rewritten, cleanup }.
  */
 async function openSession(file, { inPlace = false } = {}) {
-	const { SessionManager } = await piModule("core/session-manager.js");
+	const { SessionManager } = await pi.sessions();
 	let original;
 	try {
 		original = readFileSync(file);
@@ -147,7 +313,7 @@ function emit(doc) {
 
 let sink = (text) => process.stdout.write(`${text}\n`);
 /** argv of the command being run (differs from process.argv in batch mode) */
-let currentArgv = process.argv.slice(2);
+let currentArgv = argvAll;
 
 // ---------------------------------------------------------------------------
 // Guard against inputs on which pi loops forever
@@ -287,7 +453,7 @@ function mapToObject(map) {
 async function cmdInspect(argv) {
 	const { positional, opts } = parseArgs(argv, { "context-at": "multi", "in-place": "flag" });
 	const [file] = needPositional(positional, 1, "inspect FILE");
-	const { buildSessionContext } = await piModule("core/session-manager.js");
+	const { buildSessionContext } = await pi.sessions();
 	const { sm, rewritten, cleanup } = await openSession(file, { inPlace: !!opts["in-place"] });
 	try {
 		const guard = makeCycleGuard(sm);
@@ -335,15 +501,8 @@ async function cmdGraph(argv) {
 	const filter = opts.filter ?? "default";
 	if (!FILTER_MODES.includes(filter)) throw new UsageError(`--filter must be one of ${FILTER_MODES.join("|")}`);
 
-	const [{ initTheme }, { KeybindingsManager }, tui, { TreeSelectorComponent }] = await Promise.all([
-		piModule("modes/interactive/theme/theme.js"),
-		piModule("core/keybindings.js"),
-		import("@mariozechner/pi-tui"),
-		piModule("modes/interactive/components/tree-selector.js"),
-	]);
-	initTheme("dark");
 	// pi's default keybindings (no user keybindings.json): same keys the real /tree sees.
-	tui.setKeybindings(new KeybindingsManager());
+	const { TreeSelectorComponent } = await pi.treeSelector();
 
 	const { sm, cleanup } = await openSession(file);
 	try {
@@ -406,7 +565,7 @@ function graphInWorker(tmpParent) {
 	return new Promise((resolve, reject) => {
 		const worker = new Worker(new URL(import.meta.url), {
 			argv: currentArgv,
-			workerData: { graphWorker: true, tmpParent },
+			workerData: { graphWorker: true, tmpParent, piVersion: pi.version },
 		});
 		let result;
 		const timer = setTimeout(() => {
@@ -432,21 +591,13 @@ function graphInWorker(tmpParent) {
 // branch-prep
 // ---------------------------------------------------------------------------
 
-async function loadBranchModules() {
-	const [bs, utils, messages] = await Promise.all([
-		piModule("core/compaction/branch-summarization.js"),
-		piModule("core/compaction/utils.js"),
-		piModule("core/messages.js"),
-	]);
-	return { ...bs, ...utils, ...messages };
-}
 
 async function cmdBranchPrep(argv) {
 	const { positional, opts } = parseArgs(argv, { from: "value", to: "value", budget: "value" });
 	const [file] = needPositional(positional, 1, "branch-prep FILE --from ID|null --to ID");
 	if (opts.from === undefined || opts.to === undefined) throw new UsageError("--from and --to are required");
 	const budget = parseBudget(opts.budget);
-	const pi = await loadBranchModules();
+	const api = await pi.branchSummary();
 	const { sm, cleanup } = await openSession(file);
 	try {
 		const from = nullable(opts.from);
@@ -455,10 +606,10 @@ async function cmdBranchPrep(argv) {
 		const guard = makeCycleGuard(sm);
 		guard.chain(from, "--from");
 		guard.chain(to, "--to");
-		const { entries, commonAncestorId } = pi.collectEntriesForBranchSummary(sm, from, to);
-		const { messages, fileOps, totalTokens } = pi.prepareBranchEntries(entries, budget);
-		const conversation = pi.serializeConversation(pi.convertToLlm(messages));
-		const { readFiles, modifiedFiles } = pi.computeFileLists(fileOps);
+		const { entries, commonAncestorId } = api.collectEntriesForBranchSummary(sm, from, to);
+		const { messages, fileOps, totalTokens } = api.prepareBranchEntries(entries, budget);
+		const conversation = api.serializeConversation(api.convertToLlm(messages));
+		const { readFiles, modifiedFiles } = api.computeFileLists(fileOps);
 		emit({
 			commonAncestorId,
 			entryIds: entries.map((e) => e.id),
@@ -477,24 +628,6 @@ async function cmdBranchPrep(argv) {
 // navigate
 // ---------------------------------------------------------------------------
 
-// Copied from dist/core/compaction/branch-summarization.js (not exported).
-const BRANCH_SUMMARY_PREAMBLE = `The user explored a different conversation branch before returning here.
-Summary of that exploration:
-
-`;
-
-function extractUserMessageText(content) {
-	// AgentSession._extractUserMessageText
-	if (typeof content === "string") return content;
-	if (Array.isArray(content)) {
-		return content
-			.filter((c) => c.type === "text")
-			.map((c) => c.text)
-			.join("");
-	}
-	return "";
-}
-
 async function cmdNavigate(argv) {
 	const { positional, opts } = parseArgs(argv, {
 		summary: "value",
@@ -504,7 +637,7 @@ async function cmdNavigate(argv) {
 	});
 	const [file, targetId] = needPositional(positional, 2, "navigate FILE TARGET_ID");
 	const budget = parseBudget(opts.budget);
-	const pi = opts.summary !== undefined ? await loadBranchModules() : null;
+	const api = await pi.branchSummary();
 	const { sm, cleanup } = await openSession(file);
 	try {
 		const before = sm.fileEntries.length;
@@ -531,9 +664,11 @@ async function cmdNavigate(argv) {
 			const guard = makeCycleGuard(sm);
 			guard.chain(oldLeafId, "leaf");
 			guard.chain(targetId, "target");
-			const { entries: toSummarize, commonAncestorId } = (
-				pi ?? (await piModule("core/compaction/branch-summarization.js"))
-			).collectEntriesForBranchSummary(sm, oldLeafId, targetId);
+			const { entries: toSummarize, commonAncestorId } = api.collectEntriesForBranchSummary(
+				sm,
+				oldLeafId,
+				targetId,
+			);
 			result.commonAncestorId = commonAncestorId;
 			result.summarizedEntryIds = toSummarize.map((e) => e.id);
 
@@ -541,10 +676,10 @@ async function cmdNavigate(argv) {
 			let summaryText;
 			let summaryDetails;
 			if (opts.summary !== undefined && toSummarize.length > 0) {
-				const { fileOps } = pi.prepareBranchEntries(toSummarize, budget);
-				const { readFiles, modifiedFiles } = pi.computeFileLists(fileOps);
+				const { fileOps } = api.prepareBranchEntries(toSummarize, budget);
+				const { readFiles, modifiedFiles } = api.computeFileLists(fileOps);
 				summaryText = opts["pi-format"]
-					? BRANCH_SUMMARY_PREAMBLE + opts.summary + pi.formatFileOperations(readFiles, modifiedFiles)
+					? api.BRANCH_SUMMARY_PREAMBLE + opts.summary + api.formatFileOperations(readFiles, modifiedFiles)
 					: opts.summary;
 				summaryDetails = { readFiles, modifiedFiles };
 			}
@@ -553,16 +688,10 @@ async function cmdNavigate(argv) {
 			let editorText;
 			if (targetEntry.type === "message" && targetEntry.message.role === "user") {
 				newLeafId = targetEntry.parentId;
-				editorText = extractUserMessageText(targetEntry.message.content);
+				editorText = pi.editorText(targetEntry.message.content);
 			} else if (targetEntry.type === "custom_message") {
 				newLeafId = targetEntry.parentId;
-				editorText =
-					typeof targetEntry.content === "string"
-						? targetEntry.content
-						: targetEntry.content
-								.filter((c) => c.type === "text")
-								.map((c) => c.text)
-								.join("");
+				editorText = contentText(targetEntry.content, ""); // (0.73.1: the same code, inline)
 			} else {
 				newLeafId = targetId;
 			}
@@ -606,6 +735,8 @@ async function cmdSummarize(argv) {
 		"context-window": "value",
 		instructions: "value",
 		"replace-instructions": "flag",
+		reasoning: "flag",
+		"thinking-level": "value",
 	});
 	const [file] = needPositional(positional, 1, "summarize FILE --from ID|null --to ID --base-url URL --api API --model ID");
 	for (const name of ["from", "to", "base-url", "api", "model"]) {
@@ -613,11 +744,11 @@ async function cmdSummarize(argv) {
 	}
 	if (!APIS[opts.api]) throw new UsageError(`--api must be one of ${Object.keys(APIS).join("|")}`);
 	const contextWindow = parseBudget(opts["context-window"]);
-	const pi = await loadBranchModules();
+	const api = await pi.branchSummary();
 	const { sm, cleanup } = await openSession(file);
 	try {
 		if (!sm.getEntry(opts.to)) throw new Error(`Entry ${opts.to} not found`);
-		const { entries } = pi.collectEntriesForBranchSummary(sm, nullable(opts.from), opts.to);
+		const { entries } = api.collectEntriesForBranchSummary(sm, nullable(opts.from), opts.to);
 		// A model as pi's registry describes one; contextWindow 0 = unknown (pi then assumes 128000).
 		const model = {
 			id: opts.model,
@@ -625,13 +756,14 @@ async function cmdSummarize(argv) {
 			api: opts.api,
 			provider: APIS[opts.api],
 			baseUrl: opts["base-url"],
-			reasoning: false,
+			reasoning: !!opts.reasoning,
 			input: ["text"],
 			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
 			contextWindow,
 			maxTokens: 8192,
 		};
-		const result = await pi.generateBranchSummary(entries, {
+		const result = await api.generateBranchSummary(entries, {
+			thinkingLevel: opts["thinking-level"], // (0.87.1 and later; 0.73.1 ignores it)
 			model,
 			apiKey: opts["api-key"] ?? "harness-key",
 			signal: new AbortController().signal,
@@ -641,6 +773,300 @@ async function cmdSummarize(argv) {
 		emit({ entryIds: entries.map((e) => e.id), ...result });
 	} finally {
 		cleanup();
+	}
+}
+
+// ---------------------------------------------------------------------------
+// clone: what pi's /clone (position "at") and /fork (position "before") write
+// ---------------------------------------------------------------------------
+
+/**
+ * AgentSessionRuntime.fork (the code behind /clone and /fork, and RPC's clone/fork) on a copy:
+ * SessionManager.open(file, dir).createBranchedSession(leaf) writes the new session file
+ * into dir. pi writes it only once it holds a conversation (0.73.1: an assistant message;
+ * 0.87.1 and later: a user or assistant message), and then opens it (0.73.1 reopens the
+ * path it returned, 0.87.1 and later keep the manager). `context` is what pi then holds.
+ * Label entries are dropped and re-made for the kept path: 0.73.1 just drops them, so an
+ * entry whose parent was a label keeps that parentId (`orphans`); 0.79.2 and later re-chain
+ * parent ids across the dropped labels (and remap a firstKeptEntryId that named one).
+ */
+async function cmdClone(argv) {
+	const { positional, opts } = parseArgs(argv, { position: "value" });
+	const [file, targetId] = needPositional(positional, 2, "clone FILE TARGET_ID");
+	const position = opts.position ?? "at";
+	if (!["at", "before"].includes(position)) throw new UsageError("--position must be at|before");
+	const { SessionManager } = await pi.sessions();
+	const { sm, cleanup } = await openSession(file);
+	try {
+		const dir = dirname(sm.getSessionFile());
+		const source = sm.getSessionFile();
+		const selected = sm.getEntry(targetId);
+		if (!selected) throw new Error("Invalid entry ID for forking");
+		const guard = makeCycleGuard(sm);
+		guard.chain(targetId, "target");
+		let leaf = targetId;
+		let selectedText = null;
+		if (position === "before") {
+			if (selected.type !== "message" || selected.message.role !== "user") {
+				throw new Error("Invalid entry ID for forking");
+			}
+			leaf = selected.parentId;
+			selectedText = pi.editorText(selected.message.content);
+		}
+		let manager;
+		let newFile;
+		if (!leaf) {
+			// forking before the first message: an empty new session
+			manager = SessionManager.create(sm.getCwd(), dir);
+			manager.newSession({ parentSession: source });
+			newFile = manager.getSessionFile();
+		} else {
+			newFile = sm.createBranchedSession(leaf);
+			manager = pi.version === "0.73.1" ? SessionManager.open(newFile, dir) : sm;
+		}
+		const written = existsSync(newFile);
+		const lines = written
+			? readFileSync(newFile, "utf8")
+					.split("\n")
+					.filter((l) => l.trim())
+					.map((l) => JSON.parse(l))
+			: manager.fileEntries;
+		const entries = lines.filter((e) => e.type !== "session");
+		const ids = new Set(entries.map((e) => e.id));
+		emit({
+			written,
+			header: lines.find((e) => e.type === "session") ?? null,
+			parentSessionIsSource: (lines.find((e) => e.type === "session")?.parentSession ?? null) === source,
+			entries,
+			orphans: entries.filter((e) => e.parentId !== null && !ids.has(e.parentId)).map((e) => e.id),
+			leafId: manager.getLeafId(),
+			selectedText,
+			labels: mapToObject(manager.labelsById),
+			context: manager.buildSessionContext(),
+		});
+	} finally {
+		cleanup();
+	}
+}
+
+// ---------------------------------------------------------------------------
+// write: pi's own writers (SessionManager methods) build a session file
+// ---------------------------------------------------------------------------
+
+const WRITE_METHODS = new Set([
+	"appendMessage",
+	"appendThinkingLevelChange",
+	"appendModelChange",
+	"appendCompaction",
+	"appendCustomEntry",
+	"appendCustomMessageEntry",
+	"appendSessionInfo",
+	"appendLabelChange",
+	"appendContextEdit", // 1.x
+	"appendUsage", // 1.x
+	"branch",
+	"branchWithSummary",
+	"resetLeaf",
+]);
+
+/** {"$ref": i} anywhere in an op's arguments -> the id op i returned. */
+function resolveRefs(value, ids) {
+	if (Array.isArray(value)) return value.map((v) => resolveRefs(v, ids));
+	if (value && typeof value === "object") {
+		const keys = Object.keys(value);
+		if (keys.length === 1 && keys[0] === "$ref") {
+			const i = value.$ref;
+			if (!Number.isInteger(i) || i < 0 || i >= ids.length || ids[i] === null) {
+				throw new UsageError(`$ref ${JSON.stringify(i)} names no id returned by an earlier op`);
+			}
+			return ids[i];
+		}
+		return Object.fromEntries(keys.map((k) => [k, resolveRefs(value[k], ids)]));
+	}
+	return value;
+}
+
+/**
+ * Open FILE with pi's SessionManager (in place: this writes), or create it (header cwd =
+ * --cwd, default the current directory), then apply each [method, ...args] of --ops in
+ * order. Returns what each call returned as `ids` (an entry id, or null), the entries it
+ * appended, and the file as pi left it. pi 0.87.1 and later keep a new session in memory
+ * until it holds a user or assistant message (`written` false until then).
+ */
+async function cmdWrite(argv) {
+	const { positional, opts } = parseArgs(argv, { ops: "value", cwd: "value" });
+	const [file] = needPositional(positional, 1, "write FILE --ops JSON");
+	if (opts.ops === undefined) throw new UsageError("--ops is required");
+	let ops;
+	try {
+		ops = JSON.parse(opts.ops);
+	} catch (e) {
+		throw new UsageError(`--ops is not JSON: ${e.message}`);
+	}
+	if (!Array.isArray(ops) || !ops.every((op) => Array.isArray(op) && typeof op[0] === "string")) {
+		throw new UsageError("--ops must be a JSON array of [method, ...args] arrays");
+	}
+	const { SessionManager } = await pi.sessions();
+	const path = resolve(file);
+	const created = !existsSync(path);
+	if (created) mkdirSync(dirname(path), { recursive: true });
+	const sm = created
+		? SessionManager.open(path, dirname(path), resolve(opts.cwd ?? process.cwd()))
+		: SessionManager.open(path, dirname(path));
+	const before = sm.fileEntries.length;
+	const ids = [];
+	for (const [method, ...rawArgs] of ops) {
+		if (!WRITE_METHODS.has(method)) throw new UsageError(`write: ${method} is not a SessionManager writer`);
+		if (typeof sm[method] !== "function") throw new Error(`pi ${pi.version} has no SessionManager.${method}`);
+		const result = sm[method](...resolveRefs(rawArgs, ids));
+		ids.push(typeof result === "string" ? result : (result?.id ?? null));
+	}
+	const written = existsSync(path);
+	emit({
+		created,
+		written,
+		sessionFile: sm.getSessionFile(),
+		header: sm.getHeader(),
+		ids,
+		appendedEntries: sm.fileEntries.slice(before),
+		leafId: sm.getLeafId(),
+		fileEntries: written
+			? readFileSync(path, "utf8")
+					.split("\n")
+					.filter((l) => l.trim())
+					.map((l) => JSON.parse(l))
+			: [],
+	});
+}
+
+// ---------------------------------------------------------------------------
+// rpc: the real `pi --mode rpc` CLI, offline
+// ---------------------------------------------------------------------------
+
+/**
+ * Start the version's own `pi` command (dist/bundle/cli.js) as `--mode rpc --session FILE`
+ * in a temp HOME and agent dir, with no API keys and pi's network switched off
+ * (PI_OFFLINE, PI_SKIP_VERSION_CHECK, PI_TELEMETRY=0), send the --commands (a JSON array
+ * of command objects, or of command type names), wait for one response per command, then
+ * close pi's stdin and wait for it to exit (killed after --timeout-ms). Works on a copy of
+ * FILE unless --in-place. Note: pi refuses a session whose header cwd does not exist.
+ */
+async function cmdRpc(argv) {
+	const { positional, opts } = parseArgs(argv, { commands: "value", "in-place": "flag", "timeout-ms": "value" });
+	const [file] = needPositional(positional, 1, "rpc FILE --commands JSON");
+	if (!isBundle(pi.version)) throw new UsageError(`rpc: pi ${pi.version} is not driven here (0.87.1 and later)`);
+	let commands;
+	try {
+		commands = JSON.parse(opts.commands ?? '["get_state", "get_messages"]');
+	} catch (e) {
+		throw new UsageError(`--commands is not JSON: ${e.message}`);
+	}
+	if (!Array.isArray(commands)) throw new UsageError("--commands must be a JSON array");
+	commands = commands.map((c, i) => {
+		const cmd = typeof c === "string" ? { type: c } : { ...c };
+		cmd.id ??= `harness-${i}`;
+		return cmd;
+	});
+	const timeoutMs = Number(opts["timeout-ms"] ?? 60000);
+	const home = mkdtempSync(join(workerData?.tmpParent ?? tmpdir(), "stree-pi-rpc-"));
+	try {
+		let path = resolve(file);
+		if (!opts["in-place"]) {
+			path = join(home, "session", basename(file) || "session.jsonl");
+			mkdirSync(dirname(path));
+			copyFileSync(file, path);
+		}
+		const original = readFileSync(path);
+		const env = {
+			PATH: process.env.PATH ?? "/usr/bin:/bin",
+			HOME: join(home, "home"),
+			PI_CODING_AGENT_DIR: join(home, "home", "agent"),
+			PI_OFFLINE: "1",
+			PI_SKIP_VERSION_CHECK: "1",
+			PI_TELEMETRY: "0",
+			TZ: process.env.TZ ?? "UTC",
+			LANG: "C.UTF-8",
+			NO_COLOR: "1",
+		};
+		mkdirSync(env.PI_CODING_AGENT_DIR, { recursive: true });
+		const child = spawn(process.execPath, [pi.cli(), "--mode", "rpc", "--session", path], {
+			cwd: home,
+			env,
+			stdio: ["pipe", "pipe", "pipe"],
+		});
+		const wanted = new Map(commands.map((c) => [c.id, null]));
+		const events = [];
+		let stdout = Buffer.alloc(0);
+		let stderr = "";
+		let closedStdin = false;
+		const closeStdin = () => {
+			if (!closedStdin) {
+				closedStdin = true;
+				child.stdin.end();
+			}
+		};
+		child.stdin.on("error", () => {}); // pi gone before it read everything: reported via exit
+		child.stderr.on("data", (d) => {
+			stderr += d;
+		});
+		child.stdout.on("data", (d) => {
+			stdout = Buffer.concat([stdout, d]);
+			let nl = stdout.indexOf(10);
+			while (nl >= 0) {
+				const line = stdout.subarray(0, nl).toString("utf8").replace(/\r$/, "");
+				stdout = stdout.subarray(nl + 1);
+				nl = stdout.indexOf(10);
+				if (!line.trim()) continue;
+				const record = JSON.parse(line); // strict JSONL: split on LF only (U+2028 is data)
+				if (record.type === "response" && wanted.has(record.id) && wanted.get(record.id) === null) {
+					wanted.set(record.id, record);
+				} else events.push(record);
+				if ([...wanted.values()].every((r) => r !== null)) closeStdin();
+			}
+		});
+		const exit = new Promise((resolveExit) => child.on("close", (code, signal) => resolveExit({ code, signal })));
+		for (const c of commands) child.stdin.write(`${JSON.stringify(c)}\n`);
+		let timedOut = false;
+		const timer = setTimeout(() => {
+			timedOut = true;
+			child.kill("SIGKILL");
+		}, timeoutMs);
+		const { code, signal } = await exit;
+		clearTimeout(timer);
+		const missing = [...wanted].filter(([, r]) => r === null).map(([id]) => id);
+		if (timedOut || missing.length > 0) {
+			throw new Error(
+				`pi ${pi.version} --mode rpc ${timedOut ? `did not finish within ${timeoutMs} ms` : `exited (code ${code}, signal ${signal})`}` +
+					` without answering ${missing.join(", ") || "-"}: ${stderr.trim().slice(-2000)}`,
+			);
+		}
+		let after;
+		try {
+			after = readFileSync(path);
+		} catch {
+			after = null;
+		}
+		emit({
+			sessionFile: path,
+			responses: commands.map((c) => wanted.get(c.id)),
+			events,
+			exitCode: code,
+			signal,
+			stderr,
+			fileChanged: after === null || !after.equals(original),
+			// what pi appended to the file (e.g. 1.5.2 records the thinking level it started with)
+			appendedEntries:
+				after !== null && after.length >= original.length && after.subarray(0, original.length).equals(original)
+					? after
+							.subarray(original.length)
+							.toString("utf8")
+							.split("\n")
+							.filter((l) => l.trim())
+							.map((l) => JSON.parse(l))
+					: null,
+		});
+	} finally {
+		rmSync(home, { recursive: true, force: true });
 	}
 }
 
@@ -665,10 +1091,16 @@ async function cmdBatch(argv) {
 			if (!Array.isArray(args) || args.length === 0 || !args.every((a) => typeof a === "string")) {
 				throw new UsageError("each batch line must be a non-empty JSON array of strings");
 			}
-			const fn = COMMANDS[args[0]];
-			if (!fn || args[0] === "batch") throw new UsageError(`unknown subcommand ${args[0]}`);
-			currentArgv = args;
-			await fn(args.slice(1));
+			let rest = args;
+			if (rest[0] === "--pi") {
+				// the version is the process's: a line may only repeat it
+				if (rest[1] !== pi.version) throw new UsageError(`this batch runs pi ${pi.version}, not ${rest[1]}`);
+				rest = rest.slice(2);
+			}
+			const fn = COMMANDS[rest[0]];
+			if (!fn || rest[0] === "batch") throw new UsageError(`unknown subcommand ${rest[0]}`);
+			currentArgv = rest;
+			await fn(rest.slice(1));
 			if (text === undefined) throw new Error("command produced no output");
 			out(text);
 		} catch (err) {
@@ -683,6 +1115,9 @@ const COMMANDS = {
 	"branch-prep": cmdBranchPrep,
 	navigate: cmdNavigate,
 	summarize: cmdSummarize,
+	clone: cmdClone,
+	write: cmdWrite,
+	rpc: cmdRpc,
 	batch: cmdBatch,
 };
 
@@ -693,7 +1128,11 @@ function exitCodeFor(err) {
 }
 
 async function main() {
-	const [cmd, ...rest] = process.argv.slice(2);
+	const [cmd, ...rest] = argvAll;
+	if (!VERSIONS.includes(pi.version)) throw new UsageError(`unknown pi version ${pi.version} (${VERSIONS.join(", ")})`);
+	if (!existsSync(join(pi.dir, "package.json"))) {
+		throw new Error(`pi ${pi.version} is not installed in ${pi.dir}: run 'make test' (or python3 tests/pi/install.py)`);
+	}
 	if (!cmd || cmd === "-h" || cmd === "--help") {
 		process.stderr.write(`${USAGE}\n`);
 		process.exitCode = cmd ? 0 : 2;
@@ -706,6 +1145,15 @@ async function main() {
 
 if (workerData?.graphWorker) {
 	await main(); // errors become the worker's "error" event
+} else if (isBundle(pi.version) && !nodeIsRecentEnough()) {
+	// pi 0.80 and later need Node >= 22.19: run again under the Node 22 install.py put here
+	if (!existsSync(NODE22)) {
+		process.stderr.write(`harness: pi ${pi.version} needs Node >= 22.19 (${NODE22} is not installed: run 'make test')\n`);
+		process.exitCode = 1;
+	} else {
+		const r = spawnSync(NODE22, [fileURLToPath(import.meta.url), "--pi", pi.version, ...argvAll], { stdio: "inherit" });
+		process.exitCode = r.status ?? 1;
+	}
 } else main().then(
 	() => {
 		// Do not call process.exit(): let stdout drain (large documents into a pipe).
