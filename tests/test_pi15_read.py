@@ -1,48 +1,63 @@
 """stree reads files written by today's pi (1.5.2) as pi 1.5.2 does.
 
-The files under tests/pi15/ were written by pi 1.5.2's own SessionManager (and a few
-raw lines, as ports write them) by tests/pi15/make_fixtures.mjs, which also recorded
-what pi 1.5.2 reads from them: NAME.pi.json (its context at entries, its /tree rows for
-every filter, search results) and files/files.pi.json (what SessionManager.open makes of
-files other writers leave). Every test drives stree as a user does and compares.
+The corpus (tests/corpus_pi15.py) is written by pi 1.5.2's own SessionManager through
+the harness (plus a few raw lines, as ports write them); pi 1.5.2 then says what it
+reads from each file (context at every entry, /tree rows for every filter, searches)
+and stree, driven as a user drives it, must say the same. Older pis do not know the
+new entry types: a test documents how 0.73.1 differs.
 """
 
 import json
-import shutil
-from pathlib import Path
+import os
 
 import pytest
+from corpus_pi15 import BUILDERS, ODD_FILES, write
+from pi_harness import pi_batch
 
 from stree.session import parse
 from stree.tree import Tree
 
-HERE = Path(__file__).resolve().parent / "pi15"
-NAMES = sorted(p.stem for p in HERE.glob("*.jsonl"))
 FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"]
-FILE_VERDICTS = json.loads((HERE / "files" / "files.pi.json").read_text())["verdicts"]
+QUERIES = ["context", "omit", "replace", "edit", "system", "usage", "hello", "note", "ok", "first", "toolresult 8",
+           "port"]
+NAMES = sorted(BUILDERS)
 
 
-def answers(name):
-    return json.loads((HERE / f"{name}.pi.json").read_text(encoding="utf-8"))
+def ask(requests, home, version="1.5.2"):
+    old = os.environ.get("HOME")
+    os.environ["HOME"] = home  # pi shortens paths under $HOME
+    try:
+        return pi_batch(requests, version=version, allow_errors=True)
+    finally:
+        os.environ["HOME"] = old
 
 
-@pytest.fixture
-def copy(tmp_path):
-    """A copy of a fixture (stree writes its index next to nothing it reads, but a test
-    must never depend on the repository's files staying untouched)."""
-    def make(name, folder=HERE):
-        target = tmp_path / f"{name}.jsonl"
-        shutil.copyfile(folder / f"{name}.jsonl", target)
-        return target
-    return make
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """name -> (path, home, pi 1.5.2's answers: inspect, graph per filter, search per query)."""
+    root = tmp_path_factory.mktemp("pi15")
+    home = str(root / "home")
+    files = {name: write(root / f"{name}.jsonl", build(home), home) for name, build in BUILDERS.items()}
+    requests = []
+    for name, path in files.items():
+        ids = [n.id for n in parse(str(path)).nodes]
+        requests.append(["inspect", path, *[a for id in ids for a in ("--context-at", id)]])
+        requests += [["graph", path, "--filter", f] for f in FILTERS]
+        requests += [["graph", path, "--filter", "all", "--search", q] for q in QUERIES]
+    answers = iter(ask(requests, home))
+    out = {}
+    for name, path in files.items():
+        inspect = next(answers)
+        graph = {f: next(answers) for f in FILTERS}
+        search = {q: next(answers) for q in QUERIES}
+        out[name] = (path, home, {"inspect": inspect, "graph": graph, "search": search})
+    return out
 
 
-def test_corpus_covers_every_rule():
-    assert set(NAMES) >= {"context_edits", "edits_and_compaction", "system_messages", "null_content",
-                          "usage_entries", "read_ranges", "home_paths", "unknown_types"}
+def test_corpus_covers_every_rule(corpus):
     kinds = set()
-    for name in NAMES:
-        for line in (HERE / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+    for path, _, _ in corpus.values():
+        for line in path.read_text(encoding="utf-8").splitlines():
             obj = json.loads(line)
             kinds.add(obj["type"])
             if obj["type"] == "message":
@@ -58,35 +73,34 @@ def test_corpus_covers_every_rule():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_context_at_the_leaf_is_pi_buildSessionContext(name, copy, stree):
-    seen = answers(name)
-    r = stree("-s", copy(name), "context", "--json")
+def test_context_is_pi_buildSessionContext_at_the_leaf_and_every_entry(name, corpus, stree):
+    path, _, seen = corpus[name]
+    inspect = seen["inspect"]
+    r = stree("-s", path, "context", "--json")
     assert r.code == 0, r
-    assert json.loads(r.out) == seen["context"]
-
-
-@pytest.mark.parametrize("name", [n for n in NAMES if answers(n)["contexts"]])
-def test_context_at_every_entry_is_pi_buildSessionContext(name, copy, stree):
-    seen = answers(name)["contexts"]
-    path = copy(name)
+    assert json.loads(r.out) == inspect["context"]
     s = parse(str(path))
     tree = Tree(s.nodes, s.load)
-    for id, context in seen.items():
+    assert tree.leaf == inspect["leafId"]
+    assert [s.load(n) for n in s.nodes] == inspect["entries"]
+    for id, context in inspect["contexts"].items():
         assert json.loads(json.dumps(tree.build_context(id))) == context, id
-    for id in list(seen)[1::5]:  # and a few through the command line
+    for id in list(inspect["contexts"])[1::6]:  # and a few through the command line
         r = stree("-s", path, "context", id, "--json")
-        assert json.loads(r.out) == seen[id], id
+        assert json.loads(r.out) == inspect["contexts"][id], id
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("filter", FILTERS)
-def test_graph_rows_are_pi_tree_selector(name, filter, copy, stree, monkeypatch):
-    seen = answers(name)
+def test_graph_rows_are_pi_tree_selector(name, filter, corpus, stree, monkeypatch):
+    path, home, seen = corpus[name]
     expected = seen["graph"][filter]
-    monkeypatch.setenv("HOME", seen["home"])  # the home pi shortened paths under
-    r = stree("-s", copy(name), "log", "--graph", "--filter", filter, "--format", "{id}\t{row}")
+    monkeypatch.setenv("HOME", home)  # the home pi shortened paths under
+    r = stree("-s", path, "log", "--graph", "--filter", filter, "--format", "{id}\t{row}")
+    assert r.code == 0, r
     if "error" in expected:  # pi's /tree fails on this file (a custom_message with null content)
-        assert name == "null_content" and r.code == 0, r
+        assert name == "null_content" and "reading 'filter'" in expected["error"]
+        assert "[nothing]: " in r.out  # stree draws the row, with no text
         return
     ours = [line.split("\t", 1) for line in r.out.splitlines()]
     assert [id for id, _ in ours] == expected["ids"]
@@ -95,28 +109,44 @@ def test_graph_rows_are_pi_tree_selector(name, filter, copy, stree, monkeypatch)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_search_matches_pi(name, copy, stree, monkeypatch):
-    seen = answers(name)
-    monkeypatch.setenv("HOME", seen["home"])
-    path = copy(name)
-    queries = [q for q, ids in seen["search"].items() if ids]
-    assert queries or name == "null_content"
-    for query in queries + [q for q, ids in seen["search"].items() if ids == []][:1]:
+def test_search_matches_pi(name, corpus, stree, monkeypatch):
+    path, home, seen = corpus[name]
+    monkeypatch.setenv("HOME", home)
+    found = [q for q, result in seen["search"].items() if result.get("ids")]
+    empty = [q for q, result in seen["search"].items() if result.get("ids") == []]
+    assert found or name == "null_content"
+    for query in found + empty[:1]:
         r = stree("-s", path, "log", "--graph", "--filter", "all", "--search", query, "--format", "{id}")
-        assert r.out.split() == seen["search"][query], query
+        assert r.out.split() == seen["search"][query]["ids"], query
 
 
-def test_context_edit_rows_and_search():
-    """The rows pi 1.5.2 shows for edits, spelled out (the recorded answers hold them)."""
-    rows = answers("context_edits")["graph"]["all"]["rows"]
-    assert any("[context omit: " in row for row in rows)
-    assert any("[context replace: " in row for row in rows)
-    assert not any("context" in row for row in answers("context_edits")["graph"]["default"]["rows"])
-    assert answers("context_edits")["search"]["omit"]
+def test_context_edits_show_as_pi_1_5_shows_them(corpus):
+    """What the comparisons above cover, spelled out: the edits' rows, and their effect."""
+    _, _, seen = corpus["context_edits"]
+    rows = seen["graph"]["all"]["rows"]
+    assert any("[context omit: " in row for row in rows) and any("[context replace: " in row for row in rows)
+    assert not any("[context" in row for row in seen["graph"]["default"]["rows"])
+    assert seen["search"]["omit"]["ids"]
+    texts = [json.dumps(m) for m in seen["inspect"]["contexts"]["e0000001"]["messages"]]  # the raw edit's context
+    assert any("hello, edited twice" in t for t in texts) and not any("edited once" in t for t in texts)
+    assert not any("contents of a.py" in t for t in texts)  # the omitted tool result
+    assert any('"raw string"' in t and '"type": "text"' in t for t in texts)  # a string became a text block
 
 
-def test_usage_entries_are_never_rows(copy, stree):
-    path = copy("usage_entries")
+def test_older_pi_ignores_what_it_does_not_know(corpus):
+    """pi 0.73.1 predates context_edit and usage entries: it ignores edits and shows the
+    entries as rows. stree follows 1.5.2 (compared above); this records the difference."""
+    path, home, seen = corpus["context_edits"]
+    old_inspect, old_graph = ask([["inspect", path, "--context-at", "e0000001"], ["graph", path, "--filter", "default"]],
+                                 home, version="0.73.1")
+    old, new = old_inspect["contexts"]["e0000001"], seen["inspect"]["contexts"]["e0000001"]
+    assert old != new
+    assert any("contents of a.py" in json.dumps(m) for m in old["messages"])  # the omitted tool result is back
+    assert len(old_graph["ids"]) > len(seen["graph"]["default"]["ids"])  # edit entries are rows there
+
+
+def test_usage_entries_are_never_rows(corpus, stree):
+    path, _, _ = corpus["usage_entries"]
     usage = [json.loads(line)["id"] for line in path.read_text().splitlines() if '"type":"usage"' in line]
     assert len(usage) == 2
     for filter in FILTERS:
@@ -130,8 +160,9 @@ def test_usage_entries_are_never_rows(copy, stree):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_fsck_knows_the_new_entry_types(name, copy, stree):
-    r = stree("-s", copy(name), "fsck", "--json")
+def test_fsck_knows_the_new_entry_types(name, corpus, stree):
+    path, _, _ = corpus[name]
+    r = stree("-s", path, "fsck", "--json")
     kinds = [json.loads(line)["kind"] for line in r.out.splitlines() if line.strip()]
     if name == "unknown_types":  # entries a port wrote (a `leaf` entry) and a type no pi writes
         assert r.code == 1 and kinds == ["unknown-type", "unknown-type"], r
@@ -156,16 +187,28 @@ def test_fsck_reports_edits_that_change_nothing(tmp_path, stree):
     assert stree("-s", path, "context", "--json").code == 0
 
 
-@pytest.mark.parametrize("name", sorted(FILE_VERDICTS))
-def test_files_other_writers_leave_read_as_pi_opens_them(name, copy, stree):
-    seen = FILE_VERDICTS[name]
-    path = copy(name, HERE / "files")
+@pytest.fixture(scope="module")
+def odd_files(tmp_path_factory):
+    """name -> (path, pi 1.5.2's inspect of it, or its error)."""
+    root = tmp_path_factory.mktemp("odd")
+    paths = {}
+    for name, text in ODD_FILES.items():
+        paths[name] = root / f"{name}.jsonl"
+        paths[name].write_bytes(text.encode("utf-8"))
+    seen = ask([["inspect", p] for p in paths.values()], str(root))
+    return {name: (path, answer) for (name, path), answer in zip(paths.items(), seen)}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_FILES))
+def test_files_other_writers_leave_read_as_pi_opens_them(name, odd_files, stree):
+    path, seen = odd_files[name]
     before = path.read_bytes()
     r = stree("-s", path, "log", "--format", "{id}", "--reverse")
     assert path.read_bytes() == before  # pi appends a missing newline when it opens a file; stree never writes on read
     if "error" in seen:
+        assert "not a valid pi session" in seen["error"]
         assert r.code == 4 and "not a session header" in r.err, r
         return
     assert r.code == 0, r
-    assert r.out.split() == seen["entries"]
+    assert r.out.split() == [e["id"] for e in seen["entries"]]
     assert stree("-s", path, "rev-parse", "@").out.strip() == seen["leafId"]
