@@ -9,6 +9,7 @@ new entry types: a test documents how 0.73.1 differs.
 
 import json
 import os
+import shutil
 
 import pytest
 from corpus_pi15 import BUILDERS, ODD_FILES, write
@@ -212,3 +213,62 @@ def test_files_other_writers_leave_read_as_pi_opens_them(name, odd_files, stree)
     assert r.code == 0, r
     assert r.out.split() == [e["id"] for e in seen["entries"]]
     assert stree("-s", path, "rev-parse", "@").out.strip() == seen["leafId"]
+
+
+def _session(directory, cwd, id, text):
+    from builders import SessionBuilder
+
+    b = SessionBuilder(cwd=str(cwd), id=id)
+    b.user(text)
+    return b.write(directory / f"2026-11-01T00-00-00-000Z_{id}.jsonl")
+
+
+def test_a_custom_session_dir_serves_the_sessions_of_this_cwd(tmp_path, stree):
+    """pi 1.5 (continueRecent, list, findById): with --session-dir or $PI_CODING_AGENT_SESSION_DIR
+    naming a directory that is not the project's own, -c and the list keep only the sessions
+    whose header cwd is this directory; an id from another cwd is still found by id."""
+    flat, here, there = tmp_path / "flat", tmp_path / "here", tmp_path / "there"
+    for d in (flat, here, there):
+        d.mkdir()
+    _session(flat, here, "0199aaaa-0000-7000-8000-00000000000a", "here's session")
+    other = _session(flat, str(there) + "/", "0199bbbb-0000-7000-8000-00000000000b", "there's session")
+    later = other.stat().st_mtime + 10
+    os.utime(other, (later, later))  # the newest file of the dir belongs to another cwd
+    for how in (["--session-dir", flat], []):
+        env = {} if how else {"PI_CODING_AGENT_SESSION_DIR": str(flat)}
+        assert "here's session" in stree(*how, "log", cwd=here, env=env).out
+        assert stree(*how, "ls", "--format", "{id}", cwd=here, env=env).out.split() == \
+            ["0199aaaa-0000-7000-8000-00000000000a"]
+        assert "there's session" in stree(*how, "log", cwd=there, env=env).out  # (a trailing / in its cwd)
+        assert "there's session" in stree(*how, "-s", "0199bbbb", "log", cwd=here, env=env).out
+        nowhere = stree(*how, "log", cwd=tmp_path, env=env)
+        assert nowhere.code == 3 and "no pi session" in nowhere.err
+
+
+def test_an_exact_session_id_beats_a_prefix(tmp_path, stree):
+    """pi 1.5: session ids are any [A-Za-z0-9._-] string; an exact id wins over ids it prefixes."""
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for id in ("run.1", "run.10", "run.1-b"):
+        _session(flat, tmp_path, id, f"session {id}")
+    r = stree("--session-dir", flat, "-s", "run.1", "log", "--format", "{preview}", cwd=tmp_path)
+    assert r.code == 0 and r.out.strip() == "user: session run.1", r
+    assert stree("--session-dir", flat, "-s", "run.10", "log", "--format", "{preview}", cwd=tmp_path).out.strip() == \
+        "user: session run.10"
+    ambiguous = stree("--session-dir", flat, "-s", "run.1-", "log", cwd=tmp_path)
+    assert ambiguous.code == 0 and "run.1-b" in ambiguous.out
+    both = stree("--session-dir", flat, "-s", "run", "log", cwd=tmp_path)
+    assert both.code == 3 and "ambiguous" in both.err  # stree asks where pi would take the newest
+
+
+def test_names_have_newlines_turned_into_spaces_as_pi_writes_them(tmp_path, stree):
+    from pi_harness import pi_write
+
+    name = "  first line\r\n\nsecond\rthird  "
+    ours, theirs = tmp_path / "ours.jsonl", tmp_path / "theirs.jsonl"
+    pi_write(ours, [["appendMessage", {"role": "user", "content": "hi", "timestamp": 1}]], cwd=str(tmp_path))
+    shutil.copyfile(ours, theirs)
+    seen = pi_write(theirs, [["appendSessionInfo", name]])
+    assert stree("-s", ours, "name", name).code == 0
+    written = json.loads(ours.read_text().splitlines()[-1])
+    assert written["name"] == seen["appendedEntries"][0]["name"] == "first line second third"
