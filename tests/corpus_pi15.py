@@ -57,8 +57,7 @@ class Steps:
                                            "timestamp": self.tick()})
 
     def system(self, content, **extra):
-        msg = {"role": "system", "content": content, "sections": [{"id": "base", "text": content}],
-               "toolsAdded": [], "toolsRemoved": [], "timestamp": self.tick()}
+        msg = {"role": "system", "content": content, "timestamp": self.tick()}
         msg.update(extra)
         return self.call("appendMessage", msg)
 
@@ -124,12 +123,14 @@ def edits_and_compaction(home):
 
 def system_messages(home):
     b = Steps()
-    b.system("You are pi, version one.", toolsAdded=[tool_decl("read"), tool_decl("bash")])
+    b.system("You are pi, version one.", toolsAdded=[tool_decl("read"), tool_decl("bash")],
+             sections={"cwd": "Working directory: /proj", "date": "Today is Monday."})
     b.call("appendModelChange", "openai", "gpt-5")
     b.call("appendThinkingLevelChange", "high")
     u1 = b.user("hello with a system prompt")
     b.text("hi")
-    b.system("You are pi, version two.", toolsAdded=[tool_decl("edit")], toolsRemoved=[{"name": "bash"}])
+    b.system("", sections={"date": "Today is Tuesday.", "cwd": None},  # a section patch, as pi sends it
+             toolsAdded=[tool_decl("edit")], toolsRemoved=[{"name": "bash"}])
     u2 = b.user("second question")
     b.text("second answer")
     b.call("appendCompaction", "summary with a system message", u1, 5000)  # pi stores the current system message

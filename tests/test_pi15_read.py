@@ -272,3 +272,29 @@ def test_names_have_newlines_turned_into_spaces_as_pi_writes_them(tmp_path, stre
     assert stree("-s", ours, "name", name).code == 0
     written = json.loads(ours.read_text().splitlines()[-1])
     assert written["name"] == seen["appendedEntries"][0]["name"] == "first line second third"
+
+
+@pytest.mark.parametrize("api,as_", [("openai-completions", "openai"), ("anthropic-messages", "anthropic")])
+def test_replayed_context_carries_the_system_prompt_and_tools_as_pi_ai_sends_them(api, as_, corpus, stree):
+    path, home, _ = corpus["system_messages"]
+    sent = ask([["request", path, "--api", api]], home)[0]["body"]
+    body = json.loads(stree("-s", path, "context", "--as", as_).out)
+    if as_ == "openai":
+        assert sent["messages"][0]["role"] == "system"
+        assert body["messages"][0] == sent["messages"][0]
+        assert not [m for m in body["messages"][1:] if m["role"] == "system"]
+        assert body["tools"] == [{"type": "function", "function": {k: t["function"][k] for k in
+                                                                   ("name", "description", "parameters")}}
+                                 for t in sent["tools"]]
+    else:
+        assert [{"type": b["type"], "text": b["text"]} for b in sent["system"]] == body["system"]
+        assert body["tools"] == [{k: t[k] for k in ("name", "description", "input_schema")} for t in sent["tools"]]
+    assert "Today is Tuesday." in json.dumps(body) and "bash" not in json.dumps(body.get("tools"))
+
+
+def test_a_context_without_system_messages_sends_no_system_prompt(corpus, stree):
+    path, _, _ = corpus["context_edits"]
+    for as_ in ("openai", "anthropic"):
+        body = json.loads(stree("-s", path, "context", "--as", as_).out)
+        assert "tools" not in body and "system" not in body
+        assert body["messages"][0]["role"] == "user"
