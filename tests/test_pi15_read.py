@@ -3,8 +3,9 @@
 The corpus (tests/corpus_pi15.py) is written by pi 1.5.2's own SessionManager through
 the harness (plus a few raw lines, as ports write them); pi 1.5.2 then says what it
 reads from each file (context at every entry, /tree rows for every filter, searches)
-and stree, driven as a user drives it, must say the same. Older pis do not know the
-new entry types: a test documents how 0.73.1 differs.
+and stree, driven as a user drives it, must say the same. The same files go to every
+pinned pi: where an older one reads them differently (OLDER below), 1.5.2 is the answer
+and the test records where the older version disagreed.
 """
 
 import json
@@ -13,7 +14,7 @@ import shutil
 
 import pytest
 from corpus_pi15 import BUILDERS, ODD_FILES, write
-from pi_harness import pi_batch
+from pi_harness import VERSIONS, pi_batch
 
 from stree.session import parse
 from stree.tree import Tree
@@ -22,6 +23,14 @@ FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"]
 QUERIES = ["context", "omit", "replace", "edit", "system", "usage", "hello", "note", "ok", "first", "toolresult 8",
            "port"]
 NAMES = sorted(BUILDERS)
+# where an older pi reads this corpus differently from 1.5.2 (found by running them; stree follows 1.5.2)
+OLDER = {
+    "0.87.1": {"context": set(),
+               "rows": {"read_ranges", "home_paths"}},  # 1.3.0: read line ranges; 1.5.0: ~ only inside $HOME
+    "0.73.1": {"context": {"context_edits", "edits_and_compaction", "system_messages", "null_content"},  # no
+               # context_edit, no compaction systemMessage, no content normalisation
+               "rows": {"context_edits", "edits_and_compaction", "usage_entries", "read_ranges", "home_paths"}},
+}
 
 
 def ask(requests, home, version="1.5.2"):
@@ -298,3 +307,43 @@ def test_a_context_without_system_messages_sends_no_system_prompt(corpus, stree)
         body = json.loads(stree("-s", path, "context", "--as", as_).out)
         assert "tools" not in body and "system" not in body
         assert body["messages"][0]["role"] == "user"
+
+
+@pytest.fixture(scope="module")
+def older(corpus):
+    """version -> name -> (inspect at every entry, rows per filter) of the older pis."""
+    out = {}
+    for version in VERSIONS:
+        if version == "1.5.2":
+            continue
+        requests = []
+        for name in NAMES:
+            path, home, seen = corpus[name]
+            requests.append(["inspect", path, *[a for id in seen["inspect"]["contexts"] for a in ("--context-at", id)]])
+            requests += [["graph", path, "--filter", f] for f in FILTERS]
+        answers = iter(ask(requests, corpus[NAMES[0]][1], version=version))
+        out[version] = {name: (next(answers), {f: next(answers) for f in FILTERS}) for name in NAMES}
+    return out
+
+
+def _view(answer):
+    return answer.get("rows"), answer.get("ids"), "error" in answer
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v != "1.5.2"])
+@pytest.mark.parametrize("name", NAMES)
+def test_older_pis_differ_only_where_recorded(name, version, corpus, older, stree, monkeypatch):
+    """stree's answer is 1.5.2's (tested above); each older pi agrees with it except on the
+    files OLDER names for that version."""
+    path, home, seen = corpus[name]
+    inspect, graph = older[version][name]
+    same_context = inspect["contexts"] == seen["inspect"]["contexts"] and inspect["context"] == seen["inspect"]["context"]
+    assert same_context == (name not in OLDER[version]["context"]), f"pi {version} on {name}: context"
+    same_rows = all(_view(graph[f]) == _view(seen["graph"][f]) for f in FILTERS)
+    assert same_rows == (name not in OLDER[version]["rows"]), f"pi {version} on {name}: /tree rows"
+    if not same_rows:  # and stree shows 1.5.2's rows, not this version's
+        monkeypatch.setenv("HOME", home)
+        r = stree("-s", path, "log", "--graph", "--filter", "all", "--format", "{row}")
+        rows = [row.rstrip() for row in r.out.splitlines()]
+        expected = [row.replace("⊟", "─").replace("⊞", "─") for row in seen["graph"]["all"].get("rows") or []]
+        assert rows == expected
