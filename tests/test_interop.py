@@ -265,8 +265,9 @@ def test_real_pi_cli_resumes_a_file_stree_wrote(stree, tmp_path):
     assert state["messageCount"] == len(context["messages"])
     assert state["thinkingLevel"] == context["thinkingLevel"]
     assert messages["messages"] == context["messages"]
-    # pi holds exactly the entries stree wrote; what it appends on start (1.5.2: the thinking
-    # level it runs with) hangs off stree's leaf
+    # pi holds exactly the entries stree wrote; what it appends on start hangs off stree's leaf
+    # (1.5.2 records the thinking level it runs with when the leaf's branch has none: here the
+    # checkout left the demo's thinking_level_change on the abandoned branch)
     appended = seen["appendedEntries"]
     assert entries["entries"] == ours + appended
     assert all(e["type"] == "thinking_level_change" for e in appended), appended
