@@ -115,7 +115,7 @@ class LLMServer:
         stream = bool(rec.json and rec.json.get("stream"))
         if rec.path.endswith("/chat/completions"):
             return Reply(events=openai_events(self.text)) if stream else Reply(body=openai_json(self.text))
-        if rec.path.endswith("/v1/messages"):
+        if rec.path.split("?", 1)[0].endswith("/v1/messages"):  # pi >= 0.87 asks /v1/messages?beta=true
             return Reply(events=anthropic_events(self.text)) if stream else Reply(body=anthropic_json(self.text))
         return Reply(404, body={"error": {"message": f"no route {rec.path}"}})
 

@@ -15,7 +15,7 @@ from conftest import interruptible
 
 from conftest import ROOT
 from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
-from pi_harness import pi
+from pi_harness import each_version, pi
 
 KEY = "sk-checkout-test-0123456789-SECRET"
 LEAF, TARGET = "f7e0df1c", "459e8d8a"  # the demo: leave the validate branch for the csv attempt's start
@@ -52,8 +52,9 @@ def without_ids(entries):
             for e in entries]
 
 
+@each_version
 @pytest.mark.parametrize("provider,label", [("openai", None), ("anthropic", "csv-start")])
-def test_summary_entry_is_what_pi_stores(stree, demo, server, provider, label):
+def test_summary_entry_is_what_pi_stores(stree, demo, server, provider, label, pi_version):
     before = demo.read_bytes()
     r = checkout(stree, demo, server, provider, *(["--label", label] if label else []))
     assert r.code == 0, r
@@ -62,7 +63,7 @@ def test_summary_entry_is_what_pi_stores(stree, demo, server, provider, label):
     ours = appended(demo, before)
     pi_args = ["--label", label] if label else []
     theirs = pi("navigate", ROOT / "stree" / "data" / "demo.jsonl", TARGET, "--summary", ANSWER, "--pi-format",
-                *pi_args)["appendedEntries"]
+                *pi_args, version=pi_version)["appendedEntries"]
     assert without_ids(ours) == without_ids(theirs)
     entry = ours[0]
     assert entry["type"] == "branch_summary" and entry["fromHook"] is False  # as pi's branchWithSummary
@@ -70,7 +71,7 @@ def test_summary_entry_is_what_pi_stores(stree, demo, server, provider, label):
     assert entry["parentId"] == entry["fromId"] == parent
     assert set(entry["details"]) == {"readFiles", "modifiedFiles"}
     # pi resumes there and shows the summary in its context
-    seen = pi("inspect", demo)
+    seen = pi("inspect", demo, version=pi_version)
     assert seen["leafId"] == ours[-1]["id"]
     last = seen["context"]["messages"][-1]
     assert last["role"] == "branchSummary" and last["summary"] == entry["summary"]
@@ -166,7 +167,8 @@ def test_hook_summary_wins_and_no_model_is_asked(stree, demo, server, tmp_path):
     assert entry["summary"] == "by the hook" and entry["fromHook"] is True
 
 
-def test_extractive_checkout_is_deterministic_and_loads_in_pi(stree, demo, tmp_path):
+@each_version
+def test_extractive_checkout_is_deterministic_and_loads_in_pi(stree, demo, tmp_path, pi_version):
     other = tmp_path / "again.jsonl"
     shutil.copyfile(demo, other)
     stored = []
@@ -178,10 +180,11 @@ def test_extractive_checkout_is_deterministic_and_loads_in_pi(stree, demo, tmp_p
         stored.append(entry)
     assert stored[0]["summary"] == stored[1]["summary"]
     assert "Extractive summary made by stree" in stored[0]["summary"]
-    seen = pi("inspect", demo)
+    seen = pi("inspect", demo, version=pi_version)
     assert seen["leafId"] == stored[0]["id"]
     assert seen["context"]["messages"][-1] == {"role": "branchSummary", "summary": stored[0]["summary"],
                                                "fromId": stored[0]["fromId"], "timestamp": seen["context"]["messages"][-1][
                                                    "timestamp"]}
-    nav = pi("navigate", ROOT / "stree" / "data" / "demo.jsonl", TARGET, "--summary", stored[0]["summary"])
+    nav = pi("navigate", ROOT / "stree" / "data" / "demo.jsonl", TARGET, "--summary", stored[0]["summary"],
+             version=pi_version)
     assert nav["summaryEntry"]["details"] == stored[0]["details"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from builders import SessionBuilder, branchy, dumps
-from pi_harness import pi_batch
+from pi_harness import VERSIONS, pi_batch
 
 from stree.session import parse
 from stree.tree import Tree
@@ -135,11 +135,13 @@ def _kill_loop(tmp_path, iterations, seed):
         leftover_tmp += len(leftovers)
         if state == "done":
             done.append(run.out if run.op == "fork" else run.path)
-    # pi reads a sample of the finished results (every kind)
+    # pi (each version) reads a sample of the finished results (every kind)
     sample = done[::max(1, len(done) // 40)]
-    for path, seen in zip(sample, pi_batch([["inspect", p] for p in sample])):
-        s, tree = _valid(path)
-        assert seen["leafId"] == tree.leaf and len(seen["entries"]) == len(s.nodes) and not seen["rewritten"]
+    for version in VERSIONS:
+        for path, seen in zip(sample, pi_batch([["inspect", p] for p in sample], version=version)):
+            s, tree = _valid(path)
+            assert seen["leafId"] == tree.leaf and len(seen["entries"]) == len(s.nodes) and not seen["rewritten"], \
+                (version, path)
     killed = sum(1 for r in results if r["killed"])
     return outcomes, leftover_tmp, killed
 
@@ -244,8 +246,9 @@ def _concurrent(tmp_path, pi_writers, pi_appends, stree_writers, stree_appends):
     labels = sorted(e["label"] for e in new if e["type"] == "label")
     assert labels == sorted(f"s{w}-{n}" for w in range(stree_writers) for n in range(stree_appends))
     s, tree = _valid(path)
-    seen = pi_batch([["inspect", path]])[0]
-    assert seen["leafId"] == tree.leaf == new[-1]["id"] and len(seen["entries"]) == len(s.nodes)
+    for version in VERSIONS:
+        seen = pi_batch([["inspect", path]], version=version)[0]
+        assert seen["leafId"] == tree.leaf == new[-1]["id"] and len(seen["entries"]) == len(s.nodes), version
     return len(new)
 
 

@@ -11,7 +11,7 @@ import random
 import pytest
 from fuzzkit import (NASTY_LINES, check_contract, command_lines, file_digest, hostile_file, run_batch,
                      seed_lines)
-from pi_harness import pi_batch
+from pi_harness import VERSIONS, each_version, pi_batch
 
 from stree.errors import StreeError
 from stree.session import parse
@@ -115,8 +115,9 @@ def test_json_output_is_valid_for_infinities_and_lone_surrogates(tmp_path, stree
     assert human.code == 0 and "lone \\ud800 end" in human.out
 
 
+@each_version
 @pytest.mark.parametrize("depth", [2000, 50000])
-def test_deep_nesting_and_huge_numbers_read_as_pi_reads_them(tmp_path, depth):
+def test_deep_nesting_and_huge_numbers_read_as_pi_reads_them(tmp_path, depth, pi_version):
     """JSON.parse has no depth limit and reads 5000-digit numbers: pi keeps such entries, so must we.
     (The harness itself cannot JSON.stringify 5000+ levels, so pi is asked about the shallower file.)"""
     lines = seed_lines()
@@ -131,7 +132,7 @@ def test_deep_nesting_and_huge_numbers_read_as_pi_reads_them(tmp_path, depth):
     assert s.load(s.nodes[-1])["data"] == float("inf")
     if depth > 2000:
         return
-    seen = pi_batch([["inspect", path]])[0]
+    seen = pi_batch([["inspect", path]], version=pi_version)[0]
     assert seen["leafId"] == "bignum01" and [e["id"] for e in seen["entries"]][-2:] == ["deep0001", "bignum01"]
 
 
@@ -174,12 +175,18 @@ _NOT_ENTRIES = ("not a JSON object", "entry without a type", "entry without an i
 
 
 def _pi_agrees(paths):
-    """stree and the real pi see the same leaf, roots, children and labels (when pi can load it)."""
-    results = pi_batch([["inspect", p] for p in paths], allow_errors=True)
+    """stree and the real pi (each version) see the same leaf, roots, children and labels (when pi
+    can load it). Returns how many files were compared, per version."""
+    return [_pi_agrees_at(paths, version) for version in VERSIONS]
+
+
+def _pi_agrees_at(paths, version):
+    results = pi_batch([["inspect", p] for p in paths], allow_errors=True, version=version)
     compared = 0
-    for path, seen in zip(paths, results):
+    for file, seen in zip(paths, results):
+        path = f"{file} (pi {version})"
         try:
-            s = parse(str(path))
+            s = parse(str(file))
         except StreeError:
             assert "error" in seen or seen["rewritten"] or not seen["entries"], \
                 f"{path}: stree says not a session, pi reads {len(seen.get('entries', []))} entries"
@@ -208,4 +215,5 @@ def test_pi_agrees_on_mutated_files(tmp_path):
         path = tmp_path / f"m{n}.jsonl"
         hostile_file(rng, path)
         paths.append(path)
-    assert _pi_agrees(paths) >= 15
+    compared = _pi_agrees(paths)
+    assert min(compared) >= 15, dict(zip(VERSIONS, compared))

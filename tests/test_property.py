@@ -10,7 +10,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from model import KINDS, Model, pi_entry, random_session
-from pi_harness import pi_batch
+from pi_harness import VERSIONS, pi_batch
 
 import pytest
 
@@ -69,14 +69,21 @@ def check_against_model(tree, m, rng):
 
 
 def pi_confirms(files):
-    """The real pi reads each file exactly as the model says: leaf, tree, labels, contexts."""
+    """The real pi (each version) reads each file exactly as the model says: leaf, tree, labels, contexts."""
     requests = []
     for path, m, at in files:
         req = ["inspect", path]
         for id in at:
             req += ["--context-at", id]
         requests.append(req)
-    for (path, m, at), seen in zip(files, pi_batch(requests)):
+    for version in VERSIONS:
+        _pi_confirms_at(files, requests, version)
+    return len(files)
+
+
+def _pi_confirms_at(files, requests, version):
+    for (file, m, at), seen in zip(files, pi_batch(requests, version=version)):
+        path = f"{file} (pi {version})"
         assert seen["leafId"] == m.leaf, path
         assert seen["tree"]["roots"] == m.roots(), path
         for node in seen["tree"]["nodes"]:
@@ -86,7 +93,6 @@ def pi_confirms(files):
         assert seen["context"] == json.loads(json.dumps(m.context(m.leaf))), path
         for id in at:
             assert seen["contexts"][id] == json.loads(json.dumps(m.context(id))), (path, id)
-    return len(files)
 
 
 def test_core_equals_model_and_pi_agrees(tmp_path):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from model import KINDS, Model, pi_entry
-from pi_harness import pi_batch
+from pi_harness import VERSIONS, pi_batch
 from test_property import check_against_model, load
 
 MARKER = "stree/checkout"
@@ -270,16 +270,18 @@ def test_random_write_sequences_match_the_model_and_pi(tmp_path, run):
           ", ".join(f"{op} {ops.count(op)}" for op in sorted(set(ops))))
     for op in ("pi", "checkout", "label", "name", "fork", "summarize"):
         assert ops.count(op) >= 3, (op, ops.count(op))
-    # the real pi resumes each session where the model says, and reads the forks
+    # the real pi (each version) resumes each session where the model says, and reads the forks
     sample = [(p, m) for p, m, _, _ in results][:25]
-    seen = pi_batch([["inspect", p] for p, _ in sample])
-    for (p, m), answer in zip(sample, seen):
-        assert answer["leafId"] == m.leaf and answer["labels"] == m.labels() and not answer["rewritten"], p
-        assert answer["context"] == json.loads(json.dumps(m.context(m.leaf))), p
     forks = [f for _, _, _, fs in results for f in fs][:20]
-    for f, answer in zip(forks, pi_batch([["inspect", f] for f in forks])):
-        tree = load(f)
-        assert answer["leafId"] == tree.leaf and not answer["rewritten"], f
+    for version in VERSIONS:
+        seen = pi_batch([["inspect", p] for p, _ in sample], version=version)
+        for (p, m), answer in zip(sample, seen):
+            assert answer["leafId"] == m.leaf and answer["labels"] == m.labels() and not answer["rewritten"], \
+                (version, p)
+            assert answer["context"] == json.loads(json.dumps(m.context(m.leaf))), (version, p)
+        for f, answer in zip(forks, pi_batch([["inspect", f] for f in forks], version=version)):
+            tree = load(f)
+            assert answer["leafId"] == tree.leaf and not answer["rewritten"], (version, f)
 
 
 @pytest.mark.soak

@@ -1,6 +1,7 @@
 """stree summarize against real HTTP servers on 127.0.0.1 speaking the OpenAI and Anthropic
 wire formats; the expected requests and stored texts come from the real pi."""
 
+import functools
 import json
 import os
 import signal
@@ -14,7 +15,7 @@ from conftest import interruptible, read_pty
 from builders import SessionBuilder
 from conftest import ROOT
 from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
-from pi_harness import pi_constant, run_pi
+from pi_harness import each_version, pi_constant, run_pi
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"
 DEMO = str(ROOT / "stree" / "data" / "demo.jsonl")
@@ -28,18 +29,19 @@ def server():
     s.close()
 
 
-@pytest.fixture(scope="module")
-def pi_prep():
+@functools.cache
+def pi_prep(version):
     """pi's own conversation text and file lists for the demo's branch."""
-    return run_pi("branch-prep", DEMO, "--from", LEAF, "--to", TARGET, "--budget", 128000 - 16384)
+    return run_pi("branch-prep", DEMO, "--from", LEAF, "--to", TARGET, "--budget", 128000 - 16384, version=version)
 
 
-def expected_user(prep):
-    return f"<conversation>\n{prep['conversation']}\n</conversation>\n\n" + pi_constant("BRANCH_SUMMARY_PROMPT")
+def expected_user(prep, version):
+    return (f"<conversation>\n{prep['conversation']}\n</conversation>\n\n"
+            + pi_constant("BRANCH_SUMMARY_PROMPT", version=version))
 
 
-def system_prompt():
-    return pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+def system_prompt(version):
+    return pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=version)
 
 
 def summarize(stree, server, provider, *args, env=None, session=DEMO):
@@ -49,14 +51,17 @@ def summarize(stree, server, provider, *args, env=None, session=DEMO):
                  "--base-url", base, *args, env=full_env)
 
 
-def pi_stored(text):
+@functools.cache
+def pi_stored(text, version):
     """What pi stores for a model answer `text` on the demo branch (harness: pi's own navigate)."""
-    nav = run_pi("navigate", DEMO, TARGET, "--summary", text, "--pi-format")
+    nav = run_pi("navigate", DEMO, TARGET, "--summary", text, "--pi-format", version=version)
     return nav["summaryEntry"]
 
 
+@each_version
 @pytest.mark.parametrize("stream", [True, False])
-def test_openai_request_and_summary(stree, server, pi_prep, stream):
+def test_openai_request_and_summary(stree, server, stream, pi_version):
+    prep = pi_prep(pi_version)
     r = summarize(stree, server, "openai", "--stream" if stream else "--no-stream")
     assert r.code == 0, r
     (req,) = server.requests
@@ -64,19 +69,21 @@ def test_openai_request_and_summary(stree, server, pi_prep, stream):
     assert req.headers["authorization"] == f"Bearer {KEY}"
     assert req.headers["content-type"] == "application/json"
     body = {"model": "test-model",
-            "messages": [{"role": "system", "content": system_prompt()},
-                         {"role": "user", "content": expected_user(pi_prep)}],
+            "messages": [{"role": "system", "content": system_prompt(pi_version)},
+                         {"role": "user", "content": expected_user(prep, pi_version)}],
             "stream": stream, "max_completion_tokens": 2048}
     if stream:
         body["stream_options"] = {"include_usage": True}
     assert req.json == body
-    stored = pi_stored(ANSWER)
+    stored = pi_stored(ANSWER, pi_version)
     assert r.out == stored["summary"] + "\n"
     assert r.err == ""  # no spinner or chatter off a terminal
 
 
+@each_version
 @pytest.mark.parametrize("stream", [True, False])
-def test_anthropic_request_and_summary(stree, server, pi_prep, stream):
+def test_anthropic_request_and_summary(stree, server, stream, pi_version):
+    prep = pi_prep(pi_version)
     r = summarize(stree, server, "anthropic", "--json", "--stream" if stream else "--no-stream")
     assert r.code == 0, r
     (req,) = server.requests
@@ -85,13 +92,14 @@ def test_anthropic_request_and_summary(stree, server, pi_prep, stream):
     assert req.headers["anthropic-version"] == "2023-06-01"
     assert "authorization" not in req.headers
     assert req.json == {"model": "test-model",
-                        "messages": [{"role": "user", "content": [{"type": "text", "text": expected_user(pi_prep)}]}],
+                        "messages": [{"role": "user",
+                                      "content": [{"type": "text", "text": expected_user(prep, pi_version)}]}],
                         "max_tokens": 2048, "stream": stream,
-                        "system": [{"type": "text", "text": system_prompt()}]}
+                        "system": [{"type": "text", "text": system_prompt(pi_version)}]}
     out = json.loads(r.out)
-    stored = pi_stored(ANSWER)
+    stored = pi_stored(ANSWER, pi_version)
     assert out["summary"] == stored["summary"]
-    assert [out["readFiles"], out["modifiedFiles"]] == [pi_prep["readFiles"], pi_prep["modifiedFiles"]]
+    assert [out["readFiles"], out["modifiedFiles"]] == [prep["readFiles"], prep["modifiedFiles"]]
     assert out["model"] == "served-claude"
     assert out["usage"] == {"input": 1500, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1540}
 
@@ -287,14 +295,15 @@ def test_session_model_used_when_nothing_else_is_set(stree, server, tmp_path):
 # -- pi's own summarizer against the same server ------------------------------------
 
 
-def pi_summarize(server, api, model="test-model", *extra):
+def pi_summarize(server, version, api, model="test-model", *extra):
     base = f"{server.url}/v1" if api == "openai-completions" else server.url
     return run_pi("summarize", DEMO, "--from", LEAF, "--to", TARGET, "--base-url", base, "--api", api,
-                  "--model", model, "--api-key", KEY, *extra)
+                  "--model", model, "--api-key", KEY, *extra, version=version)
 
 
-def test_pi_and_stree_send_the_same_openai_request(stree, server):
-    pi = pi_summarize(server, "openai-completions", "test-model", "--instructions", "mind the tests")
+@each_version
+def test_pi_and_stree_send_the_same_openai_request(stree, server, pi_version):
+    pi = pi_summarize(server, pi_version, "openai-completions", "test-model", "--instructions", "mind the tests")
     r = summarize(stree, server, "openai", "--instructions", "mind the tests")
     assert r.code == 0, r
     pi_req, our_req = server.requests
@@ -310,8 +319,9 @@ def test_pi_and_stree_send_the_same_openai_request(stree, server):
     assert r.out == pi["summary"] + "\n"
 
 
-def test_pi_and_stree_send_the_same_anthropic_request(stree, server):
-    pi = pi_summarize(server, "anthropic-messages")
+@each_version
+def test_pi_and_stree_send_the_same_anthropic_request(stree, server, pi_version):
+    pi = pi_summarize(server, pi_version, "anthropic-messages")
     r = summarize(stree, server, "anthropic", "--json")
     assert r.code == 0, r
     pi_req, our_req = server.requests
@@ -335,20 +345,22 @@ def test_pi_and_stree_send_the_same_anthropic_request(stree, server):
 # -- extractive ---------------------------------------------------------------------
 
 
-def test_extractive_is_deterministic_marked_and_loads_in_pi(stree):
+@each_version
+def test_extractive_is_deterministic_marked_and_loads_in_pi(stree, pi_version):
     runs = [stree("-s", DEMO, "summarize", "--to", TARGET, "--provider", "extractive", "--json") for _ in range(2)]
     assert runs[0].code == 0 and runs[0].out == runs[1].out
     out = json.loads(runs[0].out)
     assert out["model"] == "extractive" and out["usage"] is None
     text = out["summary"]
-    assert text.startswith(pi_constant("BRANCH_SUMMARY_PREAMBLE") + "(Extractive summary made by stree")
+    assert text.startswith(pi_constant("BRANCH_SUMMARY_PREAMBLE", version=pi_version)
+                           + "(Extractive summary made by stree")
     for heading in ("## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress",
                     "### Blocked", "## Key Decisions", "## Next Steps"):
         assert f"\n{heading}\n" in text
     assert "I threw away the hand-rolled attempt" in text  # the first user request is the goal
     assert "`edit tests/test_cli.py`" in text
     # pi stores it as a branch summary with the same file lists and shows it in the context
-    nav = run_pi("navigate", DEMO, TARGET, "--summary", text)
+    nav = run_pi("navigate", DEMO, TARGET, "--summary", text, version=pi_version)
     assert nav["summaryEntry"]["summary"] == text
     assert nav["summaryEntry"]["details"] == {"readFiles": out["readFiles"], "modifiedFiles": out["modifiedFiles"]}
     last = nav["context"]["messages"][-1]

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from builders import SessionBuilder
-from pi_harness import pi_constant, run_pi
+from pi_harness import each_version, pi_batch, pi_constant, run_pi
 from stree import summary
 from stree.jsjson import stringify
 from stree.providers import Options, resolve_options
@@ -59,11 +59,41 @@ def prompt(stree, path, *args):
     return json.loads(r.out)
 
 
-@pytest.mark.parametrize("window", [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 3000])
-def test_conversation_and_file_lists_equal_pis(stree, tmp_path, window):
+WINDOWS = [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 3000]
+DEMO_TARGETS = ["459e8d8a", "1b889d05", "9bd41591", "45dc3e92", "ba27091f"]
+DEMO_LEAF = "f7e0df1c"
+
+
+def budget_of(window):
+    return 128000 - 16384 if window is None else window - 16384
+
+
+@pytest.fixture(scope="module")
+def pi_preps(tmp_path_factory):
+    """pi's branch-prep of tricky() at every window and of the demo at every target: per version,
+    from one node process (tricky() is deterministic: the same ids in every test's copy)."""
+    cache = {}
+
+    def get(version):
+        if version not in cache:
+            path, tip, _, other = tricky(tmp_path_factory.mktemp(f"tricky-{version}"))
+            keys = [("tricky", w) for w in WINDOWS] + [("demo", t) for t in DEMO_TARGETS]
+            requests = [["branch-prep", path, "--from", tip, "--to", other, "--budget", budget_of(w)]
+                        for w in WINDOWS]
+            requests += [["branch-prep", DEMO, "--from", DEMO_LEAF, "--to", t, "--budget", 128000 - 16384]
+                         for t in DEMO_TARGETS]
+            cache[version] = dict(zip(keys, pi_batch(requests, version=version)))
+        return cache[version]
+
+    return get
+
+
+@each_version
+@pytest.mark.parametrize("window", WINDOWS)
+def test_conversation_and_file_lists_equal_pis(stree, tmp_path, pi_preps, window, pi_version):
     path, tip, base, other = tricky(tmp_path)
-    budget = 128000 - 16384 if window is None else window - 16384
-    want = run_pi("branch-prep", path, "--from", tip, "--to", other, "--budget", budget)
+    budget = budget_of(window)
+    want = pi_preps(pi_version)["tricky", window]
     args = ["--to", other] + ([] if window is None else ["--context-window", window])
     got = prompt(stree, path, *args)
     assert got["entryIds"] == want["entryIds"]
@@ -74,26 +104,28 @@ def test_conversation_and_file_lists_equal_pis(stree, tmp_path, window):
     assert got["tokenBudget"] == budget
 
 
-@pytest.mark.parametrize("target", ["459e8d8a", "1b889d05", "9bd41591", "45dc3e92", "ba27091f"])
-def test_demo_prompt_text_is_pis(stree, target):
-    leaf = "f7e0df1c"
-    want = run_pi("branch-prep", DEMO, "--from", leaf, "--to", target, "--budget", 128000 - 16384)
+@each_version
+@pytest.mark.parametrize("target", DEMO_TARGETS)
+def test_demo_prompt_text_is_pis(stree, pi_preps, target, pi_version):
+    want = pi_preps(pi_version)["demo", target]
     r = stree("-s", "demo", "summarize", "--to", target, "--prompt")
     assert r.code == 0, r
-    system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
-    instructions = pi_constant("BRANCH_SUMMARY_PROMPT")
+    system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=pi_version)
+    instructions = pi_constant("BRANCH_SUMMARY_PROMPT", version=pi_version)
     assert r.out == f"{system}\n\n<conversation>\n{want['conversation']}\n</conversation>\n\n{instructions}\n"
 
 
-def test_instructions_added_or_replacing(stree):
-    base = pi_constant("BRANCH_SUMMARY_PROMPT")
+@each_version
+def test_instructions_added_or_replacing(stree, pi_version):
+    base = pi_constant("BRANCH_SUMMARY_PROMPT", version=pi_version)
     added = prompt(stree, "demo", "--to", "459e8d8a", "--instructions", "focus on tests")
     assert added["user"].endswith(f"</conversation>\n\n{base}\n\nAdditional focus: focus on tests")
     replaced = prompt(stree, "demo", "--to", "459e8d8a", "--instructions", "Just list files.",
                       "--replace-instructions")
     assert replaced["user"].endswith("</conversation>\n\nJust list files.")
     assert replaced["maxTokens"] == 2048
-    assert replaced["system"] == pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+    assert replaced["system"] == pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js",
+                                             version=pi_version)
 
 
 def test_ranges_and_paths_select_entries(stree):
@@ -112,9 +144,10 @@ def test_ranges_and_paths_select_entries(stree):
     assert nothing.code == 1 and "nothing to summarize" in nothing.err and nothing.out == ""
 
 
-def test_stored_text_is_pis_shape():
+@each_version
+def test_stored_text_is_pis_shape(pi_version):
     text = summary.stored_summary("BODY", ["a.py"], ["b.py", "c.py"])
-    assert text == pi_constant("BRANCH_SUMMARY_PREAMBLE") + \
+    assert text == pi_constant("BRANCH_SUMMARY_PREAMBLE", version=pi_version) + \
         "BODY\n\n<read-files>\na.py\n</read-files>\n\n<modified-files>\nb.py\nc.py\n</modified-files>"
     assert summary.stored_summary("BODY", [], []).endswith("BODY")
 
@@ -180,13 +213,14 @@ def test_options_never_show_the_key():
     assert "sk-very-secret" not in repr(o)
 
 
-def test_file_ops_of_a_whole_branch_equal_pis(tmp_path):
+@each_version
+def test_file_ops_of_a_whole_branch_equal_pis(tmp_path, pi_version):
     from stree.fileops import file_ops
     from stree.session import parse
     from stree.tree import Tree
 
     path, tip, base, other = tricky(tmp_path)
-    want = run_pi("branch-prep", path, "--from", tip, "--to", other)  # budget 0: no limit
+    want = run_pi("branch-prep", path, "--from", tip, "--to", other, version=pi_version)  # budget 0: no limit
     session = parse(str(path))
     tree = Tree(session.nodes, session.load)
     entries, common = tree.abandoned(tip, other)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 from builders import SessionBuilder, branchy, dumps
-from pi_harness import pi
+from pi_harness import VERSIONS, each_version, pi
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -23,7 +23,8 @@ def lines_of(path):
 # -- label / name ----------------------------------------------------------------
 
 
-def test_label_set_list_clear_like_pi(stree, branchy_file):
+@each_version
+def test_label_set_list_clear_like_pi(stree, branchy_file, pi_version):
     path = branchy_file
     leaf = lines_of(path)[-1]["id"]
     r = stree("-s", path, "label", "bug-found")
@@ -44,37 +45,40 @@ def test_label_set_list_clear_like_pi(stree, branchy_file):
     assert stree("-s", path, "label", " ", "00000009").code == 0  # blank clears, as pi
     cleared = lines_of(path)[-1]
     assert cleared == {k: cleared[k] for k in ("type", "id", "parentId", "timestamp", "targetId")}
-    assert pi("inspect", path)["labels"] == {leaf: "bug-found"}
+    assert pi("inspect", path, version=pi_version)["labels"] == {leaf: "bug-found"}
     assert stree("-s", path, "label", "-d", "nothing-here").code == 3
 
 
-def test_label_is_unique_unless_forced(stree, branchy_file):
+@each_version
+def test_label_is_unique_unless_forced(stree, branchy_file, pi_version):
     before = branchy_file.read_bytes()
     r = stree("-s", branchy_file, "label", "start", "@")
     assert r.code == 6 and "already exists" in r.err and "label -f start" in r.err
     assert branchy_file.read_bytes() == before
     assert stree("-s", branchy_file, "label", "-f", "start", "00000006").code == 0
     assert stree("-s", branchy_file, "rev-parse", "start").out.strip() == "00000006"
-    assert "00000001" not in pi("inspect", branchy_file)["labels"]
+    assert "00000001" not in pi("inspect", branchy_file, version=pi_version)["labels"]
 
 
-def test_name_show_set_clear_on_any_session(stree, tmp_path, branchy_file):
+@each_version
+def test_name_show_set_clear_on_any_session(stree, tmp_path, branchy_file, pi_version):
     other = branchy().write(tmp_path / "older.jsonl")
     os.utime(other, (1, 1))  # not the newest: -s still reaches it
     assert stree("-s", other, "name").out == "fix quoting\n"
     assert stree("-s", other, "name", "  csv spike ").code == 0
     assert lines_of(other)[-1]["name"] == "csv spike"
-    assert pi("inspect", other)["name"] == "csv spike"
+    assert pi("inspect", other, version=pi_version)["name"] == "csv spike"
     assert stree("-s", other, "name", "--clear").code == 0
     r = stree("-s", other, "name")
     assert r.code == 1 and r.out == ""
-    assert pi("inspect", other)["name"] is None
+    assert pi("inspect", other, version=pi_version)["name"] is None
 
 
 # -- fork ------------------------------------------------------------------------
 
 
-def test_fork_path_labels_and_parent_session(stree, branchy_file, tmp_path):
+@each_version
+def test_fork_path_labels_and_parent_session(stree, branchy_file, tmp_path, pi_version):
     os.chmod(branchy_file, 0o640)
     r = stree("-s", branchy_file, "fork", "@~1")
     assert r.code == 0, r
@@ -85,8 +89,8 @@ def test_fork_path_labels_and_parent_session(stree, branchy_file, tmp_path):
     assert header["parentSession"] == str(branchy_file) and header["cwd"] == "/home/dev/proj"
     assert new.name.endswith(f"_{header['id']}.jsonl")
 
-    source = pi("inspect", branchy_file)
-    seen = pi("inspect", new)
+    source = pi("inspect", branchy_file, version=pi_version)
+    seen = pi("inspect", new, version=pi_version)
     path_ids = [e["id"] for e in source["entries"] if e["type"] != "label"]
     on_path = set(stree("-s", branchy_file, "log", "--format", "{id}", "@~1").out.split())
     kept = [e for e in source["entries"] if e["id"] in on_path and e["type"] != "label"]
@@ -96,10 +100,12 @@ def test_fork_path_labels_and_parent_session(stree, branchy_file, tmp_path):
     assert seen["labels"] == {"00000001": "start"}
     assert seen["labelTimestamps"]["00000001"] == source["labelTimestamps"]["00000001"]
     assert seen["header"]["parentSession"] == str(branchy_file)
-    assert seen["context"] == pi("inspect", branchy_file, "--context-at", kept[-1]["id"])["contexts"][kept[-1]["id"]]
+    at = kept[-1]["id"]
+    assert seen["context"] == pi("inspect", branchy_file, "--context-at", at, version=pi_version)["contexts"][at]
 
 
-def test_fork_before_a_user_message_full_and_cwd(stree, branchy_file, tmp_path):
+@each_version
+def test_fork_before_a_user_message_full_and_cwd(stree, branchy_file, tmp_path, pi_version):
     r = stree("-s", branchy_file, "fork", "--before", "00000006", "-o", tmp_path / "f.jsonl")
     assert r.code == 0 and r.out.splitlines() == [str(tmp_path / "f.jsonl"), "Try the csv module"]
     assert [e["id"] for e in lines_of(tmp_path / "f.jsonl")[1:4]] == ["00000001", "00000002", "00000003"]
@@ -111,13 +117,13 @@ def test_fork_before_a_user_message_full_and_cwd(stree, branchy_file, tmp_path):
     made = json.loads(r.out)
     expected_dir = tmp_path / "home" / ".pi" / "agent" / "sessions" / ("--" + str(tmp_path / "other")[1:].replace("/", "-") + "--")
     assert os.path.dirname(made["path"]) == str(expected_dir)
-    full = pi("inspect", made["path"])
+    full = pi("inspect", made["path"], version=pi_version)
     assert full["header"]["cwd"] == str(tmp_path / "other")
-    assert full["entries"] == pi("inspect", branchy_file)["entries"]
+    assert full["entries"] == pi("inspect", branchy_file, version=pi_version)["entries"]
 
     root = stree("-s", branchy_file, "fork", "--before", "00000001", "-o", tmp_path / "empty.jsonl")
     assert root.code == 0 and root.out.splitlines()[1] == "Fix the CSV quoting bug in parser.py"
-    assert pi("inspect", tmp_path / "empty.jsonl")["entries"] == []
+    assert pi("inspect", tmp_path / "empty.jsonl", version=pi_version)["entries"] == []
 
 
 # -- migrate ---------------------------------------------------------------------
@@ -146,10 +152,11 @@ def v1_file(path):
     return path
 
 
-def test_migrate_v1_keeps_the_ids_stree_showed_and_pi_agrees(stree, tmp_path):
+@each_version
+def test_migrate_v1_keeps_the_ids_stree_showed_and_pi_agrees(stree, tmp_path, pi_version):
     path = v1_file(tmp_path / "old.jsonl")
     ids_before = stree("-s", path, "log", "--format", "{id}").out.split()
-    pis_own = pi("inspect", path)  # pi migrates a copy, with random ids
+    pis_own = pi("inspect", path, version=pi_version)  # pi migrates a copy, with random ids
     check = stree("-s", path, "migrate", "--check")
     assert check.code == 1 and "version 1" in check.out
 
@@ -157,7 +164,7 @@ def test_migrate_v1_keeps_the_ids_stree_showed_and_pi_agrees(stree, tmp_path):
     assert r.code == 0 and "migrated" in r.err
     assert stree("-s", path, "log", "--format", "{id}").out.split() == ids_before
     assert stree("-s", path, "migrate", "--check").code == 0
-    seen = pi("inspect", path)
+    seen = pi("inspect", path, version=pi_version)
     assert not seen["rewritten"] and seen["header"]["version"] == 3
     assert seen["context"] == pis_own["context"]
     assert [e["id"] for e in seen["entries"]][::-1] == ids_before
@@ -168,12 +175,13 @@ def test_migrate_v1_keeps_the_ids_stree_showed_and_pi_agrees(stree, tmp_path):
     assert '"tokensBefore":1500' in path.read_text()
 
 
-def test_appending_to_an_old_file_migrates_it_first(stree, tmp_path):
+@each_version
+def test_appending_to_an_old_file_migrates_it_first(stree, tmp_path, pi_version):
     path = v1_file(tmp_path / "old.jsonl")
     ids = stree("-s", path, "log", "--format", "{id}").out.split()
     r = stree("-s", path, "label", "greeting", ids[-1])
     assert r.code == 0 and "migrated" in r.err and "from version 1 to 3" in r.err
-    seen = pi("inspect", path)
+    seen = pi("inspect", path, version=pi_version)
     assert not seen["rewritten"] and seen["labels"] == {ids[-1]: "greeting"}
 
 
@@ -233,7 +241,8 @@ def test_reflog_sees_a_leaf_jump_made_by_pi(stree, tmp_path):
 # -- faults ----------------------------------------------------------------------
 
 
-def test_torn_last_line_is_left_alone_and_the_append_starts_fresh(stree, branchy_file):
+@each_version
+def test_torn_last_line_is_left_alone_and_the_append_starts_fresh(stree, branchy_file, pi_version):
     torn = b'{"type":"message","id":"deadbeef","parentId":"00000015","timesta'
     with open(branchy_file, "ab") as f:
         f.write(torn)
@@ -244,7 +253,7 @@ def test_torn_last_line_is_left_alone_and_the_append_starts_fresh(stree, branchy
     assert data.startswith(before) and data[len(before):len(before) + 1] == b"\n"
     new = json.loads(data[len(before) + 1:])
     assert new["parentId"] == "00000015" and new["targetId"] == "00000015"
-    seen = pi("inspect", branchy_file)
+    seen = pi("inspect", branchy_file, version=pi_version)
     assert seen["leafId"] == new["id"] and seen["labels"]["00000015"] == "after-crash"
 
 
@@ -312,5 +321,5 @@ def test_four_processes_fifty_appends_each(tmp_path):
         assert e["parentId"] == prev == e["targetId"]
         prev = e["id"]
     assert sorted(e["label"] for e in new) == sorted(f"w{w}-{n}" for w in range(4) for n in range(50))
-    seen = pi("inspect", path)
-    assert seen["leafId"] == new[-1]["id"] and len(seen["entries"]) == len(ids)
+    for version, seen in zip(VERSIONS, [pi("inspect", path, version=v) for v in VERSIONS]):  # (one stress run)
+        assert seen["leafId"] == new[-1]["id"] and len(seen["entries"]) == len(ids), f"pi {version}"
