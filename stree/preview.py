@@ -249,11 +249,12 @@ def entry_preview(entry, tool_call=None):
         if role == "bashExecution":
             cmd = msg.get("command")
             return [("dim", f"[bash]: {normalize(js_string(cmd) if cmd is not None else '')}")]
-        return [("dim", f"[{js_string(role)}]")]
+        return [("dim", f"[{_template(role, 'role' in msg)}]")]
     if etype == "custom_message":
         content = entry.get("content")
         text = content if isinstance(content, str) else full_text(content)
-        return [("customMessageLabel", f"[{js_string(entry.get('customType'))}]: "), ("", normalize(text))]
+        custom_type = _template(entry.get("customType"), "customType" in entry)
+        return [("customMessageLabel", f"[{custom_type}]: "), ("", normalize(text))]
     if etype == "compaction":
         tokens = entry.get("tokensBefore")
         k = math.floor(tokens / 1000 + 0.5) if isinstance(tokens, (int, float)) else "NaN"
@@ -262,14 +263,14 @@ def entry_preview(entry, tool_call=None):
         summary = entry.get("summary")
         return [("warning", "[branch summary]: "), ("", normalize(summary if isinstance(summary, str) else ""))]
     if etype == "model_change":
-        model_id = entry.get("modelId")
-        if model_id is None and isinstance(entry.get("model"), str):  # oh-my-pi
+        model_id = _template(entry.get("modelId"), "modelId" in entry)
+        if entry.get("modelId") is None and isinstance(entry.get("model"), str):  # oh-my-pi
             model_id = entry["model"].partition("/")[2] or entry["model"]
-        return [("dim", f"[model: {js_string(model_id)}]")]
+        return [("dim", f"[model: {model_id}]")]
     if etype == "thinking_level_change":
-        return [("dim", f"[thinking: {js_string(entry.get('thinkingLevel'))}]")]
+        return [("dim", f"[thinking: {_template(entry.get('thinkingLevel'), 'thinkingLevel' in entry)}]")]
     if etype == "custom":
-        return [("dim", f"[custom: {js_string(entry.get('customType'))}]")]
+        return [("dim", f"[custom: {_template(entry.get('customType'), 'customType' in entry)}]")]
     if etype == "context_edit":
         return [("dim", f"[context {_edit_kind(entry)}: {_template(entry.get('targetId'), 'targetId' in entry)}]")]
     if etype == "label":
@@ -305,7 +306,7 @@ def searchable_text(entry, label=None):
     etype = entry.get("type")
     if etype == "message":
         msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        parts.append(js_string(msg.get("role")))
+        parts.append(_join(msg.get("role")))  # Array.join: null and undefined read ""
         if msg.get("content"):
             parts.append(extract_content(msg.get("content")))
         if msg.get("role") == "bashExecution" and msg.get("command"):
@@ -319,19 +320,19 @@ def searchable_text(entry, label=None):
     elif etype == "compaction":
         parts.append("compaction")
     elif etype == "branch_summary":
-        parts.extend(["branch summary", js_string(entry.get("summary"))])
+        parts.extend(["branch summary", _join(entry.get("summary"))])
     elif etype == "session_info":
         parts.append("title")
         if entry.get("name"):
             parts.append(js_string(entry["name"]))
     elif etype == "model_change":
-        parts.extend(["model", js_string(entry.get("modelId"))])
+        parts.extend(["model", _join(entry.get("modelId"))])
     elif etype == "thinking_level_change":
-        parts.extend(["thinking", js_string(entry.get("thinkingLevel"))])
+        parts.extend(["thinking", _join(entry.get("thinkingLevel"))])
     elif etype == "custom":
-        parts.extend(["custom", js_string(entry.get("customType"))])
+        parts.extend(["custom", _join(entry.get("customType"))])
     elif etype == "label":
-        parts.extend(["label", js_string(entry.get("label") or "")])  # a label may be any JSON value
+        parts.extend(["label", _join(entry.get("label"))])  # entry.label ?? "": a label may be any JSON value
     return " ".join(parts)
 
 

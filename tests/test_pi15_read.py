@@ -16,12 +16,13 @@ import pytest
 from corpus_pi15 import BUILDERS, ODD_FILES, write
 from pi_harness import VERSIONS, pi_batch
 
+from stree.render import graph
 from stree.session import parse
 from stree.tree import Tree
 
 FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"]
 QUERIES = ["context", "omit", "replace", "edit", "system", "usage", "hello", "note", "ok", "first", "toolresult 8",
-           "port"]
+           "port", "null", "undefined", "false", "summed"]
 NAMES = sorted(BUILDERS)
 # where an older pi reads this corpus differently from 1.5.2 (found by running them; stree follows 1.5.2)
 OLDER = {
@@ -29,7 +30,8 @@ OLDER = {
                "rows": {"read_ranges", "home_paths"}},  # 1.3.0: read line ranges; 1.5.0: ~ only inside $HOME
     "0.73.1": {"context": {"context_edits", "edits_and_compaction", "system_messages", "null_content"},  # no
                # context_edit, no compaction systemMessage, no content normalisation
-               "rows": {"context_edits", "edits_and_compaction", "usage_entries", "read_ranges", "home_paths"}},
+               "rows": {"context_edits", "edits_and_compaction", "usage_entries", "read_ranges", "home_paths",
+                        "missing_fields"}},  # context_edit rows shown
 }
 
 
@@ -71,7 +73,7 @@ def test_corpus_covers_every_rule(corpus):
             obj = json.loads(line)
             kinds.add(obj["type"])
             if obj["type"] == "message":
-                kinds.add("role:" + obj["message"]["role"])
+                kinds.add("role:" + str(obj["message"].get("role")))
             if obj["type"] == "compaction" and "systemMessage" in obj:
                 kinds.add("compaction+systemMessage")
             if obj["type"] == "compaction" and obj["firstKeptEntryId"] == obj["id"]:
@@ -125,7 +127,12 @@ def test_search_matches_pi(name, corpus, stree, monkeypatch):
     found = [q for q, result in seen["search"].items() if result.get("ids")]
     empty = [q for q, result in seen["search"].items() if result.get("ids") == []]
     assert found or name == "null_content"
-    for query in found + empty[:1]:
+    s = parse(str(path))
+    tree = Tree(s.nodes, s.load)
+    for query, result in seen["search"].items():  # every query in process, a few on the command line
+        if "ids" in result:
+            assert [row.node.id for row in graph(tree, "all", query)] == result["ids"], query
+    for query in found[:3] + empty[:1]:
         r = stree("-s", path, "log", "--graph", "--filter", "all", "--search", query, "--format", "{id}")
         assert r.out.split() == seen["search"][query]["ids"], query
 
@@ -176,6 +183,8 @@ def test_fsck_knows_the_new_entry_types(name, corpus, stree):
     kinds = [json.loads(line)["kind"] for line in r.out.splitlines() if line.strip()]
     if name == "unknown_types":  # entries a port wrote (a `leaf` entry) and a type no pi writes
         assert r.code == 1 and kinds == ["unknown-type", "unknown-type"], r
+    elif name == "missing_fields":  # an edit with a null targetId
+        assert r.code == 1 and kinds == ["dangling-edit"], r
     else:
         assert r.code == 0 and kinds == [], r
 
