@@ -117,7 +117,8 @@ def test_graph_rows_are_pi_tree_selector(name, filter, corpus, stree, monkeypatc
     ours = [line.split("\t", 1) for line in r.out.splitlines()]
     assert [id for id, _ in ours] == expected["ids"]
     # pi draws fold markers (⊟/⊞) in connectors for its interactive folding; stree draws plain ─
-    assert [row.rstrip() for _, row in ours] == [row.replace("⊟", "─").replace("⊞", "─") for row in expected["rows"]]
+    assert [row.rstrip() for _, row in ours] == [row.replace("⊟", "─").replace("⊞", "─")
+                                                 for row in expected["rows"]]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -154,8 +155,8 @@ def test_older_pi_ignores_what_it_does_not_know(corpus):
     """pi 0.73.1 predates context_edit and usage entries: it ignores edits and shows the
     entries as rows. stree follows 1.5.2 (compared above); this records the difference."""
     path, home, seen = corpus["context_edits"]
-    old_inspect, old_graph = ask([["inspect", path, "--context-at", "e0000001"], ["graph", path, "--filter", "default"]],
-                                 home, version="0.73.1")
+    old_inspect, old_graph = ask([["inspect", path, "--context-at", "e0000001"],
+                                  ["graph", path, "--filter", "default"]], home, version="0.73.1")
     old, new = old_inspect["contexts"]["e0000001"], seen["inspect"]["contexts"]["e0000001"]
     assert old != new
     assert any("contents of a.py" in json.dumps(m) for m in old["messages"])  # the omitted tool result is back
@@ -346,7 +347,8 @@ def test_older_pis_differ_only_where_recorded(name, version, corpus, older, stre
     files OLDER names for that version."""
     path, home, seen = corpus[name]
     inspect, graph = older[version][name]
-    same_context = inspect["contexts"] == seen["inspect"]["contexts"] and inspect["context"] == seen["inspect"]["context"]
+    same_context = (inspect["contexts"] == seen["inspect"]["contexts"]
+                    and inspect["context"] == seen["inspect"]["context"])
     assert same_context == (name not in OLDER[version]["context"]), f"pi {version} on {name}: context"
     same_rows = all(_view(graph[f]) == _view(seen["graph"][f]) for f in FILTERS)
     assert same_rows == (name not in OLDER[version]["rows"]), f"pi {version} on {name}: /tree rows"
