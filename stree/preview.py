@@ -153,6 +153,23 @@ def _line_number(value):
     return None
 
 
+def _js_number_of(value, present=True):
+    """JavaScript's Number(value) for a JSON value (arithmetic on a field): a float."""
+    if not present:
+        return math.nan
+    if value is None or value is False:
+        return 0.0
+    if value is True:
+        return 1.0
+    if value.__class__ in (int, float):
+        return float(value)
+    if isinstance(value, str):
+        return _js_to_number(value)
+    if isinstance(value, list):  # via its string: [] -> 0, [5] -> 5
+        return _js_to_number(js_string(value))
+    return math.nan
+
+
 def _js_num(x):
     if x.__class__ is float and math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
@@ -256,8 +273,9 @@ def entry_preview(entry, tool_call=None):
         custom_type = _template(entry.get("customType"), "customType" in entry)
         return [("customMessageLabel", f"[{custom_type}]: "), ("", normalize(text))]
     if etype == "compaction":
-        tokens = entry.get("tokensBefore")
-        k = math.floor(tokens / 1000 + 0.5) if isinstance(tokens, (int, float)) else "NaN"
+        tokens = _js_number_of(entry.get("tokensBefore"), "tokensBefore" in entry)
+        k = _js_num(math.floor(tokens / 1000 + 0.5)) if math.isfinite(tokens) else _js_num(tokens) \
+            if not math.isnan(tokens) else "NaN"
         return [("borderAccent", f"[compaction: {k}k tokens]")]
     if etype == "branch_summary":
         summary = entry.get("summary")
@@ -278,7 +296,7 @@ def entry_preview(entry, tool_call=None):
         return [("dim", f"[label: {'(cleared)' if label is None else js_string(label)}]")]
     if etype == "session_info":
         name = entry.get("name")
-        return [("dim", f"[title: {name if name else 'empty'}]")]
+        return [("dim", f"[title: {js_string(name) if _truthy(name) else 'empty'}]")]
     return []  # an entry type pi does not know (a `leaf` a port wrote, a future one): pi shows nothing
 
 

@@ -220,6 +220,9 @@ def missing_fields(home):
     b.raw({"type": "message", "id": "d0000006", "message": {"content": "a message without a role"}})
     b.raw({"type": "context_edit", "id": "d0000007", "targetId": None, "replacement": None})
     b.text("the end")
+    b.raw({"type": "compaction", "id": "d0000008", "summary": "tokens as text", "tokensBefore": "5000"})
+    b.raw({"type": "compaction", "id": "d0000009", "tokensBefore": None})  # no summary, no firstKeptEntryId
+    b.user("after two odd compactions")
     return b
 
 
