@@ -2,7 +2,15 @@
 written: a light module, read by the fast paths that must not import the index."""
 
 import os
+import re
+import stat
 import sys
+
+# The only names stree ever writes in its cache dir: <dev>-<inode>.idx (stree.index),
+# <dev>-<inode>-<crc>.graph (stree.graphcache), and their temp files while being written.
+# Nothing else there is ever removed, whatever the directory (STREE_CACHE_DIR) holds.
+OWN_NAME = re.compile(r"[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)")
+OWN_TEMP = re.compile(r"(?P<target>[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx))\.[0-9]+(?:-[0-9a-f]+)?\.tmp")
 
 
 def cache_dir():
@@ -17,6 +25,27 @@ def cache_dir():
     from platformdirs import user_cache_dir
 
     return os.path.join(user_cache_dir("stree"), "index")
+
+
+def own_files(directory):
+    """(name, is_temp) of the regular files (not links, not directories) in `directory` that
+    stree wrote: its indexes, kept graphs and their temp files; [] when unreadable."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        own, temp = OWN_NAME.fullmatch(name), OWN_TEMP.fullmatch(name)
+        if not own and not temp:
+            continue
+        try:
+            st = os.lstat(os.path.join(directory, name))
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            out.append((name, bool(temp)))
+    return out
 
 
 def write_file(target, parts):
