@@ -84,3 +84,59 @@ def test_gc_and_cache_clear_leave_other_files_alone(tmp_path, stree, how):
         assert left == [], left
     else:  # only what belonged to the deleted session went
         assert left and len(left) < len(ours), (ours, left)
+
+
+# -- 3. an atomic rewrite through a symlink rewrites the real file ----------------------
+
+
+@pytest.mark.parametrize("how", ["migrate", "label", "chain"])
+def test_migration_through_a_symlink_rewrites_the_real_file(tmp_path, stree, how):
+    from test_write_commands import v1_file
+
+    real_dir = tmp_path / "real"
+    real_dir.mkdir()
+    real = v1_file(real_dir / "old.jsonl")
+    links = tmp_path / "links"
+    links.mkdir()
+    link = links / "session.jsonl"
+    os.symlink(os.path.relpath(real, links), link)  # relative, as `ln -s ../real/old.jsonl` makes
+    if how == "chain":
+        first = link
+        link = links / "again.jsonl"
+        os.symlink(first, link)
+    ids = stree("-s", real, "log", "--format", "{id}").out.split()
+    if how == "label":
+        r = stree("-s", link, "label", "greeting", ids[-1])
+    else:
+        r = stree("-s", link, "migrate")
+    assert r.code == 0 and "migrated" in r.err, r
+    assert os.path.islink(link) and os.path.realpath(link) == str(real)
+    assert '"version":3' in real.read_text().splitlines()[0]
+    assert not list(links.glob(".*.tmp")) and not list(real_dir.glob(".*.tmp"))
+    assert stree("-s", real, "migrate", "--check").code == 0
+    after = stree("-s", real, "log", "--format", "{id}", "--filter", "all").out.split()
+    assert set(ids) <= set(after)
+    if how == "label":
+        assert "greeting" in stree("-s", real, "label").out
+    assert os.lstat(link).st_mode & stat.S_IFLNK
+
+
+def test_migration_keeps_the_real_files_mode_through_a_link(tmp_path, stree):
+    from test_write_commands import v1_file
+
+    real = v1_file(tmp_path / "old.jsonl")
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.jsonl"
+    os.symlink(real, link)
+    assert stree("-s", link, "migrate").code == 0
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o640 and os.path.islink(link)
+
+
+def test_fork_never_writes_over_a_link(tmp_path, stree):
+    session = small_session(tmp_path / "s.jsonl")
+    victim = tmp_path / "victim.txt"
+    dangling = tmp_path / "dangling.jsonl"
+    os.symlink(victim, dangling)  # points at a file that does not exist yet
+    r = stree("-s", session, "fork", "@", "-o", dangling)
+    assert r.code == 6 and "already exists" in r.err, r
+    assert os.path.islink(dangling) and not victim.exists()
