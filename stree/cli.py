@@ -44,7 +44,8 @@ ENV_HELP = """\
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
   STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
-  STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)"""
+  STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)
+  STREE_MAX_TIME               seconds a model request may take in all, retries included (default 600)"""
 
 
 def _exit_help():

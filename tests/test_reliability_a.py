@@ -140,3 +140,174 @@ def test_fork_never_writes_over_a_link(tmp_path, stree):
     r = stree("-s", session, "fork", "@", "-o", dangling)
     assert r.code == 6 and "already exists" in r.err, r
     assert os.path.islink(dangling) and not victim.exists()
+
+
+# -- 2. hostile model servers: a size cap, a deadline, nothing written -------------------
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+from llm_server import openai_events, openai_json  # noqa: E402
+
+LEAF, TARGET = "f7e0df1c", "459e8d8a"  # the demo: leave the validate branch for the csv attempt's start
+SERVER_LIFE = 40  # seconds: every hostile server gives up by then, so a test on main fails, never hangs
+
+
+class HostileServer:
+    """A real HTTP server on 127.0.0.1 whose handler(h, n) misbehaves on request n; it counts
+    the requests and the body bytes it managed to send."""
+
+    def __init__(self, handler):
+        self.requests = 0
+        self.sent = 0
+        self.started = time.monotonic()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.request_json = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+                owner.requests += 1
+                try:
+                    handler(self, owner.requests)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    pass
+
+            def write(self, data):
+                if time.monotonic() - owner.started > SERVER_LIFE:
+                    raise BrokenPipeError("the server's life is over")
+                self.wfile.write(data)
+                self.wfile.flush()
+                owner.sent += len(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda *args: None  # a client hanging up is the point
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _headers(h, status, ctype, length=None):
+    h.send_response(status)
+    h.send_header("content-type", ctype)
+    if length is not None:
+        h.send_header("content-length", str(length))
+    else:
+        h.send_header("transfer-encoding", "chunked")
+    h.send_header("retry-after", "0")
+    h.end_headers()
+
+
+def _chunked(h, data):
+    h.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+
+def huge_json_answer(h, n):
+    """A 200 KB answer in an ordinary JSON reply (fits in memory; far past a summary's size)."""
+    text = "## Goal\n" + "x" * 200_000
+    if h.request_json.get("stream"):
+        body = b"".join(b"data: " + (e if isinstance(e, str) else json.dumps(e)).encode() + b"\n\n"
+                        for _, e in openai_events(text))
+        _headers(h, 200, "text/event-stream", len(body))
+    else:
+        body = json.dumps(openai_json(text)).encode()
+        _headers(h, 200, "application/json", len(body))
+    h.write(body)
+
+
+def endless_json_answer(h, n):
+    """A reply announcing 1 GB of JSON and sending it until the client hangs up."""
+    _headers(h, 200, "application/json", 1 << 30)
+    h.write(b'{"choices":[{"index":0,"message":{"role":"assistant","content":"')
+    while True:
+        h.write(b"y" * 65536)
+
+
+def endless_stream_answer(h, n):
+    """An SSE answer whose deltas never end."""
+    _headers(h, 200, "text/event-stream")
+    event = {"choices": [{"index": 0, "delta": {"content": "z" * 1000}, "finish_reason": None}]}
+    data = f"data: {json.dumps(event)}\n\n".encode() * 64
+    while True:
+        _chunked(h, data)
+
+
+def huge_error_body(h, n):
+    """A 500 whose body announces 1 GB (and sends it until the client hangs up); retried."""
+    _headers(h, 500, "text/plain", 1 << 30)
+    while True:
+        h.write(b"e" * 65536)
+
+
+def keepalives_forever(h, n):
+    """An SSE stream that only ever sends keep-alive comments, every 0.2 s."""
+    _headers(h, 200, "text/event-stream")
+    while True:
+        _chunked(h, b": keep-alive\n\n")
+        time.sleep(0.2)
+
+
+def trickled_error(h, n):
+    """A 503 whose body arrives one byte every 0.2 s."""
+    _headers(h, 503, "text/plain", 100_000)
+    while True:
+        h.write(b"e")
+        time.sleep(0.2)
+
+
+HOSTILE = {
+    "huge-json-answer": (huge_json_answer, ("more than a summary of 2048 tokens can be", "larger than")),
+    "endless-json-answer": (endless_json_answer, "larger than"),
+    "endless-stream-answer": (endless_stream_answer, "larger than"),
+    "huge-error-body": (huge_error_body, "HTTP 500"),
+    "keepalives-forever": (keepalives_forever, "max_time"),
+    "trickled-error": (trickled_error, "max_time"),
+}
+
+
+@pytest.fixture
+def demo(tmp_path):
+    path = tmp_path / "demo.jsonl"
+    shutil.copyfile(ROOT / "stree" / "data" / "demo.jsonl", path)
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
+def test_a_hostile_model_server_gets_nothing_written(tmp_path, stree, demo, name, stream):
+    handler, expected = HOSTILE[name]
+    server = HostileServer(handler)
+    before = demo.read_bytes()
+    started = time.monotonic()
+    try:
+        r = stree("-s", demo, "checkout", TARGET, "--summarize", "--provider", "openai", "--model", "m",
+                  "--base-url", server.url, stream, env={"STREE_MAX_TIME": "3", "STREE_TIMEOUT": "5"},
+                  timeout=SERVER_LIFE + 30)
+    finally:
+        server.close()
+    took = time.monotonic() - started
+    assert r.code == 5, r
+    assert any(e in r.err for e in ((expected,) if isinstance(expected, str) else expected)), r
+    assert demo.read_bytes() == before, "nothing may be written"
+    assert "Traceback" not in r.err
+    assert took < SERVER_LIFE, f"stree gave up only when the server did ({took:.0f}s)"
+    # what the client read is bounded: a 1 GB body is neither read whole nor 4 times
+    assert server.sent < 64 << 20, f"{server.sent} bytes sent over {server.requests} requests"
+    if name == "huge-error-body":
+        assert server.requests == 4  # retried, as a 500 is, yet each read stopped at 64 KiB

@@ -63,8 +63,8 @@ What is summarized:
 \b
 The model (first that is set):
   1. --provider, --model, --base-url
-  2. STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL (also STREE_TIMEOUT)
-  3. the config file: provider, model, base_url, timeout, context_window, stream,
+  2. STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL (also STREE_TIMEOUT, STREE_MAX_TIME)
+  3. the config file: provider, model, base_url, timeout, max_time, context_window, stream,
      api_key_env, max_retries, retry_max_time, max_tokens_field, and [openai]/[anthropic]
      tables for per-provider settings
   4. the session's current model, if it is an openai or anthropic model and its key is set
@@ -75,7 +75,9 @@ Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY (never printed). Base URLs: OPENAI_BASE_
 Output: pi's preamble, the model's text, then <read-files>/<modified-files> blocks:
 exactly what `checkout --summarize` stores. --json prints
 {summary, readFiles, modifiedFiles, model, usage}; --prompt prints the request
-(system prompt, a blank line, the user text; --json: {system, user, maxTokens, ...}).""")
+(system prompt, a blank line, the user text; --json: {system, user, maxTokens, ...}).
+An answer over 64 bytes per token asked for (128 KiB), a response over 16 times that
+plus 1 MiB, or a request past max_time (default 600 s) exits 5: nothing is stored.""")
 @click.argument("range_", required=False, metavar="[RANGE]")
 @click.option("--to", "target", metavar="REV", help="Summarize what `checkout REV` would abandon.")
 @model_options

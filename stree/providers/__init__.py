@@ -19,6 +19,28 @@ BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 SESSION_PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}
 
 DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_TIME = 600.0  # seconds a whole request may take, retries and streaming included
+
+# How big a model's answer may be, from the max tokens the request asked for (the one place
+# these are set). A token is a few bytes of text; 64 bytes each leaves room for any tokenizer
+# and still keeps a 2048-token summary under 128 KiB, far below what pi can read back (one
+# JSONL line is one JavaScript string, at most 2**29 - 24 UTF-16 units in V8). A bigger answer
+# is refused (exit 5), never written.
+BYTES_PER_TOKEN = 64
+# The HTTP body of that answer carries JSON and, streamed, an SSE event of ~200 bytes per
+# piece of text: it may be 16 times the text, plus 1 MiB. Error bodies: 64 KiB are read.
+FRAMING_FACTOR = 16
+ERROR_BODY_LIMIT = 64 << 10
+
+
+def answer_limit(max_tokens):
+    """The most UTF-8 bytes a summary asked for with `max_tokens` may have."""
+    return max(1, int(max_tokens or 0)) * BYTES_PER_TOKEN
+
+
+def response_limit(max_tokens):
+    """The most bytes an HTTP response to that request may have."""
+    return answer_limit(max_tokens) * FRAMING_FACTOR + (1 << 20)
 RESERVE_TOKENS = 16384  # pi's branchSummary.reserveTokens default
 DEFAULT_CONTEXT_WINDOW = 128000  # pi: model.contextWindow || 128000
 
@@ -39,6 +61,8 @@ class Options:
     base_url: str = None
     api_key: str = field(default=None, repr=False)
     timeout: float = DEFAULT_TIMEOUT
+    max_time: float = DEFAULT_MAX_TIME  # the whole request, retries included
+    response_limit: int = None  # bytes of one HTTP response (set by complete() from max tokens)
     context_window: int = None
     stream: bool = True
     max_retries: int = 3
@@ -139,14 +163,11 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
         base_url = env.get(BASE_URL_ENV[provider]) or DEFAULT_BASE_URL[provider]
     options = Options(provider=provider, model=model, base_url=base_url, source=source,
                       debug=bool(flags.get("debug")))
-    timeout = pick("timeout", "STREE_TIMEOUT")
-    if timeout is not None:
-        try:
-            options.timeout = float(timeout)
-        except ValueError:
-            raise UsageError(f"STREE_TIMEOUT must be a number of seconds, got {timeout!r}") from None
-        if options.timeout <= 0:
-            raise UsageError("the timeout must be more than 0 seconds")
+    for name, env_name in (("timeout", "STREE_TIMEOUT"), ("max_time", "STREE_MAX_TIME")):
+        value = pick(name, env_name)
+        if value is not None:
+            where = "--timeout" if name in flags else env_name if env.get(env_name) else f"{name} in {config_file}"
+            setattr(options, name, seconds(value, where))
     for name in ("context_window", "stream", "max_retries", "retry_max_time", "max_tokens_field"):
         value = pick(name)
         if value is not None:
@@ -172,7 +193,34 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
     return options
 
 
+def seconds(value, where):
+    """A positive, finite number of seconds, or a UsageError naming where it came from."""
+    import math
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
+        raise UsageError(f"{where}: {str(value)!r} is not a number of seconds (more than 0, finite)")
+    return number
+
+
 def complete(options, request):
-    """Send the request to the chosen provider; returns an Answer or raises StreeError(code=5)."""
+    """Send the request to the chosen provider; returns an Answer or raises StreeError(code=5).
+    An answer bigger than answer_limit(request.max_tokens) is refused: nothing gets written."""
+    from dataclasses import replace
+
+    from ..errors import MODEL, StreeError
+
     module = importlib.import_module(f"{__name__}.{options.provider}")
-    return module.complete(options, request)
+    options = replace(options, response_limit=response_limit(request.max_tokens))
+    answer = module.complete(options, request)
+    limit = answer_limit(request.max_tokens)
+    if isinstance(answer.text, str) and len(answer.text) > limit // 4 and \
+            len(answer.text.encode("utf-8", "surrogatepass")) > limit:
+        raise StreeError(f"{options.provider}: the answer is {len(answer.text.encode('utf-8', 'surrogatepass'))} "
+                         f"bytes, more than a summary of {request.max_tokens} tokens can be ({limit} bytes); "
+                         "nothing written", code=MODEL, hint="the server ignored the max tokens asked for: "
+                         "check --base-url and --model")
+    return answer

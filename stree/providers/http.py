@@ -62,6 +62,47 @@ class Call:
 
     # -- sending -------------------------------------------------------
 
+    # -- limits ----------------------------------------------------------
+
+    def _left(self):
+        """Seconds left before the overall deadline (options.max_time); fails past it."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self.fail(f"no complete answer from {safe_url(self.url)} within {self.options.max_time:g}s "
+                            "(max_time)", hint="raise max_time (config) or STREE_MAX_TIME, or check the server")
+        return left
+
+    def chunks(self, response, limit=None):
+        """The body in pieces, read within the deadline and at most `limit` bytes (the
+        options' response_limit by default) in all: never read whole into memory."""
+        limit = limit or self.options.response_limit or (16 << 20)
+        seen = 0
+        for chunk in response.iter_bytes():
+            seen += len(chunk)
+            if seen > limit:
+                raise self.fail(f"the answer from {safe_url(self.url)} is larger than {limit} bytes; nothing "
+                                "written", hint="the server ignored the max tokens asked for: check "
+                                "--base-url and --model")
+            self._left()
+            yield chunk
+
+    def read_body(self, response, limit=None):
+        return b"".join(self.chunks(response, limit))
+
+    def _error_body(self, response):
+        """The first ERROR_BODY_LIMIT bytes of an error response (the rest is not read)."""
+        from . import ERROR_BODY_LIMIT
+
+        out = b""
+        for chunk in response.iter_bytes():
+            out += chunk
+            if len(out) >= ERROR_BODY_LIMIT:
+                return out[:ERROR_BODY_LIMIT]
+            self._left()
+        return out
+
+    # -- sending -------------------------------------------------------
+
     def send(self, on_response):
         """POST with retries; `on_response(response)` reads a successful (2xx) response."""
         options = self.options
@@ -70,22 +111,23 @@ class Call:
         content = LONE_SURROGATE.sub("", json.dumps(self.body, ensure_ascii=False)).encode("utf-8")
         waited = 0.0
         attempt = 0
-        timeout = httpx.Timeout(options.timeout)
-        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+        self.deadline = time.monotonic() + options.max_time
+        with httpx.Client(timeout=httpx.Timeout(options.timeout), follow_redirects=False) as client:
             while True:
                 attempt += 1
                 self.debug(f"POST {url} attempt {attempt} ({len(content)} bytes; {self._shown_headers()})")
                 started = time.monotonic()
+                client.timeout = httpx.Timeout(min(options.timeout, self._left()))
                 try:
                     with client.stream("POST", self.url, content=content, headers=self.headers) as response:
                         self.debug(f"HTTP {response.status_code} after {time.monotonic() - started:.2f}s")
                         if response.status_code < 300:
                             return on_response(response)
-                        response.read()
-                        error = self._status_error(response, url)
+                        error = self._status_error(response, url, self._error_body(response))
                         retry_after = _retry_after(response.headers.get("retry-after"))
                         retryable = response.status_code in RETRY_STATUS
                 except httpx.TimeoutException:
+                    self._left()
                     raise self.fail(f"no answer from {url} within {options.timeout:g}s (timed out)",
                                     hint="raise --timeout, or check that the server is up") from None
                 except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
@@ -98,15 +140,15 @@ class Call:
                     raise error from None
                 wait = retry_after if retry_after is not None else min(2 ** (attempt - 1), 30) * (
                     1 + random.random() / 4)
-                if waited + wait > options.retry_max_time:
+                if waited + wait > options.retry_max_time or wait >= self.deadline - time.monotonic():
                     raise error from None
                 self.debug(f"retrying in {wait:.1f}s")
                 time.sleep(wait)
                 waited += wait
 
-    def _status_error(self, response, url):
+    def _status_error(self, response, url, content):
         status = response.status_code
-        message = server_message(response.content)
+        message = server_message(content, self.redact)
         hint = None
         if status in (401, 403):
             hint = "check the API key variable for this provider (the key is never printed)"
@@ -121,9 +163,9 @@ class Call:
 
     def json(self, response):
         """The whole body of a non-streaming response, parsed."""
-        response.read()
+        content = self.read_body(response)
         try:
-            return json.loads(response.content)
+            return json.loads(content)
         except ValueError as e:
             raise self.fail(f"malformed JSON from {safe_url(self.url)}: {e}") from None
 
@@ -131,7 +173,7 @@ class Call:
         """Server-sent events as (event name, parsed data); '[DONE]' ends the stream."""
         name, data = None, []
         try:
-            for line in response.iter_lines():
+            for line in _lines(self.chunks(response)):
                 if line == "":
                     if data:
                         text = "\n".join(data)
@@ -151,6 +193,7 @@ class Call:
             if data and "\n".join(data).strip() != "[DONE]":
                 yield name, self._parse_event("\n".join(data))
         except httpx.TimeoutException:
+            self._left()
             raise self.fail(f"the stream from {safe_url(self.url)} stalled for {self.options.timeout:g}s "
                             "(timed out)", hint="raise --timeout") from None
         except httpx.HTTPError as e:
@@ -173,9 +216,43 @@ def post_completion(provider, options, path, headers, body, read_stream, read_js
     return answer
 
 
-def server_message(content):
-    """The error message a server sent: OpenAI/Anthropic {"error": {"message"}}, else the text."""
+_NEWLINE = re.compile("[\r\n]")
+
+
+def _lines(chunks):
+    """Lines of a byte stream, split at \\n, \\r\\n or \\r (as SSE allows), decoded as UTF-8."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending, pos = "", 0
+    for chunk in chunks:
+        pending += decoder.decode(chunk)
+        while True:
+            m = _NEWLINE.search(pending, pos)
+            if m is None:
+                pos = len(pending)  # search only the new text next time
+                break
+            i = m.start()
+            if pending[i] == "\r":
+                if i + 1 == len(pending):
+                    pos = i  # a \\r that may be the first half of \\r\\n
+                    break
+                end = i + 2 if pending[i + 1] == "\n" else i + 1
+            else:
+                end = i + 1
+            yield pending[:i]
+            pending, pos = pending[end:], 0
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending.rstrip("\r")
+
+
+def server_message(content, redact=None):
+    """The error message a server sent: OpenAI/Anthropic {"error": {"message"}}, else the text;
+    at most 300 characters, cut only after `redact` took any secret out."""
     text = content.decode("utf-8", errors="replace")
+    if redact is not None:
+        text = redact(text)
     try:
         data = json.loads(text)
     except ValueError:
@@ -183,11 +260,13 @@ def server_message(content):
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-        if isinstance(error, str) and error:
-            return error
-        if data.get("message"):
-            return str(data["message"])
+            text = str(error["message"])
+        elif isinstance(error, str) and error:
+            text = error
+        elif data.get("message"):
+            text = str(data["message"])
+    if redact is not None:
+        text = redact(text)  # again: a key JSON-escaped in the body reads plain once decoded
     text = " ".join(text.split())
     return text[:300] + ("..." if len(text) > 300 else "")
 
