@@ -311,3 +311,49 @@ def test_a_hostile_model_server_gets_nothing_written(tmp_path, stree, demo, name
     assert server.sent < 64 << 20, f"{server.sent} bytes sent over {server.requests} requests"
     if name == "huge-error-body":
         assert server.requests == 4  # retried, as a 500 is, yet each read stopped at 64 KiB
+
+
+# -- 7. bad values in the environment are usage errors naming the variable --------------
+
+BAD_SECONDS = ["inf", "nan", "abc", "-1", "0", "-inf", "1e999"]
+
+
+@pytest.mark.parametrize("value", BAD_SECONDS)
+def test_bad_lock_timeout_is_a_usage_error(tmp_path, stree, value):
+    session = small_session(tmp_path / "s.jsonl")
+    before = session.read_bytes()
+    r = stree("-s", session, "label", "x", "@", env={"STREE_LOCK_TIMEOUT": value})
+    assert r.code == 2 and "STREE_LOCK_TIMEOUT" in r.err and "internal" not in r.err, r
+    assert session.read_bytes() == before
+
+
+@pytest.mark.parametrize("value", BAD_SECONDS)
+def test_bad_hook_timeout_is_a_usage_error(tmp_path, stree, value):
+    session = small_session(tmp_path / "s.jsonl")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir(mode=0o700)
+    hook = hooks / "before-tree"
+    hook.write_text("#!/bin/sh\ncat >/dev/null\n")
+    hook.chmod(0o700)
+    r = stree("-s", session, "checkout", "@~1", env={"STREE_HOOK_TIMEOUT": value, "STREE_HOOKS_DIR": str(hooks)})
+    assert r.code == 2 and "STREE_HOOK_TIMEOUT" in r.err and "internal" not in r.err, r
+
+
+@pytest.mark.parametrize("variable", ["STREE_TIMEOUT", "STREE_MAX_TIME"])
+@pytest.mark.parametrize("value", BAD_SECONDS)
+def test_bad_model_timeouts_are_usage_errors(tmp_path, stree, variable, value):
+    session = small_session(tmp_path / "s.jsonl")
+    r = stree("-s", session, "summarize", "--to", "@~1", "--provider", "openai", "--model", "m",
+              "--base-url", "http://127.0.0.1:9/v1", env={variable: value})
+    assert r.code == 2 and variable in r.err and "internal" not in r.err, r
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/v1", "http://127.0.0.1:port/v1", "http://127.0.0.1:9/v1\nX: y",
+                                 "http://127.0.0.1:9/v1 x", "ftp://127.0.0.1/v1", "127.0.0.1:9", "http:///v1"])
+@pytest.mark.parametrize("source", ["--base-url", "STREE_BASE_URL", "OPENAI_BASE_URL"])
+def test_a_bad_base_url_is_a_usage_error(tmp_path, stree, url, source):
+    session = small_session(tmp_path / "s.jsonl")
+    args = ["--base-url", url] if source == "--base-url" else []
+    env = {} if source == "--base-url" else {source: url}
+    r = stree("-s", session, "summarize", "--to", "@~1", "--provider", "openai", "--model", "m", *args, env=env)
+    assert r.code == 2 and source in r.err and "internal" not in r.err, r
