@@ -197,6 +197,8 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
         except OSError as e:
             raise StreeError(f"-C {chdir}: {e.strerror}", code=2)
         cwd = os.getcwd()
+    if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
+        os.environ["STREE_NO_CACHE"] = "1"
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     if os.environ.get("STREE_DEBUG_STATS"):
         ctx.call_on_close(lambda: _print_stats(ctx.obj))

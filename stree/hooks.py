@@ -46,6 +46,12 @@ def find(name, warn):
     path = hooks_dir() / name
     if not path.is_file():
         return None
+    from .cachedir import refuse_shared
+
+    # as ssh: a hook runs as you, so it and its directory must be yours and no one else's to write
+    fix = "or skip hooks with --no-hooks"
+    refuse_shared(path.parent, os.stat(path.parent), "hooks directory", fix, HookFailed)
+    refuse_shared(path, os.stat(path), f"'{name}' hook", fix, HookFailed)
     if not os.access(path, os.X_OK):
         warn(f"the '{name}' hook was ignored because it is not executable ({path}); "
              f"chmod +x it to enable it")

@@ -357,3 +357,141 @@ def test_a_bad_base_url_is_a_usage_error(tmp_path, stree, url, source):
     env = {} if source == "--base-url" else {source: url}
     r = stree("-s", session, "summarize", "--to", "@~1", "--provider", "openai", "--model", "m", *args, env=env)
     assert r.code == 2 and source in r.err and "internal" not in r.err, r
+
+
+# -- 4. a shared or foreign cache dir, hooks dir or hook ---------------------------------
+
+NOBODY = 65534  # "another user": CI runs as root, so files are chown'ed to nobody
+
+
+def as_nobody(*command):
+    """Run `command` as the real other user (uid/gid 65534), with setpriv or runuser."""
+    if shutil.which("setpriv"):
+        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+    if shutil.which("runuser"):
+        return ["runuser", "-u", "nobody", "--", *command]
+    pytest.skip("neither setpriv nor runuser is installed: no way to act as another user")
+
+
+def index_name(session):
+    st = os.stat(session)
+    return f"{st.st_dev:x}-{st.st_ino:x}.idx"
+
+
+def test_a_link_planted_at_the_temp_name_is_not_followed(tmp_path):
+    """The fault as found: the index's temp file had a predictable name (<index>.<pid>.tmp)
+    and was opened with O_TRUNC, following a link planted there."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    session = small_session(tmp_path / "s.jsonl")
+    planted = cache / index_name(session)
+    # `exec` keeps the shell's pid: the link sits exactly where stree (pid $$) writes
+    script = f'ln -s "{victim}" "{planted}.$$.tmp" && exec "{sys.executable}" -m stree -s "{session}" log'
+    r = subprocess.run(["sh", "-c", script], capture_output=True, env=dict(os.environ, STREE_CACHE_DIR=str(cache)),
+                       timeout=60)
+    assert r.returncode == 0, r
+    assert victim.read_text() == "precious\n" and not victim.is_symlink()
+    assert planted.is_file() and not planted.is_symlink()  # the index was still written, beside the link
+
+
+def test_a_link_planted_by_another_user_in_a_shared_cache_dir(tmp_path):
+    """A world-writable cache dir (as /tmp is): the other user (nobody, a real process via
+    setpriv/runuser) plants links at the names stree writes; stree refuses the dir."""
+    import tempfile
+
+    shared = tempfile.mkdtemp(prefix="stree-shared-", dir="/tmp")
+    try:
+        os.chmod(shared, 0o1777)
+        victim = tmp_path / "victim.txt"
+        victim.write_text("precious\n")
+        session = small_session(tmp_path / "s.jsonl")
+        name = index_name(session)
+        plant = "; ".join(f'ln -s "{victim}" "{shared}/{name}.{pid}.tmp"' for pid in range(300, 300 + 50))
+        planted = subprocess.run(as_nobody("sh", "-c", plant + f'; ln -s "{victim}" "{shared}/{name}"'),
+                                 capture_output=True, timeout=60)
+        assert planted.returncode == 0, planted
+        assert os.lstat(f"{shared}/{name}").st_uid == NOBODY
+        script = f'exec "{sys.executable}" -m stree -s "{session}" log'
+        r = subprocess.run(["sh", "-c", script], capture_output=True, timeout=60,
+                           env=dict(os.environ, STREE_CACHE_DIR=shared))
+        err = r.stderr.decode()
+        assert r.returncode == 2 and shared in err and "writable by" in err and "chmod go-w" in err, err
+        assert victim.read_text() == "precious\n"
+    finally:
+        shutil.rmtree(shared)
+
+
+@pytest.mark.parametrize("problem", ["owned-by-nobody", "mode-777", "group-writable"])
+@pytest.mark.parametrize("command", [["log"], ["log", "--graph"], ["label", "x", "@"], ["gc", "--all"]])
+def test_a_foreign_or_shared_cache_dir_is_refused(tmp_path, stree, problem, command):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    session = small_session(tmp_path / "s.jsonl")
+    if problem == "owned-by-nobody":
+        os.chown(cache, NOBODY, NOBODY)
+    else:
+        os.chmod(cache, 0o777 if problem == "mode-777" else 0o770)
+    r = stree("-s", session, *command, env={"STREE_CACHE_DIR": str(cache)})
+    assert r.code == 2 and str(cache) in r.err, r
+    assert ("chown it to you" if problem == "owned-by-nobody" else "chmod go-w") in r.err, r
+    assert "--no-cache" in r.err
+    assert os.listdir(cache) == []
+    if command[0] != "gc":  # (gc works on the cache itself: still refused)
+        assert stree("--no-cache", "-s", session, *command, env={"STREE_CACHE_DIR": str(cache)}).code == 0
+
+
+def test_own_cache_dir_files_are_private(tmp_path, stree):
+    cache = tmp_path / "new" / "cache"
+    session = small_session(tmp_path / "s.jsonl")
+    assert stree("-s", session, "log", "--graph", env={"STREE_CACHE_DIR": str(cache)}).code == 0
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+    names = os.listdir(cache)
+    assert names and all(stat.S_IMODE(os.stat(cache / n).st_mode) == 0o600 for n in names)
+
+
+def _hooked(tmp_path, problem):
+    hooks = tmp_path / "hooks"
+    hooks.mkdir(mode=0o755)
+    hook = hooks / "before-tree"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho ran > {tmp_path / 'ran'}\n")
+    hook.chmod(0o755)
+    target = {"dir": hooks, "hook": hook}[problem[0]]
+    if problem[1] == "nobody":
+        os.chown(target, NOBODY, NOBODY)
+    else:
+        os.chmod(target, os.stat(target).st_mode | (0o002 if problem[1] == "o+w" else 0o020))
+    return hooks, target
+
+
+@pytest.mark.parametrize("problem", [("dir", "nobody"), ("dir", "o+w"), ("dir", "g+w"),
+                                     ("hook", "nobody"), ("hook", "o+w"), ("hook", "g+w")])
+def test_a_foreign_or_shared_hook_is_refused(tmp_path, stree, problem):
+    hooks, target = _hooked(tmp_path, problem)
+    session = small_session(tmp_path / "s.jsonl")
+    before = session.read_bytes()
+    r = stree("-s", session, "checkout", "@~1", env={"STREE_HOOKS_DIR": str(hooks)})
+    assert r.code == 6 and str(target) in r.err and "refused" in r.err, r
+    assert ("chown it to you" if problem[1] == "nobody" else "chmod go-w") in r.err, r
+    assert session.read_bytes() == before and not (tmp_path / "ran").exists()
+    assert stree("-s", session, "checkout", "@~1", "--no-hooks", env={"STREE_HOOKS_DIR": str(hooks)}).code == 0
+
+
+def test_a_hook_replaced_by_another_user_is_not_run(tmp_path, stree):
+    """The other user (nobody, a real process) writes into a hooks dir left world-writable."""
+    import tempfile
+
+    hooks = tempfile.mkdtemp(prefix="stree-hooks-", dir="/tmp")
+    try:
+        os.chmod(hooks, 0o1777)
+        evil = f"#!/bin/sh\ncat >/dev/null\ntouch {hooks}/pwned\n"
+        made = subprocess.run(as_nobody("sh", "-c", f"printf '%s' '{evil}' > {hooks}/before-tree && "
+                                        f"chmod 755 {hooks}/before-tree"), capture_output=True, timeout=60)
+        assert made.returncode == 0, made
+        session = small_session(tmp_path / "s.jsonl")
+        r = stree("-s", session, "checkout", "@~1", env={"STREE_HOOKS_DIR": hooks})
+        assert r.code == 6 and hooks in r.err and "refused" in r.err, r
+        assert not os.path.exists(f"{hooks}/pwned")
+    finally:
+        shutil.rmtree(hooks)
