@@ -155,7 +155,9 @@ def _open_error(path, e):
 
 
 def _lock(fd, path):
-    deadline = time.monotonic() + float(os.environ.get("STREE_LOCK_TIMEOUT") or LOCK_TIMEOUT)
+    from .errors import env_seconds
+
+    deadline = time.monotonic() + env_seconds("STREE_LOCK_TIMEOUT", LOCK_TIMEOUT)
     delay = 0.001
     while True:
         try:

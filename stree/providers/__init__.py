@@ -9,7 +9,7 @@ import importlib
 import os
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
+from ..errors import UsageError, seconds
 
 PROVIDERS = ("openai", "anthropic", "extractive")
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -159,14 +159,19 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
     if model is None and session_provider == provider:
         model = session.get("modelId")
     base_url = pick("base_url", "STREE_BASE_URL")
+    url_from = "--base-url" if "base_url" in flags else "STREE_BASE_URL" if env.get("STREE_BASE_URL") \
+        else f"{config_file}: base_url"
     if base_url is None and provider in BASE_URL_ENV:
-        base_url = env.get(BASE_URL_ENV[provider]) or DEFAULT_BASE_URL[provider]
+        url_from = BASE_URL_ENV[provider]
+        base_url = env.get(url_from) or DEFAULT_BASE_URL[provider]
+    if base_url is not None and provider != "extractive":
+        check_base_url(base_url, url_from)
     options = Options(provider=provider, model=model, base_url=base_url, source=source,
                       debug=bool(flags.get("debug")))
     for name, env_name in (("timeout", "STREE_TIMEOUT"), ("max_time", "STREE_MAX_TIME")):
         value = pick(name, env_name)
         if value is not None:
-            where = "--timeout" if name in flags else env_name if env.get(env_name) else f"{name} in {config_file}"
+            where = "--timeout" if name in flags else env_name if env.get(env_name) else f"{config_file}: {name}"
             setattr(options, name, seconds(value, where))
     for name in ("context_window", "stream", "max_retries", "retry_max_time", "max_tokens_field"):
         value = pick(name)
@@ -193,17 +198,27 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
     return options
 
 
-def seconds(value, where):
-    """A positive, finite number of seconds, or a UsageError naming where it came from."""
-    import math
+def check_base_url(url, where):
+    """An http(s) URL with a host and a valid port, and no whitespace or control character
+    (a newline would split the request line); else a UsageError naming where it came from."""
+    from urllib.parse import urlsplit
 
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
-        raise UsageError(f"{where}: {str(value)!r} is not a number of seconds (more than 0, finite)")
-    return number
+    problem = None
+    if not isinstance(url, str) or any(c.isspace() or ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in url):
+        problem = "contains whitespace or a control character"
+    else:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+            if parts.scheme not in ("http", "https"):
+                problem = "is not an http:// or https:// URL"
+            elif not parts.hostname:
+                problem = "has no host"
+        except ValueError as e:
+            problem = f"is not a valid URL ({e})"
+    if problem:
+        raise UsageError(f"{where}: the base URL {url!r} {problem}",
+                         hint="e.g. https://api.openai.com/v1 or http://localhost:11434/v1")
 
 
 def complete(options, request):
