@@ -495,3 +495,114 @@ def test_a_hook_replaced_by_another_user_is_not_run(tmp_path, stree):
         assert not os.path.exists(f"{hooks}/pwned")
     finally:
         shutil.rmtree(hooks)
+
+
+# -- 5. keys: redacted before any cut, sent only to their own host, kept from hooks -------
+
+import base64  # noqa: E402
+from urllib.parse import quote  # noqa: E402
+
+from llm_server import LLMServer, Reply  # noqa: E402
+
+KEY = "sk-proj-Q2hhbmdlTWVQbGVhc2UxMjM0NTY3ODkwYWJjZGVm/+x"
+
+
+def write_config(text):
+    config = os.path.join(os.environ["XDG_CONFIG_HOME"], "stree", "config.toml")
+    os.makedirs(os.path.dirname(config), exist_ok=True)
+    with open(config, "w") as f:
+        f.write(text)
+
+
+def pieces(key, n=8):
+    return {key[i:i + n] for i in range(len(key) - n + 1)}
+
+
+ECHOES = {
+    "straddles-the-cut": lambda k: "Incorrect API key provided: " + "." * 270 + k,
+    "long-json-message": lambda k: f"invalid key {k} " + "x" * 5000,
+    "cut-by-the-server": lambda k: f"Incorrect API key provided: {k[:20]}",
+    "url-encoded": lambda k: f"bad key {quote(k, safe='')}",
+    "base64": lambda k: "bad auth " + base64.b64encode(k.encode()).decode(),
+    "base64-bearer": lambda k: "bad auth " + base64.b64encode(f"Bearer {k}".encode()).decode(),
+    "json-escaped": lambda k: "bad key " + k.replace("/", "\\/"),
+}
+
+
+@pytest.mark.parametrize("echo", list(ECHOES))
+@pytest.mark.parametrize("shape", ["json", "text"])
+def test_an_echoed_key_never_reaches_the_output(tmp_path, stree, echo, shape):
+    server = LLMServer()
+    message = ECHOES[echo](KEY)
+    body = {"error": {"message": message}} if shape == "json" else None
+    raw = None if shape == "json" else message.encode()
+    server.script = [Reply(401, body=body, raw=raw)]
+    write_config('[openai]\napi_key_env = "MY_SERVER_KEY"\n')
+    session = small_session(tmp_path / "s.jsonl")
+    try:
+        r = stree("--debug", "-s", session, "summarize", "--to", "@~1", "--provider", "openai", "--model", "m",
+                  "--base-url", server.url + "/v1", env={"MY_SERVER_KEY": KEY})
+    finally:
+        server.close()
+    assert r.code == 5 and "HTTP 401" in r.err, r
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    shown = r.out + r.err
+    leaked = [p for p in pieces(KEY) if p in shown]
+    assert not leaked, f"pieces of the key printed: {leaked[:3]} in {shown[-400:]!r}"
+    for form in (base64.b64encode(KEY.encode()).decode()[:12], quote(KEY, safe="")[:12]):
+        assert form not in shown
+
+
+def test_the_openai_key_is_not_sent_to_an_ollama_style_server(tmp_path, stree):
+    """The README's Ollama config: OPENAI_API_KEY set for other tools must not go, in
+    cleartext, to a plain-http local server."""
+    server = LLMServer()
+    session = small_session(tmp_path / "s.jsonl")
+    write_config(f'provider = "openai"\nmodel = "llama3.1"\nbase_url = "{server.url}/v1"\n')
+    try:
+        r = stree("-s", session, "summarize", "--to", "@~1", env={"OPENAI_API_KEY": KEY})
+        assert r.code == 0, r
+        assert "authorization" not in server.requests[-1].headers
+        assert not any(KEY in v for v in server.requests[-1].headers.values())
+        # the same from the environment and flags, and for anthropic's key
+        r = stree("-s", session, "summarize", "--to", "@~1", "--provider", "anthropic", "--model", "m",
+                  "--base-url", server.url, env={"ANTHROPIC_API_KEY": KEY})
+        assert r.code == 0, r
+        assert "x-api-key" not in server.requests[-1].headers
+        r = stree("-s", session, "summarize", "--to", "@~1", env={"OPENAI_API_KEY": KEY,
+                                                                   "OPENAI_BASE_URL": server.url + "/v1"})
+        assert r.code == 0 and "authorization" not in server.requests[-1].headers, r
+        # a server that wants a key says so: the hint tells how to name one for it
+        server.script = [Reply(401, body={"error": {"message": "key required"}})]
+        r = stree("-s", session, "summarize", "--to", "@~1", env={"OPENAI_API_KEY": KEY})
+        assert r.code == 5 and "OPENAI_API_KEY is sent only to api.openai.com" in r.err and "api_key_env" in r.err
+        # named for this server: sent
+        write_config(f'provider = "openai"\nmodel = "llama3.1"\nbase_url = "{server.url}/v1"\n'
+                     'api_key_env = "OLLAMA_KEY"\n')
+        r = stree("-s", session, "summarize", "--to", "@~1", env={"OPENAI_API_KEY": "other", "OLLAMA_KEY": KEY})
+        assert r.code == 0 and server.requests[-1].headers["authorization"] == f"Bearer {KEY}", r
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("opt_in", [False, True])
+def test_hooks_get_no_api_keys_unless_asked(tmp_path, stree, opt_in):
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    seen = tmp_path / "env.json"
+    hook = hooks / "before-tree"
+    hook.write_text(f"#!{sys.executable}\nimport json, os, sys\nsys.stdin.read()\n"
+                    f"json.dump(dict(os.environ), open({str(seen)!r}, 'w'))\n")
+    hook.chmod(0o755)
+    write_config('[openai]\napi_key_env = "MY_SERVER_TOKEN"\n')
+    session = small_session(tmp_path / "s.jsonl")
+    env = {"STREE_HOOKS_DIR": str(hooks), "OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY,
+           "OPENROUTER_API_KEY": KEY, "MY_SERVER_TOKEN": KEY, "KEEP_ME": "1"}
+    if opt_in:
+        env["STREE_HOOK_KEYS"] = "1"
+    r = stree("-s", session, "checkout", "@~1", env=env)
+    assert r.code == 0, r
+    got = json.loads(seen.read_text())
+    assert got["KEEP_ME"] == "1" and got["STREE_HOOK"] == "before-tree"
+    keys = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "MY_SERVER_TOKEN"}
+    assert (keys <= set(got)) if opt_in else not (keys & set(got)), sorted(got)

@@ -68,8 +68,10 @@ The model (first that is set):
      api_key_env, max_retries, retry_max_time, max_tokens_field, and [openai]/[anthropic]
      tables for per-provider settings
   4. the session's current model, if it is an openai or anthropic model and its key is set
-Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY (never printed). Base URLs: OPENAI_BASE_URL
-(with /v1), ANTHROPIC_BASE_URL (without). --provider extractive needs no model.
+Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY (never printed), sent only to api.openai.com /
+api.anthropic.com over https; another server gets the variable named by api_key_env in
+the config, or no key. Base URLs: OPENAI_BASE_URL (with /v1), ANTHROPIC_BASE_URL
+(without). --provider extractive needs no model.
 
 \b
 Output: pi's preamble, the model's text, then <read-files>/<modified-files> blocks:

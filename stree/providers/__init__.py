@@ -13,6 +13,9 @@ from ..errors import UsageError, seconds
 
 PROVIDERS = ("openai", "anthropic", "extractive")
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+# the only host a provider's own key variable (KEY_ENV) is ever sent to, over https; a key for
+# any other server comes from the variable the config names for it (api_key_env)
+KEY_HOST = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 # pi provider names whose API stree speaks with the same key variable
@@ -69,6 +72,7 @@ class Options:
     retry_max_time: float = 60.0  # total seconds spent waiting between retries
     max_tokens_field: str = "max_completion_tokens"  # OpenAI: pi's default; some servers want max_tokens
     debug: bool = False
+    withheld_key: str = None  # the key variable that was set but not sent (another host)
     source: str = ""  # where the provider choice came from, for messages
 
     def __post_init__(self):
@@ -189,13 +193,31 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
     if not model:
         raise UsageError(f"no model for provider {provider}",
                          hint="pass --model ID, set STREE_MODEL, or set model in " + str(config_file))
-    key_env = settings.get("api_key_env") or KEY_ENV[provider]
-    options.api_key = env.get(key_env) or None
+    key_env = settings.get("api_key_env")
+    if key_env:  # the config names the key for its server: sent wherever base_url points
+        options.api_key = env.get(key_env) or None
+    else:
+        key_env = KEY_ENV[provider]
+        if own_host(provider, base_url):
+            options.api_key = env.get(key_env) or None
+        elif env.get(key_env):
+            options.withheld_key = key_env  # e.g. OPENAI_API_KEY never goes to a local Ollama
     if options.api_key is None and base_url.rstrip("/") == DEFAULT_BASE_URL[provider]:
         raise UsageError(f"{key_env} is not set: {provider} needs an API key",
                          hint="export the key, point --base-url at a server that needs none, "
                               "or use --provider extractive (offline)")
     return options
+
+
+def own_host(provider, url):
+    """Whether `url` is the provider's own API host, over https (where its key may go)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        return parts.scheme == "https" and parts.hostname == KEY_HOST.get(provider) and parts.port in (None, 443)
+    except ValueError:
+        return False
 
 
 def check_base_url(url, where):

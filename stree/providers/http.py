@@ -1,6 +1,7 @@
 """One POST to a model API over httpx: retries, timeouts, SSE, errors without secrets."""
 
 import json
+import os
 import random
 import re
 import sys
@@ -22,6 +23,47 @@ class ModelError(StreeError):
     code = MODEL
 
 
+MIN_FRAGMENT = 8  # a run of this many characters of a key (or more) is a piece of it
+
+
+def secret_forms(key):
+    """The key as a server may echo it back: plain, URL-encoded, JSON-escaped, base64."""
+    if not key:
+        return []
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    raw = key.encode("utf-8", "surrogatepass")
+    forms = {key, quote(key, safe=""), quote_plus(key), key.replace("/", "\\/"),
+             json.dumps(key)[1:-1]}
+    for text in (raw, b"Bearer " + raw):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(text).decode("ascii")
+            forms.update((encoded, encoded.rstrip("=")))
+    return sorted(forms, key=len, reverse=True)
+
+
+def redact(text, secrets):
+    """`text` with every secret form, and any piece of one that starts it and is at least
+    MIN_FRAGMENT characters long (a key the server cut off), replaced by ***."""
+    for secret in secrets:  # whole forms first, the longest first
+        text = text.replace(secret, "***")
+    for secret in secrets:
+        if len(secret) <= MIN_FRAGMENT:
+            continue
+        start = 0
+        while True:
+            at = text.find(secret[:MIN_FRAGMENT], start)
+            if at < 0:
+                break
+            end = at + MIN_FRAGMENT
+            while end - at < len(secret) and end < len(text) and text[end] == secret[end - at]:
+                end += 1
+            text = text[:at] + "***" + text[end:]
+            start = at + 3
+    return text
+
+
 def safe_url(url):
     """The URL without user:password and query (either may carry credentials)."""
     parts = urlsplit(url)
@@ -40,14 +82,15 @@ class Call:
         self.url = url
         self.headers = {"content-type": "application/json", "user-agent": f"stree/{__version__}", **headers}
         self.body = body
-        self.secrets = [s for s in (options.api_key,) if s]
+        # the key sent, and any other key in the environment (a server may know one we did not send)
+        keys = {options.api_key} | {v for k, v in os.environ.items() if k.upper().endswith("_API_KEY")}
+        self.secrets = sorted({form for key in keys if key and len(key) >= 8 for form in secret_forms(key)}
+                              | ({options.api_key} if options.api_key else set()), key=len, reverse=True)
 
     # -- messages ------------------------------------------------------
 
     def redact(self, text):
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
+        return redact(text, self.secrets)
 
     def fail(self, message, hint=None):
         return ModelError(self.redact(f"{self.provider}: {message}"), hint=hint and self.redact(hint))
@@ -152,6 +195,11 @@ class Call:
         hint = None
         if status in (401, 403):
             hint = "check the API key variable for this provider (the key is never printed)"
+            if self.options.withheld_key:
+                from . import KEY_HOST
+
+                hint = (f"{self.options.withheld_key} is sent only to {KEY_HOST[self.provider]}: name the key "
+                        f"variable for this server with api_key_env in the config file")
         elif status == 404:
             hint = "check --base-url and --model"
         elif 300 <= status < 400:
