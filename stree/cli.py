@@ -249,7 +249,7 @@ def run():
 
         click.echo(f"stree: error: {inert(str(e))}", err=True)
         if e.hint:
-            click.echo(f"hint: {e.hint}", err=True)
+            click.echo(f"hint: {inert(str(e.hint))}", err=True)
         sys.exit(e.code)
     except KeyboardInterrupt:
         click.echo("stree: interrupted", err=True)
@@ -278,5 +278,7 @@ def run():
     except Exception as e:  # a bug in stree: one line, the traceback only with --debug
         if debug:
             raise
-        click.echo(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)", err=True)
+        from .output import inert
+
+        click.echo(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"), err=True)
         sys.exit(INTERNAL)

@@ -859,4 +859,6 @@ def is_stale(full, meta):
 
 def _debug(message):
     if os.environ.get("STREE_DEBUG") or os.environ.get("STREE_DEBUG_STATS"):
-        print(f"stree: debug: {message}", file=sys.stderr)
+        from .output import inert
+
+        print(inert(f"stree: debug: {message}", oneline=True), file=sys.stderr)

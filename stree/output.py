@@ -162,6 +162,8 @@ class Output:
             self.capture.append(text)
 
     def style(self, name, text):
+        # what is styled is text, never a sequence (an entry id may hold one): only stree adds those
+        text = inert(text)
         if not self.color or not name or not text or name not in STYLES:
             return text
         return f"\x1b[{STYLES[name]}m{text}\x1b[0m"

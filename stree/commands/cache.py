@@ -54,7 +54,9 @@ def command(env, action, json_mode, fmt, nul):
         out.close()
         return
     removed = collect(action == "clear")
-    click.echo(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", err=True)
+    from ..output import inert
+
+    click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)
 
 
 STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed

@@ -21,4 +21,6 @@ def command(everything):
     from .. import index
 
     removed = collect(everything)
-    click.echo(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", err=True)
+    from ..output import inert
+
+    click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)

@@ -97,7 +97,9 @@ class Call:
 
     def debug(self, message):
         if self.options.debug:
-            sys.stderr.write(self.redact(f"stree: debug: {message}") + "\n")
+            from ..output import inert
+
+            sys.stderr.write(inert(self.redact(f"stree: debug: {message}"), oneline=True) + "\n")
             sys.stderr.flush()
 
     def _shown_headers(self):
