@@ -33,7 +33,7 @@ def inert(text, oneline=False):
     return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
 
 
-_OWN_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+_OWN_SGR = re.compile(r"(\x1b\[(?:0|1|2|31|32|33|35|36|90)m)")  # STYLES' codes and the reset only
 
 
 def human_safe(text):
