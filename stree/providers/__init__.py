@@ -183,8 +183,8 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
             setattr(options, name, value)
     if options.context_window is not None and options.context_window <= RESERVE_TOKENS:
         raise UsageError(f"context_window must be more than {RESERVE_TOKENS} tokens (pi reserves that many)")
-    if options.max_retries < 0 or options.retry_max_time < 0:
-        raise UsageError("max_retries and retry_max_time cannot be negative")
+    if options.max_retries < 0 or not 0 <= options.retry_max_time < float("inf"):  # (nan fails both)
+        raise UsageError("max_retries and retry_max_time cannot be negative (nor retry_max_time inf or nan)")
     if options.max_tokens_field not in ("max_completion_tokens", "max_tokens"):
         raise UsageError("max_tokens_field must be max_completion_tokens or max_tokens")
 
