@@ -33,7 +33,6 @@ def inert(text, oneline=False):
     return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
 
 
-_OWN_SGR = re.compile(r"(\x1b\[(?:0|1|2|31|32|33|35|36|90)m)")  # STYLES' codes and the reset only
 
 
 def human_safe(text):
@@ -77,6 +76,8 @@ STYLES = {
     "error": "31", "borderAccent": "36", "customMessageLabel": "35", "bold": "1",
     "id": "33", "header": "1",
 }
+# what human_safe() lets through: stree's own colour codes (STYLES) and the reset, nothing else
+_OWN_SGR = re.compile("(\x1b\\[(?:" + "|".join(sorted(set(STYLES.values()) | {"0"})) + ")m)")
 
 
 def use_color(choice):
