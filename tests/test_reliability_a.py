@@ -270,6 +270,15 @@ def trickled_error(h, n):
         time.sleep(0.2)
 
 
+def trickled_headers(h, n):
+    """A status line, then header bytes one every 0.5 s, forever: each read returns in time."""
+    h.wfile.write(b"HTTP/1.1 200 OK\r\nx-slow: ")
+    h.wfile.flush()
+    while True:
+        h.write(b"a")
+        time.sleep(0.5)
+
+
 HOSTILE = {
     "huge-json-answer": (huge_json_answer, ("more than a summary of 2048 tokens can be", "larger than")),
     "endless-json-answer": (endless_json_answer, "larger than"),
@@ -277,6 +286,7 @@ HOSTILE = {
     "huge-error-body": (huge_error_body, "HTTP 500"),
     "keepalives-forever": (keepalives_forever, "max_time"),
     "trickled-error": (trickled_error, "max_time"),
+    "trickled-headers": (trickled_headers, "max_time"),
 }
 
 

@@ -23,6 +23,13 @@ class ModelError(StreeError):
     code = MODEL
 
 
+class _Expired(BaseException):
+    """The overall deadline's alarm (a BaseException: no `except Exception` on the way swallows it)."""
+
+
+ALARM_GRACE = 1.0  # seconds after max_time: the reads' own deadline checks come first
+
+
 MIN_FRAGMENT = 8  # a run of this many characters of a key (or more) is a piece of it
 
 
@@ -149,7 +156,34 @@ class Call:
     # -- sending -------------------------------------------------------
 
     def send(self, on_response):
-        """POST with retries; `on_response(response)` reads a successful (2xx) response."""
+        """POST with retries; `on_response(response)` reads a successful (2xx) response.
+
+        Every read is checked against the overall deadline (max_time); a read that never
+        returns (a server trickling its headers a byte at a time, each within the timeout)
+        is cut by an alarm shortly after it, in the main thread where stree runs this."""
+        import signal
+        import threading
+
+        alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        if not alarm:
+            return self._send(on_response)
+
+        def expired(signum, frame):
+            raise _Expired()
+
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, self.options.max_time + ALARM_GRACE)
+        try:
+            return self._send(on_response)
+        except _Expired:
+            self.deadline = 0
+            self._left()  # raises the max_time error
+            raise
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    def _send(self, on_response):
         options = self.options
         url = safe_url(self.url)
         # pi's sanitizeSurrogates: a lone surrogate (from a \\ud800 escape in the file) is dropped
