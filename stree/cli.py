@@ -44,8 +44,10 @@ ENV_HELP = """\
   STREE_DEBUG_STATS            print parse statistics on stderr
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
+  STREE_HOOK_KEYS              1: pass API keys (*_API_KEY, api_key_env) on to hooks (default: not)
   STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
-  STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)"""
+  STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)
+  STREE_MAX_TIME               seconds a model request may take in all, retries included (default 600)"""
 
 
 def _exit_help():
@@ -198,6 +200,8 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
         except OSError as e:
             raise StreeError(f"-C {chdir}: {e.strerror}", code=2)
         cwd = os.getcwd()
+    if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
+        os.environ["STREE_NO_CACHE"] = "1"
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     if os.environ.get("STREE_DEBUG_STATS"):
         ctx.call_on_close(lambda: _print_stats(ctx.obj))
@@ -247,7 +251,7 @@ def run():
 
         click.echo(f"stree: error: {inert(str(e))}", err=True)
         if e.hint:
-            click.echo(f"hint: {e.hint}", err=True)
+            click.echo(f"hint: {inert(str(e.hint))}", err=True)
         sys.exit(e.code)
     except KeyboardInterrupt:
         click.echo("stree: interrupted", err=True)
@@ -276,5 +280,7 @@ def run():
     except Exception as e:  # a bug in stree: one line, the traceback only with --debug
         if debug:
             raise
-        click.echo(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)", err=True)
+        from .output import inert
+
+        click.echo(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"), err=True)
         sys.exit(INTERNAL)

@@ -4,6 +4,7 @@
     model = "llama3.1"
     base_url = "http://localhost:11434/v1"
     timeout = 120                       # seconds of server silence before giving up
+    max_time = 600                      # seconds a whole request may take (retries, streaming)
     context_window = 128000
     stream = true
 
@@ -16,7 +17,7 @@ import sys
 from .errors import UsageError
 
 KEYS = {
-    "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float),
+    "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float), "max_time": (int, float),
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
     "max_tokens_field": str,
 }

@@ -54,3 +54,26 @@ class CycleError(BadFile):
             "parent chain loops: " + " -> ".join(ids[:8]) + (" ..." if len(ids) > 8 else ""),
             hint="run 'stree fsck' to list the broken entries",
         )
+
+
+def seconds(value, where):
+    """`value` as a positive, finite number of seconds, or a UsageError naming `where` it
+    came from (an environment variable, an option, a config setting): inf, nan, abc, 0
+    and negative numbers are refused."""
+    import math
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
+        raise UsageError(f"{where}={str(value)!r} is not a number of seconds (more than 0, finite)")
+    return number
+
+
+def env_seconds(name, default):
+    """Seconds from environment variable `name` (unset or empty: `default`)."""
+    import os
+
+    value = os.environ.get(name)
+    return default if value is None or value == "" else seconds(value, name)

@@ -214,12 +214,14 @@ def store(session, options, text):
 
 def _prune(directory, prefix):
     """Keep the KEEP newest graph files of one session file."""
+    from .cachedir import own_files
+
     found = []
-    for name in os.listdir(directory):
-        if name.startswith(prefix) and name.endswith(SUFFIX):
+    for name, temp in own_files(directory):  # stree's own names only, regular files only
+        if not temp and name.startswith(prefix) and name.endswith(SUFFIX):
             full = os.path.join(directory, name)
             try:
-                found.append((os.stat(full).st_mtime_ns, full))
+                found.append((os.lstat(full).st_mtime_ns, full))
             except OSError:
                 pass
     found.sort(reverse=True)

@@ -29,16 +29,33 @@ def hooks_dir():
 
 
 def timeout():
-    value = os.environ.get("STREE_HOOK_TIMEOUT")
-    if not value:
-        return DEFAULT_TIMEOUT
+    from .errors import env_seconds
+
+    return env_seconds("STREE_HOOK_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+KEYS_OPT_IN = "STREE_HOOK_KEYS"
+
+
+def environment(name, session_path, environ=None):
+    """A hook's environment: stree's own, without API keys. A hook is a script, often
+    someone else's, that needs no model to see a checkout: variables named *_API_KEY
+    and the ones the config names (api_key_env) are left out, unless
+    STREE_HOOK_KEYS=1 lets them through (a hook that calls a model itself)."""
+    env = dict(os.environ if environ is None else environ, STREE_HOOK=name, STREE_SESSION_FILE=str(session_path))
+    if env.get(KEYS_OPT_IN) == "1":
+        return env
+    named = set()
     try:
-        seconds = float(value)
-    except ValueError:
-        raise StreeError(f"STREE_HOOK_TIMEOUT={value!r} is not a number of seconds", code=2) from None
-    if seconds <= 0:
-        raise StreeError(f"STREE_HOOK_TIMEOUT={value!r} must be positive", code=2)
-    return seconds
+        from .config import SECTIONS, load_config
+
+        config = load_config()
+        for table in [config] + [config.get(s) for s in SECTIONS]:
+            if isinstance(table, dict) and isinstance(table.get("api_key_env"), str):
+                named.add(table["api_key_env"])
+    except StreeError:
+        pass  # an unreadable config names nothing (summaries report it when they need it)
+    return {k: v for k, v in env.items() if not (k.upper().endswith("_API_KEY") or k in named)}
 
 
 def find(name, warn):
@@ -46,6 +63,12 @@ def find(name, warn):
     path = hooks_dir() / name
     if not path.is_file():
         return None
+    from .cachedir import refuse_shared
+
+    # as ssh: a hook runs as you, so it and its directory must be yours and no one else's to write
+    fix = "skip hooks with --no-hooks"
+    refuse_shared(path.parent, os.stat(path.parent), "hooks directory", fix, HookFailed)
+    refuse_shared(path, os.stat(path), f"'{name}' hook", fix, HookFailed)
     if not os.access(path, os.X_OK):
         warn(f"the '{name}' hook was ignored because it is not executable ({path}); "
              f"chmod +x it to enable it")
@@ -65,7 +88,7 @@ def run(name, payload, session_path, warn):
         return None
     limit = timeout()
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    env = dict(os.environ, STREE_HOOK=name, STREE_SESSION_FILE=str(session_path))
+    env = environment(name, session_path)
     try:
         proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 env=env, start_new_session=True)

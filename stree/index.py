@@ -807,17 +807,17 @@ class PreviewCache:
 
 
 def entries():
-    """(path, meta or None) for every file in the cache: indexes (.idx) and kept
-    graphs (.graph, stree.graphcache)."""
+    """(path, meta or None) for every file stree wrote in the cache: indexes (.idx) and
+    kept graphs (.graph, stree.graphcache). Other files, links and directories are not
+    listed (STREE_CACHE_DIR may hold anything); temp files: see temp_entries()."""
     from . import graphcache
+    from .cachedir import own_files
 
     directory = cache_dir()
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return []
     out = []
-    for name in names:
+    for name, temp in own_files(directory):
+        if temp:
+            continue
         full = os.path.join(directory, name)
         meta = None
         if name.endswith(".idx"):
@@ -829,6 +829,14 @@ def entries():
             meta = graphcache.read_meta(full)
         out.append((full, meta))
     return out
+
+
+def temp_entries():
+    """Paths of stree's own temp files in the cache (a write in progress, or one killed)."""
+    from .cachedir import own_files
+
+    directory = cache_dir()
+    return [os.path.join(directory, name) for name, temp in own_files(directory) if temp]
 
 
 def is_stale(full, meta):
@@ -851,4 +859,6 @@ def is_stale(full, meta):
 
 def _debug(message):
     if os.environ.get("STREE_DEBUG") or os.environ.get("STREE_DEBUG_STATS"):
-        print(f"stree: debug: {message}", file=sys.stderr)
+        from .output import inert
+
+        print(inert(f"stree: debug: {message}", oneline=True), file=sys.stderr)

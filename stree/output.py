@@ -33,7 +33,6 @@ def inert(text, oneline=False):
     return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
 
 
-_OWN_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
 
 
 def human_safe(text):
@@ -77,6 +76,8 @@ STYLES = {
     "error": "31", "borderAccent": "36", "customMessageLabel": "35", "bold": "1",
     "id": "33", "header": "1",
 }
+# what human_safe() lets through: stree's own colour codes (STYLES) and the reset, nothing else
+_OWN_SGR = re.compile("(\x1b\\[(?:" + "|".join(sorted(set(STYLES.values()) | {"0"})) + ")m)")
 
 
 def use_color(choice):
@@ -162,6 +163,8 @@ class Output:
             self.capture.append(text)
 
     def style(self, name, text):
+        # what is styled is text, never a sequence (an entry id may hold one): only stree adds those
+        text = inert(text)
         if not self.color or not name or not text or name not in STYLES:
             return text
         return f"\x1b[{STYLES[name]}m{text}\x1b[0m"

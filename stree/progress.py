@@ -122,8 +122,10 @@ class Waiting:
 
 
 def _draw(text):
-    try:
-        sys.stderr.write("\r" + text + "\x1b[K")
+    from .output import inert
+
+    try:  # (a label may hold a session's model id: its bytes are text, never sequences)
+        sys.stderr.write("\r" + inert(text, oneline=True) + "\x1b[K")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

@@ -156,7 +156,9 @@ def _open_error(path, e):
 
 
 def _lock(fd, path):
-    deadline = time.monotonic() + float(os.environ.get("STREE_LOCK_TIMEOUT") or LOCK_TIMEOUT)
+    from .errors import env_seconds
+
+    deadline = time.monotonic() + env_seconds("STREE_LOCK_TIMEOUT", LOCK_TIMEOUT)
     delay = 0.001
     while True:
         try:
@@ -308,10 +310,16 @@ def _fsync_dir(directory):
 
 
 def write_atomic(path, data, mode=NEW_FILE_MODE, replace=True):
-    """Write `data` to `path` via a temp file in the same directory + fsync + rename."""
+    """Write `data` to `path` via a temp file in the same directory + fsync + rename.
+
+    Replacing a symlink rewrites the file it points to (as pi, writing through the link,
+    does) and leaves the link a link; a new file (`replace=False`) is never written over
+    a link, even a dangling one."""
     path = Path(path)
+    if replace and os.path.islink(path):
+        path = Path(os.path.realpath(path))
     directory = path.parent if str(path.parent) else Path(".")
-    if not replace and path.exists():
+    if not replace and os.path.lexists(path):
         raise StreeError(f"{path}: already exists; nothing written", code=CONFLICT,
                          hint="choose another path with -o, or remove it first")
     try:
@@ -366,7 +374,7 @@ def rewrite(path, data, keep_mode_of=None):
     refuse_bundled(path)
     st = keep_mode_of or os.stat(path)
     _refuse_read_only(path, st)
-    return write_atomic(path, data, mode=st.st_mode & 0o7777)
+    return write_atomic(os.path.realpath(path), data, mode=st.st_mode & 0o7777)  # through a link
 
 
 # -- new sessions ----------------------------------------------------------------

@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import interruptible
@@ -36,7 +37,19 @@ def demo(tmp_path):
     return path
 
 
+def name_keys_for_this_server():
+    """stree sends OPENAI_API_KEY / ANTHROPIC_API_KEY only to api.openai.com / api.anthropic.com;
+    for the loopback server the config names the key variables (api_key_env), as a user does."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stree" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    text = config.read_text() if config.exists() else ""
+    if "api_key_env" not in text:
+        config.write_text(text + '\n[openai]\napi_key_env = "OPENAI_API_KEY"\n'
+                                 '[anthropic]\napi_key_env = "ANTHROPIC_API_KEY"\n')
+
+
 def checkout(stree, path, server, provider="openai", *args, env=None):
+    name_keys_for_this_server()
     base = f"{server.url}/v1" if provider == "openai" else server.url
     return stree("-s", path, "checkout", TARGET, "--summarize", "--provider", provider, "--model", "test-model",
                  "--base-url", base, *args, env={"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY, **(env or {})})

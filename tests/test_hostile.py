@@ -31,8 +31,12 @@ ESCAPES = [
 PAYLOAD = " ".join(ESCAPES)
 LONG = "long:" + "ü" * 30000 + ":end"
 
-# stree's own colours are SGR sequences; anything else reaching a terminal is an attack
-OWN_SGR = re.compile(r"\x1b\[[0-9;]*m")
+# stree's own colours are SGR sequences of its own codes (stree.output.STYLES, and the reset);
+# anything else reaching a terminal is an attack. An SGR a file carries that looks like one of
+# stree's (an entry id holding "\x1b[33m") is caught by RAW: payloads that must never appear.
+OWN_SGR = re.compile(r"\x1b\[(?:(?:0|1|2|31|32|33|35|36|90)m|K)")  # (and progress's erase-line)
+SGR_ID = "sgr\x1b[33mID-SGR\x1b[7mREV\x1b[0m"  # an entry id with styling codes in it
+RAW = ["\x1b[33mID-SGR", "\x1b[7m", "\x1b[31;1mRED", "\x1b]"]
 ACTIVE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -54,6 +58,7 @@ def hostile_session(path, cwd="/home/dev/\x1b]0;cwd-title\x07proj"):
     b.branch_summary(f"branch {PAYLOAD}")
     b.compaction(f"compaction {PAYLOAD}", first_kept=u)
     b.append("message", id="e\x1b]0;id\x07", message={"role": "user", "content": f"odd id {PAYLOAD}"})
+    b.append("message", id=SGR_ID, message={"role": "user", "content": "an id with styling codes"})
     b.user(f"after {PAYLOAD}")
     b.label(u, "lbl\x1b]0;label-title\x07\u202e")
     b.label(b.entries[-2]["id"], "[bold]markup-label[/]")
@@ -77,6 +82,8 @@ def on_pty(args, env=None, timeout=60):
 
 
 def assert_inert(text, where):
+    for raw in RAW:
+        assert raw not in text, f"{where}: the file's {raw!r} reaches the terminal"
     bare = OWN_SGR.sub("", text).replace("\r\n", "\n")  # the pty turns \n into \r\n
     bad = ACTIVE.search(bare)
     assert bad is None, f"{where}: raw {bad.group(0)!r} reaches the terminal near " \
@@ -105,7 +112,7 @@ def test_every_human_view_on_a_terminal_is_inert(tmp_path, color):
         seen += out
     # the payloads are shown, visibly escaped, not dropped
     for visible in ("\\x1b]0;pwned-title\\x07", "\\u202eevil-bidi", "[bold red]markup[/]", "\\x9b31m",
-                    "lbl\\x1b]0;label-title\\x07", "name ", "odd id"):
+                    "lbl\\x1b]0;label-title\\x07", "name ", "odd id", "sgr\\x1b[33mID-SGR"):
         assert visible in seen, visible
 
 
@@ -180,3 +187,97 @@ def test_env_session_with_a_newline_in_its_name(tmp_path, stree):
     f = stree("fork", "root", "-o", tmp_path / "fork\nout.jsonl", env={"STREE_SESSION": str(path)})
     assert f.code == 0, f
     assert (tmp_path / "fork\nout.jsonl").exists()
+
+
+# -- issue 17: the spinner, styling codes in ids, file names in stderr messages -----------
+
+EVIL_NAME = "evil\x1b]0;fn-title\x07\x1b]52;c;cHduZWQ=\x07\x9b7m"  # title, clipboard write, 8-bit CSI
+
+
+def on_full_pty(args, env=None, timeout=60):
+    """stree with stdout and stderr on one pseudo-terminal, as in a person's shell: every byte
+    it writes (progress, warnings, errors) is what the terminal would act on."""
+    master, slave = os.openpty()
+    full_env = dict(os.environ, COLUMNS="120", LINES="40", TERM="xterm-256color", **(env or {}))
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "--no-pager", *map(str, args)], stdout=slave,
+                            stderr=slave, stdin=subprocess.DEVNULL, env=full_env)
+    os.close(slave)
+    out = read_pty(master, proc, timeout)
+    os.close(master)
+    proc.wait(timeout)
+    return proc.returncode, out.decode("utf-8", "replace")
+
+
+def test_the_summary_spinner_shows_the_sessions_model_id_inert(tmp_path):
+    """The session's own model (used when nothing else is set) is drawn by the spinner while
+    the model answers: its OSC 0 title and OSC 52 clipboard writes must not reach the terminal."""
+    from llm_server import LLMServer, Reply, openai_json
+
+    b = SessionBuilder()
+    u = b.user("Fix the bug")
+    b.assistant("Looking.", provider="openai", model=f"gpt{EVIL_NAME}")
+    b.user("Try plan A")
+    b.assistant("Done.", provider="openai", model=f"gpt{EVIL_NAME}")
+    path = b.write(tmp_path / "s.jsonl")
+    server = LLMServer()
+    server.script = [Reply(delay=1.0, body=openai_json("## Goal\nok"))]
+    try:
+        code, out = on_full_pty(["-s", path, "summarize", "--to", u, "--no-stream"],
+                                env={"OPENAI_API_KEY": "sk-x", "OPENAI_BASE_URL": server.url + "/v1",
+                                     "STREE_PROGRESS_DELAY": "0"})
+    finally:
+        server.close()
+    assert code == 0, out
+    assert "Summarizing" in out and "gptevil\\x1b]0;fn-title\\x07" in out, out[:500]
+    assert_inert(out, "summarize on a terminal")
+
+
+def _empty_session(path):
+    path.write_text(SessionBuilder().lines()[0] + "\n")
+    return path
+
+
+def test_session_file_names_in_stderr_messages_are_inert(tmp_path):
+    d = tmp_path / f"dir{EVIL_NAME}"
+    d.mkdir()
+    full = hostile_session(d / f"{EVIL_NAME}.jsonl")  # noqa: F841 - the file is what matters
+    path = d / f"{EVIL_NAME}.jsonl"
+    empty = _empty_session(d / f"empty{EVIL_NAME}.jsonl")
+    broken = d / f"broken{EVIL_NAME}.jsonl"
+    broken.write_text(path.read_text() + '{"type":"message","id":"zz","parentId":"nope","timestamp":"x"}\n')
+    cache = tmp_path / f"cache{EVIL_NAME}"
+    runs = [
+        ["-s", path, "fsck"], ["-s", broken, "fsck"], ["-s", path, "migrate"], ["-s", empty, "name"],
+        ["-s", empty, "log"], ["-s", empty, "log", "--graph"], ["-s", path, "summarize", "root..root",
+                                                                  "--provider", "extractive"],
+        ["--session-dir", d / "none", "ls"], ["-s", d / f"missing{EVIL_NAME}.jsonl", "log"],
+        ["-s", path, "log", "-n", "1"], ["gc"], ["cache", "clear"], ["-s", path, "checkout", "nonesuch"],
+    ]
+    seen = ""
+    for args in runs:
+        code, out = on_full_pty(args, env={"STREE_CACHE_DIR": str(cache)})
+        assert code in (0, 1, 2, 3, 4), (args, code, out)
+        assert_inert(out, f"{args[-1]} on a terminal")
+        seen += out
+    os.chmod(cache, 0o777)  # refused, with a hint naming the path
+    code, out = on_full_pty(["-s", path, "log"], env={"STREE_CACHE_DIR": str(cache)})
+    assert code == 2 and "chmod go-w" in out, out
+    assert_inert(out, "a refused cache dir's hint")
+    assert "\\x1b]0;fn-title\\x07" in seen + out  # shown, visibly escaped
+
+
+@pytest.mark.parametrize("color", ["always", "never"])
+def test_styling_codes_in_entry_ids_stay_text(tmp_path, color):
+    path = tmp_path / "ids.jsonl"
+    b = SessionBuilder()
+    b.append("message", id=SGR_ID, message={"role": "user", "content": "hello"})
+    b.append("message", id="plain\x1b[31mRED-ID", message={"role": "user", "content": "again"})
+    b.append("label", targetId=SGR_ID, label="\x1b[36mcyan-label")
+    b.write(path)
+    for args in (["log"], ["log", "--graph"], ["log", "--graph", "--filter", "all"], ["show", "root"],
+                 ["label"], ["reflog"], ["rev-parse", "@"]):
+        code, out = on_full_pty(["--color", color, "-s", path, *args])
+        assert code == 0, (args, out)
+        for raw in ("\x1b[33mID-SGR", "\x1b[7mREV", "\x1b[31mRED-ID", "\x1b[36mcyan-label"):
+            assert raw not in out, (args, raw, out)
+        assert_inert(out, f"{args} --color {color}")

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import interruptible, read_pty
@@ -44,7 +45,19 @@ def system_prompt(version):
     return pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=version)
 
 
+def name_keys_for_this_server():
+    """stree sends OPENAI_API_KEY / ANTHROPIC_API_KEY only to api.openai.com / api.anthropic.com;
+    for the loopback server the config names the key variables (api_key_env), as a user does."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stree" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    text = config.read_text() if config.exists() else ""
+    if "api_key_env" not in text:
+        config.write_text(text + '\n[openai]\napi_key_env = "OPENAI_API_KEY"\n'
+                                 '[anthropic]\napi_key_env = "ANTHROPIC_API_KEY"\n')
+
+
 def summarize(stree, server, provider, *args, env=None, session=DEMO):
+    name_keys_for_this_server()
     base = f"{server.url}/v1" if provider == "openai" else server.url
     full_env = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY, **(env or {})}
     return stree("-s", session, "summarize", "--to", TARGET, "--provider", provider, "--model", "test-model",

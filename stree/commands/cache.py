@@ -36,14 +36,17 @@ def command(env, action, json_mode, fmt, nul):
     the file changed in any other way. `log --graph` into a pipe also keeps its
     output there, printed again while the session file is unchanged. `gc`
     removes indexes whose session file is gone or was replaced and kept graphs
-    of files that changed since; `clear` removes everything.
+    of files that changed since; `clear` removes all of them. Only stree's own
+    files are listed or removed (<dev>-<inode>.idx, <dev>-<inode>-<crc>.graph
+    and their temp files), never a link, a directory or any other file of the
+    cache directory ($STREE_CACHE_DIR).
     """
     from .. import index
 
     if action == "list":
         out = env.output(json_mode, fmt, nul, CACHE_FIELDS)
         for full, meta in index.entries():
-            kind = "index" if full.endswith(".idx") else "graph" if full.endswith(".graph") else "other"
+            kind = "index" if full.endswith(".idx") else "graph"
             rec = {"path": full, "kind": kind, "session": (meta or {}).get("path"), "bytes": _size(full),
                    "stale": index.is_stale(full, meta)}
             human = f"{rec['bytes']:>10}  {kind:<5}  {'stale' if rec['stale'] else 'ok   '}  {rec['session'] or full}"
@@ -51,21 +54,36 @@ def command(env, action, json_mode, fmt, nul):
         out.close()
         return
     removed = collect(action == "clear")
-    click.echo(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", err=True)
+    from ..output import inert
+
+    click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)
+
+
+STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed
 
 
 def collect(everything):
-    """Remove stale cache files (all of them with `everything`); returns how many."""
+    """Remove stale cache files (all of them with `everything`); returns how many. Only
+    stree's own file names are ever removed (stree.cachedir.OWN_NAME), never a link."""
+    import time
+
     from .. import index
 
     removed = 0
-    for full, meta in index.entries():
-        if everything or index.is_stale(full, meta):
-            try:
-                os.unlink(full)
-                removed += 1
-            except OSError:
-                pass
+    stale = [full for full, meta in index.entries() if everything or index.is_stale(full, meta)]
+    now = time.time()
+    for full in index.temp_entries():
+        try:
+            if everything or now - os.lstat(full).st_mtime > STALE_TEMP_AGE:
+                stale.append(full)
+        except OSError:
+            pass
+    for full in stale:
+        try:
+            os.unlink(full)
+            removed += 1
+        except OSError:
+            pass
     return removed
 
 

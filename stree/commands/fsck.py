@@ -4,6 +4,7 @@ from ..cli import output_options
 from ..errors import NEGATIVE
 from ..fields import describe
 from ..integrity import KINDS, check
+from ..output import inert
 
 FSCK_FIELDS = {
     "line": "line number in the session file (null when the file has no line to point at)",
@@ -39,6 +40,6 @@ def command(env, json_mode, fmt, nul):
         out.record(problem.record(), out.segments([("", str(problem))]))
     out.close()
     if problems:
-        click.echo(f"stree: {path}: {len(problems)} problem(s) found", err=True)
+        click.echo(inert(f"stree: {path}: {len(problems)} problem(s) found", oneline=True), err=True)
         raise SystemExit(NEGATIVE)
-    click.echo(f"stree: {path}: ok ({len(session.nodes)} entries)", err=True)
+    click.echo(inert(f"stree: {path}: ok ({len(session.nodes)} entries)", oneline=True), err=True)

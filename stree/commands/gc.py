@@ -14,9 +14,13 @@ def command(everything):
     An index is stale when its session file is gone, was replaced (a new
     inode, as after `stree migrate`), or shrank; a kept `log --graph` output
     when its session file changed in any way since it was drawn. Fresh ones
-    are kept.
+    are kept. Only stree's own files are removed (<dev>-<inode>.idx,
+    <dev>-<inode>-<crc>.graph and their temp files), never a link, a
+    directory or any other file of the cache directory ($STREE_CACHE_DIR).
     """
     from .. import index
 
     removed = collect(everything)
-    click.echo(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", err=True)
+    from ..output import inert
+
+    click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)

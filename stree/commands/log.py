@@ -84,7 +84,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         return
 
     if not tree.nodes and revision == "@":
-        click.echo(f"stree: {session.path}: the session has no entries yet", err=True)
+        click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
         return
     from ..revs import Resolver
 

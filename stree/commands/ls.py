@@ -50,7 +50,7 @@ def command(env, all_, json_mode, fmt, nul):
     infos.sort(key=lambda i: i["_sort"], reverse=True)
     if not infos:
         where = "any project" if all_ else str(dirs[0])
-        click.echo(f"stree: no sessions found in {where}", err=True)
+        click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
     out = env.output(json_mode, fmt, nul, SESSION_FIELDS)
     for info in infos:
         info.pop("_sort")

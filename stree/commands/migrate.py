@@ -1,6 +1,7 @@
 import click
 
 from ..errors import NEGATIVE
+from ..output import inert
 from ..session import CURRENT_VERSION
 from ..writer import migrate
 
@@ -22,7 +23,7 @@ def command(env, check):
     """Rewrite a version 1 or 2 session file as version 3, in place."""
     session, tree = env.load()
     if not session.needs_migration:
-        click.echo(f"stree: {session.path} is already version {session.version}", err=True)
+        click.echo(inert(f"stree: {session.path} is already version {session.version}", oneline=True), err=True)
         return
     if check:
         click.echo(f"{session.path}: version {session.version}, needs migration to {CURRENT_VERSION}")

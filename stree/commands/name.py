@@ -24,7 +24,7 @@ def command(env, name, clear):
         session, tree = env.load()
         current = tree.name()
         if current is None:
-            click.echo(f"stree: {session.path} has no name", err=True)
+            click.echo(inert(f"stree: {session.path} has no name", oneline=True), err=True)
             raise SystemExit(NEGATIVE)
         click.echo(inert(current, oneline=True))
         return

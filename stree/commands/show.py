@@ -57,7 +57,7 @@ def _describe(out, tree, node, entry):
     yield head
     kind = node.type + (f" ({node.role})" if node.role else "")
     yield f"Type:    {inert(kind, True)}"
-    yield f"Parent:  {node.parent or '(root)'}"
+    yield f"Parent:  {inert(node.parent or '(root)', True)}"
     yield f"Date:    {inert(node.ts or '?', True)}"
     yield f"Line:    {node.line}"
     msg = entry.get("message") if isinstance(entry.get("message"), dict) else None

@@ -63,19 +63,23 @@ What is summarized:
 \b
 The model (first that is set):
   1. --provider, --model, --base-url
-  2. STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL (also STREE_TIMEOUT)
-  3. the config file: provider, model, base_url, timeout, context_window, stream,
+  2. STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL (also STREE_TIMEOUT, STREE_MAX_TIME)
+  3. the config file: provider, model, base_url, timeout, max_time, context_window, stream,
      api_key_env, max_retries, retry_max_time, max_tokens_field, and [openai]/[anthropic]
      tables for per-provider settings
   4. the session's current model, if it is an openai or anthropic model and its key is set
-Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY (never printed). Base URLs: OPENAI_BASE_URL
-(with /v1), ANTHROPIC_BASE_URL (without). --provider extractive needs no model.
+Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY (never printed), sent only to api.openai.com /
+api.anthropic.com over https; another server gets the variable named by api_key_env in
+the config, or no key. Base URLs: OPENAI_BASE_URL (with /v1), ANTHROPIC_BASE_URL
+(without). --provider extractive needs no model.
 
 \b
 Output: pi's preamble, the model's text, then <read-files>/<modified-files> blocks:
 exactly what `checkout --summarize` stores. --json prints
 {summary, readFiles, modifiedFiles, model, usage}; --prompt prints the request
-(system prompt, a blank line, the user text; --json: {system, user, maxTokens, ...}).""")
+(system prompt, a blank line, the user text; --json: {system, user, maxTokens, ...}).
+An answer over 64 bytes per token asked for (128 KiB), a response over 16 times that
+plus 1 MiB, or a request past max_time (default 600 s) exits 5: nothing is stored.""")
 @click.argument("range_", required=False, metavar="[RANGE]")
 @click.option("--to", "target", metavar="REV", help="Summarize what `checkout REV` would abandon.")
 @model_options
@@ -97,7 +101,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
     session, tree = env.load()
     entries, what = _entries(tree, range_, target)
     if not entries:
-        click.echo(f"stree: nothing to summarize: {what} holds no entries", err=True)
+        click.echo(inert(f"stree: nothing to summarize: {what} holds no entries", oneline=True), err=True)
         sys.exit(NEGATIVE)
     if replace_instructions and not instructions:
         raise UsageError("--replace-instructions needs --instructions TEXT")

@@ -9,16 +9,41 @@ import importlib
 import os
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
+from ..errors import UsageError, seconds
 
 PROVIDERS = ("openai", "anthropic", "extractive")
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+# the only host a provider's own key variable (KEY_ENV) is ever sent to, over https; a key for
+# any other server comes from the variable the config names for it (api_key_env)
+KEY_HOST = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 # pi provider names whose API stree speaks with the same key variable
 SESSION_PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}
 
 DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_TIME = 600.0  # seconds a whole request may take, retries and streaming included
+
+# How big a model's answer may be, from the max tokens the request asked for (the one place
+# these are set). A token is a few bytes of text; 64 bytes each leaves room for any tokenizer
+# and still keeps a 2048-token summary under 128 KiB, far below what pi can read back (one
+# JSONL line is one JavaScript string, at most 2**29 - 24 UTF-16 units in V8). A bigger answer
+# is refused (exit 5), never written.
+BYTES_PER_TOKEN = 64
+# The HTTP body of that answer carries JSON and, streamed, an SSE event of ~200 bytes per
+# piece of text: it may be 16 times the text, plus 1 MiB. Error bodies: 64 KiB are read.
+FRAMING_FACTOR = 16
+ERROR_BODY_LIMIT = 64 << 10
+
+
+def answer_limit(max_tokens):
+    """The most UTF-8 bytes a summary asked for with `max_tokens` may have."""
+    return max(1, int(max_tokens or 0)) * BYTES_PER_TOKEN
+
+
+def response_limit(max_tokens):
+    """The most bytes an HTTP response to that request may have."""
+    return answer_limit(max_tokens) * FRAMING_FACTOR + (1 << 20)
 RESERVE_TOKENS = 16384  # pi's branchSummary.reserveTokens default
 DEFAULT_CONTEXT_WINDOW = 128000  # pi: model.contextWindow || 128000
 
@@ -39,12 +64,15 @@ class Options:
     base_url: str = None
     api_key: str = field(default=None, repr=False)
     timeout: float = DEFAULT_TIMEOUT
+    max_time: float = DEFAULT_MAX_TIME  # the whole request, retries included
+    response_limit: int = None  # bytes of one HTTP response (set by complete() from max tokens)
     context_window: int = None
     stream: bool = True
     max_retries: int = 3
     retry_max_time: float = 60.0  # total seconds spent waiting between retries
     max_tokens_field: str = "max_completion_tokens"  # OpenAI: pi's default; some servers want max_tokens
     debug: bool = False
+    withheld_key: str = None  # the key variable that was set but not sent (another host)
     source: str = ""  # where the provider choice came from, for messages
 
     def __post_init__(self):
@@ -135,26 +163,28 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
     if model is None and session_provider == provider:
         model = session.get("modelId")
     base_url = pick("base_url", "STREE_BASE_URL")
+    url_from = "--base-url" if "base_url" in flags else "STREE_BASE_URL" if env.get("STREE_BASE_URL") \
+        else f"{config_file}: base_url"
     if base_url is None and provider in BASE_URL_ENV:
-        base_url = env.get(BASE_URL_ENV[provider]) or DEFAULT_BASE_URL[provider]
+        url_from = BASE_URL_ENV[provider]
+        base_url = env.get(url_from) or DEFAULT_BASE_URL[provider]
+    if base_url is not None and provider != "extractive":
+        check_base_url(base_url, url_from)
     options = Options(provider=provider, model=model, base_url=base_url, source=source,
                       debug=bool(flags.get("debug")))
-    timeout = pick("timeout", "STREE_TIMEOUT")
-    if timeout is not None:
-        try:
-            options.timeout = float(timeout)
-        except ValueError:
-            raise UsageError(f"STREE_TIMEOUT must be a number of seconds, got {timeout!r}") from None
-        if options.timeout <= 0:
-            raise UsageError("the timeout must be more than 0 seconds")
+    for name, env_name in (("timeout", "STREE_TIMEOUT"), ("max_time", "STREE_MAX_TIME")):
+        value = pick(name, env_name)
+        if value is not None:
+            where = "--timeout" if name in flags else env_name if env.get(env_name) else f"{config_file}: {name}"
+            setattr(options, name, seconds(value, where))
     for name in ("context_window", "stream", "max_retries", "retry_max_time", "max_tokens_field"):
         value = pick(name)
         if value is not None:
             setattr(options, name, value)
     if options.context_window is not None and options.context_window <= RESERVE_TOKENS:
         raise UsageError(f"context_window must be more than {RESERVE_TOKENS} tokens (pi reserves that many)")
-    if options.max_retries < 0 or options.retry_max_time < 0:
-        raise UsageError("max_retries and retry_max_time cannot be negative")
+    if options.max_retries < 0 or not 0 <= options.retry_max_time < float("inf"):  # (nan fails both)
+        raise UsageError("max_retries and retry_max_time cannot be negative (nor retry_max_time inf or nan)")
     if options.max_tokens_field not in ("max_completion_tokens", "max_tokens"):
         raise UsageError("max_tokens_field must be max_completion_tokens or max_tokens")
 
@@ -163,8 +193,15 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
     if not model:
         raise UsageError(f"no model for provider {provider}",
                          hint="pass --model ID, set STREE_MODEL, or set model in " + str(config_file))
-    key_env = settings.get("api_key_env") or KEY_ENV[provider]
-    options.api_key = env.get(key_env) or None
+    key_env = settings.get("api_key_env")
+    if key_env:  # the config names the key for its server: sent wherever base_url points
+        options.api_key = env.get(key_env) or None
+    else:
+        key_env = KEY_ENV[provider]
+        if own_host(provider, base_url):
+            options.api_key = env.get(key_env) or None
+        elif env.get(key_env):
+            options.withheld_key = key_env  # e.g. OPENAI_API_KEY never goes to a local Ollama
     if options.api_key is None and base_url.rstrip("/") == DEFAULT_BASE_URL[provider]:
         raise UsageError(f"{key_env} is not set: {provider} needs an API key",
                          hint="export the key, point --base-url at a server that needs none, "
@@ -172,7 +209,55 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
     return options
 
 
+def own_host(provider, url):
+    """Whether `url` is the provider's own API host, over https (where its key may go)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        return parts.scheme == "https" and parts.hostname == KEY_HOST.get(provider) and parts.port in (None, 443)
+    except ValueError:
+        return False
+
+
+def check_base_url(url, where):
+    """An http(s) URL with a host and a valid port, and no whitespace or control character
+    (a newline would split the request line); else a UsageError naming where it came from."""
+    from urllib.parse import urlsplit
+
+    problem = None
+    if not isinstance(url, str) or any(c.isspace() or ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in url):
+        problem = "contains whitespace or a control character"
+    else:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+            if parts.scheme not in ("http", "https"):
+                problem = "is not an http:// or https:// URL"
+            elif not parts.hostname:
+                problem = "has no host"
+        except ValueError as e:
+            problem = f"is not a valid URL ({e})"
+    if problem:
+        raise UsageError(f"{where}: the base URL {url!r} {problem}",
+                         hint="e.g. https://api.openai.com/v1 or http://localhost:11434/v1")
+
+
 def complete(options, request):
-    """Send the request to the chosen provider; returns an Answer or raises StreeError(code=5)."""
+    """Send the request to the chosen provider; returns an Answer or raises StreeError(code=5).
+    An answer bigger than answer_limit(request.max_tokens) is refused: nothing gets written."""
+    from dataclasses import replace
+
+    from ..errors import MODEL, StreeError
+
     module = importlib.import_module(f"{__name__}.{options.provider}")
-    return module.complete(options, request)
+    options = replace(options, response_limit=response_limit(request.max_tokens))
+    answer = module.complete(options, request)
+    limit = answer_limit(request.max_tokens)
+    if isinstance(answer.text, str) and len(answer.text) > limit // 4 and \
+            len(answer.text.encode("utf-8", "surrogatepass")) > limit:
+        raise StreeError(f"{options.provider}: the answer is {len(answer.text.encode('utf-8', 'surrogatepass'))} "
+                         f"bytes, more than a summary of {request.max_tokens} tokens can be ({limit} bytes); "
+                         "nothing written", code=MODEL, hint="the server ignored the max tokens asked for: "
+                         "check --base-url and --model")
+    return answer

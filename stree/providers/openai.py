@@ -45,7 +45,7 @@ def _read_json(call, response):
     if not isinstance(data, dict):
         raise call.fail("the answer is not a JSON object")
     if data.get("error"):
-        raise call.fail(f"the server answered with an error: {server_message(json.dumps(data).encode())}")
+        raise call.fail(f"the server answered with an error: {server_message(json.dumps(data).encode(), call.redact)}")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise call.fail("the answer has no choices")
