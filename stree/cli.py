@@ -149,7 +149,8 @@ def _terminal_columns():
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
                       "terminal_width": _terminal_columns()},
     epilog=f"""\b
-Revisions: an id, an id prefix (4+ chars), a label, @ (the leaf, also HEAD), root,
+Revisions: an id, an id prefix (4+ chars), a label, @ (the leaf, also HEAD; seen through
+stree's checkout markers and label/name entries), root,
 :/text (newest entry containing text), REV~N, REV^, ranges A..B and A...B.
 See stree(1) for details; 'stree COMMAND --help' for each command.
 

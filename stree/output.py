@@ -216,6 +216,11 @@ def fit(segments, width):
     return out
 
 
+def display_width(text):
+    """Terminal columns `text` takes (wide characters count two)."""
+    return len(text) if text.isascii() else sum(_char_width(c) for c in text)
+
+
 def terminal_width():
     return shutil.get_terminal_size((100, 24)).columns
 

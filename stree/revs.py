@@ -21,6 +21,17 @@ class Resolver:
         self.tree = tree
         self._by_label = None
         self._previewer = None
+        self._at = _MISSING
+
+    @property
+    def at(self):
+        """`@`: the leaf as the user's position, seen through stree's checkout markers and
+        the label / name entries appended at it (the marker itself is reached by its id)."""
+        if self._at is _MISSING:
+            from .navigate import position
+
+            self._at = position(self.tree)
+        return self._at
 
     @property
     def previewer(self):
@@ -85,13 +96,14 @@ class Resolver:
     def _name(self, name, soft=False):
         tree = self.tree
         if name in ("@", "HEAD"):
-            if tree.leaf is None:
+            at = self.at
+            if at is None:
                 raise NotFound("@ is empty: the session has no entries yet" if not tree.nodes
                                else "@ is empty: the leaf is before the first entry")
-            return tree.leaf
+            return at
         if name == "root":
-            if tree.leaf is not None:
-                return tree.path(tree.leaf)[0].id
+            if self.at is not None:
+                return tree.path(self.at)[0].id
             if tree.roots:
                 return tree.roots[0].id
             raise NotFound("root: the session has no entries")

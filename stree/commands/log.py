@@ -98,10 +98,13 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
             rows = rows[:max_count]
     if reverse:
         rows.reverse()
-    if kind == "single" and ends[0] == tree.leaf:
+    from ..navigate import position
+
+    at = position(tree)
+    if kind == "single" and ends[0] == at:
         active = None  # the path to @: every entry on it is active
     else:
-        active = set(tree.path_rows(tree.leaf)) if tree.leaf else set()
+        active = set(tree.path_rows(at)) if at else set()
     for row in rows:
         node = tree.node(row)
         rec = entry_record(tree, node, previewer, active=active is None or row in active)
@@ -131,8 +134,10 @@ def _graph_line(out, row, width, no_ids):
 
 
 def _log_line(out, tree, node, previewer):
+    from ..navigate import position
+
     decorations = []
-    if node.id == tree.leaf:
+    if node.id == position(tree):
         decorations.append("@")
     label = tree.labels.get(node.id)
     if label:

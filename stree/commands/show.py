@@ -50,7 +50,9 @@ def command(env, revisions, json_mode, fmt, nul):
 
 
 def _describe(out, tree, node, entry):
-    deco = ["@"] if node.id == tree.leaf else []
+    from ..navigate import position
+
+    deco = ["@"] if node.id == position(tree) else []
     if tree.labels.get(node.id):
         deco.append(inert(tree.labels[node.id], oneline=True))
     head = out.style("id", f"entry {node.id}") + (out.style("warning", " (" + ", ".join(deco) + ")") if deco else "")
