@@ -338,6 +338,16 @@ def _revisions(line, cur, labels_only=False):
     items += [("entry", lead + id, preview) for id, preview in entries]
     items += [("special", lead + value, desc) for value, desc in SPECIAL_REVISIONS
               if value.startswith(word) and not (lead and value == ":/")]
+    if word.startswith("@") or (word.startswith("H") and "HEAD@{".startswith(word[:6])):
+        from .revs import list_moves
+
+        head = "HEAD" if word.startswith("H") else ""
+        try:
+            moves = list_moves(_session_path(line))
+        except StreeError:
+            moves = []
+        items += [("reflog", f"{lead}{head}@{{{n}}}", f"{id}  {preview}") for n, id, preview in moves
+                  if f"{head}@{{{n}}}".startswith(word)]
     return items
 
 

@@ -101,3 +101,57 @@ def test_label_names_that_cannot_be_revisions_are_refused(stree, branchy_file):
         assert r.code == 2 and r.err.startswith("stree: error: invalid label name") and "hint:" in r.err, (name, r)
     assert path.read_bytes() == before
     assert stree("-s", path, "label", "v1.2/ok_name-3").code == 0
+
+
+# -- history of the leaf ----------------------------------------------------------
+
+
+def test_reflog_revisions_and_checkout_dash(stree, branchy_file):
+    path = branchy_file
+    assert stree("-s", path, "checkout", "00000011").code == 0
+    assert stree("-s", path, "checkout", "csv-attempt").code == 0
+    reflog = [json.loads(x) for x in stree("-s", path, "reflog", "--json").out.splitlines()]
+    for n, move in enumerate(reflog):
+        for rev in (f"@{{{n}}}", f"HEAD@{{{n}}}"):
+            assert stree("-s", path, "rev-parse", rev).out == f"{move['id']}\n", rev
+    assert stree("-s", path, "rev-parse", "@{1}~1").out == "00000010\n"  # suffixes apply
+    assert stree("-s", path, "rev-parse", "@{1}..@").out == "00000009\n^00000011\n"
+    r = stree("-s", path, "rev-parse", f"@{{{len(reflog)}}}")
+    assert r.code == 3 and "stree reflog" in r.err
+
+    r = stree("-s", path, "checkout", "-")
+    assert r.code == 0, r
+    assert stree("-s", path, "rev-parse").out == "00000011\n"
+    assert stree("-s", path, "checkout", "-").code == 0
+    assert stree("-s", path, "rev-parse").out == "00000009\n"
+    assert pi("inspect", path)["leafId"] == lines_of(path)[-1]["id"]
+
+
+def test_checkout_dash_without_moves(stree, tmp_path):
+    from builders import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("hello")
+    b.assistant("hi")
+    path = b.write(tmp_path / "flat.jsonl")
+    before = path.read_bytes()
+    r = stree("-s", path, "checkout", "-")
+    assert r.code == 3 and r.err.startswith("stree: error: checkout -:") and path.read_bytes() == before
+
+
+def test_completion_offers_reflog_revisions(stree, branchy_file):
+    assert stree("-s", branchy_file, "checkout", "00000011").code == 0
+    r = stree("__complete", "bash", "@", "--", "-s", str(branchy_file), "show", "@")
+    values = [line.split("\t")[1] for line in r.out.splitlines()[1:]]
+    assert "@" in values and "@{0}" in values and "@{1}" in values
+    r = stree("__complete", "bash", "HEAD@{", "--", "-s", str(branchy_file), "log", "HEAD@{")
+    values = [line.split("\t")[1] for line in r.out.splitlines()[1:]]
+    assert values[:2] == ["HEAD@{0}", "HEAD@{1}"]
+
+
+def test_bad_revision_syntax_exits_2_unknown_names_3(stree, branchy_file):
+    for rev in ("@~x", "~3", "@{x}", "a:b", "@@"):
+        r = stree("-s", branchy_file, "rev-parse", rev)
+        assert r.code == 2 and r.err.startswith("stree: error: bad revision syntax") and "hint:" in r.err, (rev, r)
+    r = stree("-s", branchy_file, "rev-parse", "nosuchlabel")
+    assert r.code == 3 and r.err.startswith("stree: error: unknown revision")

@@ -23,6 +23,8 @@ Examples:
   stree checkout bug-found --summarize --provider openai --model gpt-4o-mini
   stree checkout bug-found --summarize --provider extractive --label tried-csv
   stree checkout @~2 --dry-run       print the entries that would be appended
+  stree checkout -                   back to where the leaf was before the last move
+  stree checkout @{2}                where the leaf went two moves ago (see stree reflog)
 
 \b
 A user or custom message moves the leaf to its parent and prints the message's text
@@ -74,7 +76,11 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     if not dry_run:
         refuse_bundled(path)
     session, tree = env.load()
-    plan = Checkout(tree, Resolver(tree).resolve(revision), exact)
+    if revision == "-":  # as `git checkout -`: the position before the last move, exactly
+        target, exact = _previous(tree), True
+    else:
+        target = Resolver(tree).resolve(revision)
+    plan = Checkout(tree, target, exact)
     if plan.noop:
         click.echo("stree: already at this point; nothing written" +
                    (" (label it with 'stree label NAME REV')" if label else ""), err=True)
@@ -122,6 +128,19 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         click.echo(inert(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})", oneline=True)
                    + (f", summary {summary_entry['id']} stored" if summary_entry else ""), err=True)
     _print_text(plan.editor_text)
+
+
+def _previous(tree):
+    from ..navigate import leaf_moves
+
+    moves = leaf_moves(tree)
+    if not moves:
+        raise StreeError("checkout -: the leaf has not moved yet; there is no previous position", code=3,
+                         hint="'stree reflog' lists the leaf's moves")
+    if moves[0].old is None:
+        raise StreeError("checkout -: the leaf was at the empty leaf before the last move, which "
+                         "cannot be checked out", code=3)
+    return moves[0].old
 
 
 def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):
