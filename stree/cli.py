@@ -114,7 +114,24 @@ def warn_user(message):
     click.echo(f"stree: warning: {inert(message)}", err=True)
 
 
+class ReaderGone(Exception):
+    """stdout's reader went away (`stree log | head -1`), or stdout was closed: not an error.
+    (click itself would turn the BrokenPipeError into exit 1.)"""
+
+
 class LazyGroup(click.Group):
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:  # --help and --version print while the arguments are parsed
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            raise ReaderGone() from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise ReaderGone() from None
+
     def list_commands(self, ctx):
         return list(COMMANDS)
 
@@ -122,7 +139,7 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[name][0])
-        return module.command
+        return with_global_options(module.command)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
@@ -189,17 +206,69 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
       stree -s demo log -n 5            the last five entries of the bundled demo
       stree rev-parse @~2               the id two entries above the leaf
       stree log --json | jq -r .preview  entries as JSON Lines
+
+    Global options may come before or after the command: stree log -s demo.
     """
-    cwd = os.getcwd()
-    if chdir:
-        try:
-            os.chdir(chdir)
-        except OSError as e:
-            raise StreeError(f"-C {chdir}: {e.strerror}", code=2)
-        cwd = os.getcwd()
+    cwd = _chdir(chdir) if chdir else os.getcwd()
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     if os.environ.get("STREE_DEBUG_STATS"):
         ctx.call_on_close(lambda: _print_stats(ctx.obj))
+
+
+# the global options again on every command, hidden, so they may follow the subcommand as in
+# jj (`stree log -s demo`): each one given there updates the Env the group made
+GLOBAL_OPTIONS = (
+    (("-s", "--session", "session"), {"metavar": "PATH|ID"}),
+    (("--agent-dir", "agent_dir"), {"metavar": "DIR"}),
+    (("--session-dir", "session_dir"), {"metavar": "DIR"}),
+    (("-C", "chdir"), {"metavar": "DIR"}),
+    (("--color", "color"), {"type": click.Choice(["auto", "always", "never"])}),
+    (("--no-pager", "no_pager"), {"is_flag": True}),
+    (("--no-cache", "no_cache"), {"is_flag": True}),
+    (("--debug", "debug"), {"is_flag": True}),
+)
+
+
+def _apply_global(ctx, param, value):
+    from click.core import ParameterSource
+
+    if ctx.get_parameter_source(param.name) != ParameterSource.COMMANDLINE:
+        return
+    env = ctx.find_object(Env)
+    if env is None:
+        return
+    name = param.name
+    if name == "session":
+        env.session_arg = value
+    elif name == "chdir":
+        env.cwd = _chdir(value)
+    elif name == "no_pager":
+        env.pager = False
+    elif name in ("no_cache", "debug"):
+        setattr(env, name, True)
+    else:
+        setattr(env, name, value)
+
+
+def with_global_options(command):
+    """`command` (and the commands of a group command) also accepting the global options."""
+    if getattr(command, "stree_globals", False):
+        return command
+    for decls, attrs in GLOBAL_OPTIONS:
+        command.params.append(click.Option(decls, hidden=True, expose_value=False, callback=_apply_global,
+                                           is_eager=decls[0] == "-C", **attrs))
+    command.stree_globals = True
+    for sub in getattr(command, "commands", {}).values():
+        with_global_options(sub)
+    return command
+
+
+def _chdir(directory):
+    try:
+        os.chdir(directory)
+    except OSError as e:
+        raise StreeError(f"-C {directory}: {e.strerror}", code=2)
+    return os.getcwd()
 
 
 def _print_stats(env):
@@ -229,8 +298,12 @@ def run():
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
     try:
         main.main(prog_name="stree", standalone_mode=False)
+        sys.stdout.flush()  # here, not at exit: a reader gone is then not an error
     except click.exceptions.Exit as e:
+        _flush()
         sys.exit(e.exit_code)
+    except (ReaderGone, BrokenPipeError):
+        _reader_gone()
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
@@ -251,13 +324,6 @@ def run():
     except KeyboardInterrupt:
         click.echo("stree: interrupted", err=True)
         sys.exit(INTERRUPTED)
-    except BrokenPipeError:
-        # the reader went away (stree log | head): not an error
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        sys.exit(0)
     except OSError as e:  # an I/O error after the session was read (content, cache): still one line
         if debug:
             raise
@@ -277,3 +343,24 @@ def run():
             raise
         click.echo(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)", err=True)
         sys.exit(INTERNAL)
+
+
+def _flush():
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _reader_gone()
+    except OSError:
+        pass
+
+
+def _reader_gone():
+    """The reader of stdout went away (stree log | head -1), or stdout is closed: exit 0,
+    quietly, with nothing left to flush into the broken pipe at exit."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.close(fd)
+    except OSError:
+        pass
+    sys.exit(0)

@@ -155,3 +155,62 @@ def test_bad_revision_syntax_exits_2_unknown_names_3(stree, branchy_file):
         assert r.code == 2 and r.err.startswith("stree: error: bad revision syntax") and "hint:" in r.err, (rev, r)
     r = stree("-s", branchy_file, "rev-parse", "nosuchlabel")
     assert r.code == 3 and r.err.startswith("stree: error: unknown revision")
+
+
+# -- options and pipes -------------------------------------------------------------
+
+PIPED = (["log"], ["log", "--graph"], ["log", "--graph", "--no-cache"], ["log", "--json"], ["show"],
+         ["show", "--json"], ["rev-parse", "@"], ["label"], ["reflog"], ["context"], ["context", "--json"],
+         ["help", "log"], ["--help"], ["log", "--help"], ["completion", "bash"], ["name"], ["ls", "--all"],
+         ["merge-base", "@", "root"], ["summarize", "root..@", "--prompt"], ["--version"], ["cache", "list"],
+         ["checkout", "00000005"], ["fork", "--json"])
+
+
+def test_a_reader_that_goes_away_is_not_an_error(branchy_file, tmp_path):
+    """`stree CMD | head -1` on every command: exit 0 and nothing on stderr, also when stdout
+    is closed before stree starts (`stree log >&-`)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, STREE_PAGER="cat", PI_CODING_AGENT_DIR=str(tmp_path / "agent"))
+    for args in PIPED:
+        for closed_fd in (False, True):
+            cmd = [sys.executable, "-m", "stree", "-s", str(branchy_file), *args]
+            if closed_fd:
+                p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                   close_fds=True, preexec_fn=lambda: os.close(1))
+            else:
+                r, w = os.pipe()
+                os.close(r)  # the reader is gone before the first write
+                p = subprocess.run(cmd, stdout=w, stderr=subprocess.PIPE, env=env)
+                os.close(w)
+            err = p.stderr.decode()
+            # informational lines of writing commands are fine; errors and tracebacks are not
+            assert p.returncode == 0 and "error" not in err and "Traceback" not in err, (args, closed_fd, err)
+            if args[0] not in ("checkout", "fork", "ls"):
+                assert err == "", (args, err)
+    with open("/dev/full", "wb") as full:  # a full disk still is an error
+        p = subprocess.run([sys.executable, "-m", "stree", "-s", str(branchy_file), "log"], stdout=full,
+                           stderr=subprocess.PIPE, env=env)
+    assert p.returncode == 4 and p.stderr.startswith(b"stree: error:")
+
+
+def test_global_options_before_or_after_the_command(stree, branchy_file, tmp_path):
+    want = stree("-s", branchy_file, "--color", "never", "log", "-n", "3").out
+    assert want.count("\n") == 3
+    for args in (["log", "-n", "3", "-s", str(branchy_file), "--color", "never"],
+                 ["log", "--session", str(branchy_file), "-n", "3", "--no-pager", "--color=never"],
+                 ["--no-cache", "log", "-n", "3", "-s", str(branchy_file)]):
+        r = stree(*args)
+        assert r.code == 0 and r.out == want, (args, r)
+    r = stree("log", "-n", "1", "-C", str(branchy_file.parent), "-s", branchy_file.name, "--no-cache", "--debug")
+    assert r.code == 0 and r.out == want.splitlines(True)[0], r
+    r = stree("rev-parse", "-s", str(branchy_file), "--color", "always", "@")
+    assert r.out == "00000013\n"
+    # the kept-graph fast path reads them after `log` too, and prints the same bytes
+    first = stree("-s", str(branchy_file), "log", "--graph").out
+    r = stree("log", "--graph", "-s", str(branchy_file), env={"STREE_DEBUG_STATS": "1"})
+    assert r.out == first and "graph-cache" in r.err, r
+    r = stree("log", "--graph", "-s", str(branchy_file), "--no-cache", env={"STREE_DEBUG_STATS": "1"})
+    assert r.out == first and "graph-cache" not in r.err, r
