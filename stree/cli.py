@@ -135,6 +135,17 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return list(COMMANDS)
 
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            hint = (f"did you mean {' or '.join(repr(c) for c in close)}?\n" if close else "") + \
+                "'stree --help' lists the commands"
+            raise StreeError(f"unknown command '{name}'", code=2, hint=hint)
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
@@ -305,7 +316,7 @@ def run():
     except (ReaderGone, BrokenPipeError):
         _reader_gone()
     except click.ClickException as e:
-        e.show()
+        _click_error(e)
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
         click.echo("stree: interrupted", err=True)
@@ -319,7 +330,8 @@ def run():
 
         click.echo(f"stree: error: {inert(str(e))}", err=True)
         if e.hint:
-            click.echo(f"hint: {e.hint}", err=True)
+            for line in str(e.hint).split("\n"):
+                click.echo(f"hint: {line}", err=True)
         sys.exit(e.code)
     except KeyboardInterrupt:
         click.echo("stree: interrupted", err=True)
@@ -364,3 +376,25 @@ def _reader_gone():
     except OSError:
         pass
     sys.exit(0)
+
+
+def _click_error(e):
+    """click's usage errors in stree's one style: `stree: error: ...`, then `hint:` lines."""
+    from .output import inert
+
+    hints = []
+    if isinstance(e, click.exceptions.NoSuchOption):
+        message = f"unknown option '{e.option_name}'"
+        if e.possibilities:
+            hints.append(f"did you mean {' or '.join(sorted(e.possibilities))}?")
+    else:
+        message = e.format_message()
+        if message[:1].isupper() and message[1:2].islower():
+            message = message[0].lower() + message[1:]
+    ctx = getattr(e, "ctx", None)
+    if isinstance(e, click.UsageError) and ctx is not None:
+        hints.append(f"usage: {ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}".rstrip())
+        hints.append(f"see '{ctx.command_path} --help'")
+    click.echo(f"stree: error: {inert(message)}", err=True)
+    for hint in hints:
+        click.echo(f"hint: {inert(hint, oneline=True)}", err=True)

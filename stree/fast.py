@@ -68,7 +68,7 @@ def _kept_graph(argv):
     if not graphcache.applies():
         return False
     got = parse_log_graph(argv)
-    if got is None:
+    if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
         return False
     from .render import FILTERS
 

@@ -214,3 +214,50 @@ def test_global_options_before_or_after_the_command(stree, branchy_file, tmp_pat
     assert r.out == first and "graph-cache" in r.err, r
     r = stree("log", "--graph", "-s", str(branchy_file), "--no-cache", env={"STREE_DEBUG_STATS": "1"})
     assert r.out == first and "graph-cache" not in r.err, r
+
+
+# -- one error style ---------------------------------------------------------------
+
+
+def test_click_errors_in_stree_style_with_did_you_mean(stree, branchy_file):
+    cases = [(["lgo"], "unknown command 'lgo'", "did you mean 'log'?"),
+             (["-s", str(branchy_file), "log", "--grap"], "unknown option '--grap'", "did you mean --graph?"),
+             (["--colour", "never", "log"], "unknown option '--colour'", "did you mean --color?"),
+             (["-s", str(branchy_file), "log", "-n", "x"], "invalid value for '-n'", "see 'stree log --help'"),
+             (["checkout"], "missing argument 'REV'", "usage: stree checkout [OPTIONS] REV")]
+    for args, error, hint in cases:
+        r = stree(*args)
+        lines = r.err.splitlines()
+        assert r.code == 2 and r.out == "", (args, r)
+        assert lines[0].startswith("stree: error: ") and error in lines[0], (args, r.err)
+        assert all(line.startswith("hint: ") for line in lines[1:]) and f"hint: {hint}" in lines, (args, r.err)
+        assert "Usage:" not in r.err and "Error:" not in r.err
+
+
+def test_format_placeholders_and_braces(stree, branchy_file):
+    r = stree("-s", branchy_file, "log", "-n", "1", "--format", "{{id}} {id} }}{{")
+    assert r.code == 0 and r.out == "{id} 00000013 }{\n", r
+    for bad in ("{id", "id}", "{ id }", "{}", "{1}"):
+        r = stree("-s", branchy_file, "log", "--format", bad)
+        assert r.code == 2 and r.out == "" and r.err.startswith("stree: error: --format: malformed placeholder"), (bad, r)
+        assert "hint: " in r.err
+    r = stree("-s", branchy_file, "label", "--format", "{nope}")
+    assert r.code == 2 and "unknown field {nope}" in r.err
+
+
+def test_log_search_and_filter_on_the_path(stree, branchy_file):
+    def ids(*args):
+        r = stree("-s", branchy_file, "log", "--format", "{id}", *args)
+        return r.code, r.out.split()
+
+    assert ids("--search", "regex") == (0, ["00000010", "0000000b"])
+    assert ids("--search", "REGEX-based parser") == (0, ["0000000b"])  # every word, any case, as /tree
+    assert ids("--filter", "user-only") == (0, ["00000012", "0000000b", "00000001"])
+    assert ids("--filter", "user-only", "-n", "2") == (0, ["00000012", "0000000b"])  # -n counts shown rows
+    assert ids("--filter", "user-only", "--reverse") == (0, ["00000001", "0000000b", "00000012"])
+    code, out = ids("--search", "no such words anywhere")
+    assert code == 1 and out == []
+    r = stree("-s", branchy_file, "log", "--graph", "--search", "no such words anywhere")
+    assert r.code == 1 and r.out == ""
+    r = stree("-s", branchy_file, "log", "--graph", "--reverse")
+    assert r.code == 2 and r.err.startswith("stree: error: --graph and --reverse cannot be combined")

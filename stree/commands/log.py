@@ -1,6 +1,9 @@
+import sys
+
 import click
 
 from ..cli import output_options
+from ..errors import NEGATIVE, UsageError
 from ..fields import ENTRY_FIELDS, describe, entry_record
 from ..render import FILTERS
 
@@ -14,6 +17,8 @@ Examples:
   stree log main..@                  entries on @'s branch that are not on main's path
   stree log --graph --filter user-only
   stree log --graph --search "csv quote"
+  stree log --search pytest          entries on the path whose text holds "pytest"
+  stree log --filter user-only -n 3  the last three user messages on the path
   stree log --format '{{id}}\\t{{preview}}' | fzf
 
 \b
@@ -21,11 +26,13 @@ Fields for --json / --format:
 {describe(GRAPH_FIELDS)}""")
 @click.argument("revision", required=False, default="@", metavar="[REV|RANGE]")
 @click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does.")
-@click.option("--filter", "filter_", type=click.Choice(FILTERS), default="default", show_default=True,
-              help="Which entries the graph shows (pi's /tree filters).")
-@click.option("--search", metavar="WORDS", help="Graph only entries whose text holds every word (as /tree search).")
+@click.option("--filter", "filter_", type=click.Choice(FILTERS),
+              help="Which entries to show, as pi's /tree filters them (default: 'default' for --graph, "
+                   "'all' for the path).")
+@click.option("--search", metavar="WORDS",
+              help="Only entries whose text holds every word (as /tree search); none found: exit 1.")
 @click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries.")
-@click.option("--reverse", is_flag=True, help="Oldest first.")
+@click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
 @click.option("--no-ids", is_flag=True, help="Graph: leave out the id column (rows exactly as pi's).")
 @output_options(GRAPH_FIELDS)
 @click.pass_obj
@@ -40,7 +47,11 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     while the session file is unchanged (--no-cache draws it anew).
     """
     options = None
+    if as_graph and reverse:
+        raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
+                         hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
+        filter_ = filter_ or "default"
         from .. import graphcache
 
         if graphcache.applies(env.no_cache):
@@ -70,6 +81,9 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
             rows = rows[:max_count]
         if not rows:
             click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
+            if search is not None:
+                out.close()
+                sys.exit(NEGATIVE)  # as grep: nothing matched
         width = max((len(r.node.id) for r in rows), default=8)
         if out.machine:
             for row in rows:
@@ -96,6 +110,11 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         rows = resolver.rows_of(revision)[::-1]
         if max_count is not None:
             rows = rows[:max_count]
+    if filter_ not in (None, "all") or search:
+        rows = _filtered(tree, rows, kind, ends, max_count, filter_ or "all", search)
+        if not rows and search is not None:
+            click.echo("stree: no entry on this path matches", err=True)
+            sys.exit(NEGATIVE)
     if reverse:
         rows.reverse()
     from ..navigate import position
@@ -111,6 +130,19 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         human = None if out.machine else _log_line(out, tree, node, previewer)
         out.record(rec, human)
     out.close()
+
+
+def _filtered(tree, rows, kind, ends, max_count, filter_, search):
+    """The rows (newest first) that pass the filter and search; -n counts rows shown."""
+    from ..navigate import position
+    from ..render import shown
+
+    if kind == "single" and max_count is not None:  # -n was applied before filtering: take the whole path
+        rows = tree.path_rows(ends[0])[::-1]
+    tokens = [t for t in (search or "").lower().split() if t]
+    leaf = position(tree)
+    kept = [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
+    return kept[:max_count] if max_count is not None else kept
 
 
 def _graph_line(out, row, width, no_ids):
