@@ -26,6 +26,7 @@ SESSION_FIELDS = {
     "entries": "number of entries",
     "firstMessage": "text of the first user message",
     "parentSession": "path of the session this one was forked from, or null",
+    "current": "true for the session stree opens without -s (marked * by ls)",
 }
 
 MESSAGE_FIELDS = {

@@ -304,3 +304,107 @@ def test_make_install_into_a_fresh_home(tmp_path):
         assert lines[1] == f"{home}/.local/share/man/man1/stree.1"
     assert "completion: log" in lines and "completion: fix-verified" in lines, r.stdout
     assert (home / ".zfunc" / "_stree").is_file()
+
+
+# -- listing and time --------------------------------------------------------------
+
+
+def _sessions(tmp_path):
+    """Three sessions in a flat session dir with UUIDv7-like ids that share long prefixes."""
+    import os
+
+    from builders import SessionBuilder
+
+    directory = tmp_path / "sessions"
+    directory.mkdir()
+    made = {}
+    # (id, entry times start, message timestamps shift): pi sorts by message.timestamp
+    for n, (sid, start, shift) in enumerate((("019a0000-1111-7aaa-8aaa-aaaaaaaaaaaa", 1_795_000_000_000, 0),
+                                             ("019a0000-1112-7bbb-8bbb-bbbbbbbbbbbb", 1_795_500_000_000, -900_000_000),
+                                             ("019a0000-2222-7ccc-8ccc-cccccccccccc", 1_795_100_000_000, 0))):
+        b = SessionBuilder(id=sid, start_ms=start)
+        b.user(f"task {n}")
+        b.assistant(f"done {n}")
+        for entry in b.entries:
+            entry["message"]["timestamp"] += shift
+        path = b.write(directory / f"s{n}_{sid}.jsonl")
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+        made[sid] = path
+    return directory, made
+
+
+def test_ls_sorts_like_pi_abbreviates_and_marks_the_default(stree, tmp_path):
+    directory, made = _sessions(tmp_path)
+    recs = [json.loads(x) for x in stree("--session-dir", directory, "ls", "--json").out.splitlines()]
+    # entry times say 1112 is newest; its messages' own timestamps say it is the oldest
+    assert [r["id"][:13] for r in recs] == ["019a0000-2222", "019a0000-1111", "019a0000-1112"]
+    newest_file = made["019a0000-2222-7ccc-8ccc-cccccccccccc"]  # the highest mtime: what pi -c opens
+    assert [r["current"] for r in recs] == [r["path"] == str(newest_file) for r in recs]
+    assert sum(r["current"] for r in recs) == 1
+
+    r = stree("--session-dir", directory, "ls")
+    lines = r.out.splitlines()
+    shown = [line[2:].split()[0] for line in lines]
+    assert shown == ["019a0000-2", "019a0000-1111", "019a0000-1112"]
+    assert lines[0].startswith("* ") and all(line.startswith("  ") for line in lines[1:])
+    for abbrev, rec in zip(shown, recs):  # each abbreviation names its session
+        got = stree("--session-dir", directory, "-s", abbrev, "ls", "--json")  # -s resolves it
+        assert got.code == 0
+        assert stree("--session-dir", directory, "-s", abbrev, "log", "-n", "1", "--format", "{preview}").out \
+            == f"assistant: done {['019a0000-1111', '019a0000-1112', '019a0000-2222'].index(rec['id'][:13])}\n"
+    assert stree("--session-dir", directory, "-s", "019a0000", "log").code == 3  # 8 chars: ambiguous
+
+
+def test_dates_local_with_zone_and_git_styles(stree, tmp_path, branchy_file):
+    kolkata = {"TZ": "Asia/Kolkata"}
+    line = stree("-s", branchy_file, "log", "-n", "1", env=kolkata).out
+    assert "2026-11-18 16:36:59 +0530" in line  # 11:06:59Z in local time, with the zone
+    assert "2026-11-18 16:36:59 +0530" in stree("-s", branchy_file, "log", "-n", "1", "--date=iso", env=kolkata).out
+    assert "2026-11-18 11:06:59 +0000" in stree("-s", branchy_file, "log", "-n", "1", "--date=utc", env=kolkata).out
+    assert " 1795000019 " in stree("-s", branchy_file, "log", "-n", "1", "--date", "unix").out
+    assert " ago " in stree("-s", branchy_file, "log", "-n", "1", "--date", "relative").out
+    assert "Date:    2026-11-18 16:36:59 +0530" in stree("-s", branchy_file, "show", env=kolkata).out
+    directory, _ = _sessions(tmp_path)
+    out = stree("--session-dir", directory, "ls", "--date=unix").out
+    assert out.splitlines()[0].split()[2] == "1795100002"  # the last message's own timestamp
+    r = stree("-s", branchy_file, "log", "--date=rfc")
+    assert r.code == 2 and r.err.startswith("stree: error: invalid value for '--date'")
+    # machine output keeps pi's timestamps
+    assert json.loads(stree("-s", branchy_file, "log", "-n", "1", "--json", env=kolkata).out.splitlines()[0])[
+        "timestamp"] == "2026-11-18T11:06:59.000Z"
+
+
+def test_human_listings_fit_the_terminal(tmp_path, branchy_file):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from builders import SessionBuilder
+    from conftest import read_pty
+
+    b = SessionBuilder()
+    b.user("a very long first message " * 20)
+    b.assistant("an even longer answer " * 30)
+    b.label(b.leaf, "a-label")
+    path = b.write(tmp_path / "long.jsonl")
+    env = dict(os.environ, COLUMNS="60", LINES="50", TERM="xterm", STREE_PAGER="cat")
+    for args in (["-s", path, "log"], ["-s", path, "label"], ["--session-dir", tmp_path, "ls"],
+                 ["-s", branchy_file, "label"]):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "stree", "--color", "never", *map(str, args)],
+                                stdout=slave, stderr=subprocess.PIPE, env=env)
+        os.close(slave)
+        out = read_pty(master, proc).decode()
+        proc.wait()
+        lines = [line for line in out.replace("\r", "").split("\n") if line]
+        assert lines and proc.returncode == 0, (args, out)
+        assert all(len(line) <= 60 for line in lines), (args, lines)
+    # aligned columns: the ids of `label` start in one column
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "--color", "never", "-s", str(branchy_file), "label"],
+                            stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    lines = [line for line in read_pty(master, proc).decode().replace("\r", "").split("\n") if line]
+    proc.wait()
+    assert len({line.index("0000000") for line in lines}) == 1, lines

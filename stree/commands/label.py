@@ -61,7 +61,7 @@ def _list(env, json_mode, fmt, nul):
             pad = " " * (name_width - display_width(shown))
             segments = [("", preview)]
             if out.tty:  # one terminal line per label
-                segments = fit(segments, max(10, terminal_width() - name_width - id_width - 4))
+                segments = fit(segments, max(1, terminal_width() - name_width - id_width - 4))
             human = (f"{out.style('warning', shown)}{pad}  {out.style('id', target.ljust(id_width))}  "
                      f"{out.segments(segments)}")
         out.record(rec, human)

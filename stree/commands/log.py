@@ -3,6 +3,7 @@ import sys
 import click
 
 from ..cli import output_options
+from ..dates import date_option, show as show_date
 from ..errors import NEGATIVE, UsageError
 from ..fields import ENTRY_FIELDS, describe, entry_record
 from ..render import FILTERS
@@ -20,6 +21,7 @@ Examples:
   stree log --search pytest          entries on the path whose text holds "pytest"
   stree log --filter user-only -n 3  the last three user messages on the path
   stree log --format '{{id}}\\t{{preview}}' | fzf
+  stree log --date=relative -n 3     times as "3 hours ago" (also iso, unix, utc)
 
 \b
 Fields for --json / --format:
@@ -34,9 +36,10 @@ Fields for --json / --format:
 @click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries.")
 @click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
 @click.option("--no-ids", is_flag=True, help="Graph: leave out the id column (rows exactly as pi's).")
+@date_option
 @output_options(GRAPH_FIELDS)
 @click.pass_obj
-def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul):
+def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids, date_style, json_mode, fmt, nul):
     """Show the entries on the path to REV (default @), newest first.
 
     With a range A..B, the entries on B's path that are not on A's; with A...B,
@@ -127,7 +130,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     for row in rows:
         node = tree.node(row)
         rec = entry_record(tree, node, previewer, active=active is None or row in active)
-        human = None if out.machine else _log_line(out, tree, node, previewer)
+        human = None if out.machine else _log_line(out, tree, node, previewer, date_style)
         out.record(rec, human)
     out.close()
 
@@ -165,7 +168,7 @@ def _graph_line(out, row, width, no_ids):
     return text
 
 
-def _log_line(out, tree, node, previewer):
+def _log_line(out, tree, node, previewer, date_style="local"):
     from ..navigate import position
 
     decorations = []
@@ -176,12 +179,12 @@ def _log_line(out, tree, node, previewer):
         decorations.append(_inert(label))
     plain_deco = " (" + ", ".join(decorations) + ")" if decorations else ""
     deco = out.style("warning", plain_deco) if decorations else ""
-    when = (node.ts or "")[:19].replace("T", " ")
+    when = _inert(show_date(node.ts, date_style)) if node.ts else ""
     segments = previewer.segments(node)
     if out.tty:
         from ..output import fit, terminal_width
 
-        segments = fit(segments, max(10, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
+        segments = fit(segments, max(1, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
     return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(segments)}"
 
 
