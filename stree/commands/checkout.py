@@ -17,14 +17,14 @@ from .summarize import MODEL_FLAGS, model_options, resolve
 @click.command("checkout", epilog="""\b
 Examples:
   stree checkout @~4                 move the leaf four entries up
-  stree checkout :/"try the csv"     back to a user message: its text is printed to re-submit
+  stree checkout :/"Change of plan"  back to a user message: its text is printed to re-submit
   stree checkout start --summary notes.md --label csv-attempt
   stree checkout bug-found --summarize
   stree checkout bug-found --summarize --provider openai --model gpt-4o-mini
   stree checkout bug-found --summarize --provider extractive --label tried-csv
   stree checkout @~2 --dry-run       print the entries that would be appended
   stree checkout -                   back to where the leaf was before the last move
-  stree checkout @{2}                where the leaf went two moves ago (see stree reflog)
+  stree checkout @{1}                where the leaf went one move before the last (stree reflog)
 
 \b
 A user or custom message moves the leaf to its parent and prints the message's text

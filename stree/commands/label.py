@@ -12,7 +12,7 @@ from ..writer import append_entries
 @click.command("label", epilog=f"""\b
 Examples:
   stree label                        list labels: name, entry id, preview
-  stree label bug-found              label the leaf
+  stree label reviewed               label the leaf (@)
   stree label csv-attempt @~3        label an entry
   stree label -f bug-found @^        move an existing label
   stree label -d bug-found           clear a label (by name, or by the labelled REV)

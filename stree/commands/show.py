@@ -17,7 +17,7 @@ Examples:
   stree show                         the leaf in full
   stree show bug-found @^            two entries
   stree show --json @ | jq .message.usage
-  stree show --format '{{text}}' ':/traceback' > error.txt
+  stree show --format '{{text}}' ':/Found it' > found.txt
 
 \b
 With --json each entry is printed as it is in the file (migrated to v3).
