@@ -12,7 +12,7 @@ INTERNAL = 70
 
 EXIT_CODES = [
     (OK, "success"),
-    (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems)"),
+    (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems, a search found nothing)"),
     (USAGE, "usage error (bad option, bad revision syntax)"),
     (NOT_FOUND, "not found or ambiguous (revision, label, session)"),
     (BAD_FILE, "unreadable or invalid session file"),
