@@ -72,6 +72,10 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     given = [f"--{name.replace('_', '-')}" for name in MODEL_FLAGS if model_flags.get(name) is not None]
     if given and not summarize:
         raise UsageError(f"{', '.join(given)} only apply with --summarize")
+    if label and label.strip():
+        from .label import check_name
+
+        check_name(label.strip())
     path = env.session_path()
     if not dry_run:
         refuse_bundled(path)
