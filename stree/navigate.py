@@ -40,10 +40,11 @@ class Checkout:
 
     def __init__(self, tree, target, exact=False):
         node = tree.get(target)
-        while is_marker(node):  # a marker stands for the position it records (@ after a checkout)
+        while is_bookkeeping(node):  # a marker (or label, name) stands for the position it is at, as @
+            kind = "checkout marker" if is_marker(node) else f"{node.type} entry"
             node = tree.parent_of(node)
             if node is None:
-                raise StreeError(f"{target} is a checkout marker at the empty leaf; there is nothing "
+                raise StreeError(f"{target} is a {kind} at the empty leaf; there is nothing "
                                  "to check out", code=2)
             target = node.id
         entry = tree.load(node)
