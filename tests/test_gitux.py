@@ -149,6 +149,22 @@ def test_completion_offers_reflog_revisions(stree, branchy_file):
     assert values[:2] == ["HEAD@{0}", "HEAD@{1}"]
 
 
+def test_completion_reads_the_session_named_after_the_command(branchy_file):
+    """Global options after the subcommand also pick the session completion reads (bash, and
+    zsh where it is installed)."""
+    import shutil
+
+    from test_completion import bash_complete, zsh_complete
+
+    line = f"stree show -s {branchy_file} csv"
+    assert bash_complete(line.split(), line=line) == ["csv-attempt"]
+    line = f"stree log -s {branchy_file} @"
+    got = bash_complete(line.split(), line=line)
+    assert got == ["@", "@\\{0\\}"]  # the one move in this file: pi's navigation with a summary
+    if shutil.which("zsh"):
+        assert [v for v, _ in zsh_complete(f"stree show -s {branchy_file} csv")] == ["csv-attempt"]
+
+
 def test_bad_revision_syntax_exits_2_unknown_names_3(stree, branchy_file):
     for rev in ("@~x", "~3", "@{x}", "a:b", "@@"):
         r = stree("-s", branchy_file, "rev-parse", rev)
