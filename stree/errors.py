@@ -11,7 +11,7 @@ INTERRUPTED = 130
 INTERNAL = 70
 
 EXIT_CODES = [
-    (OK, "success"),
+    (OK, "success (also when the reader of stdout goes away: stree log | head -1)"),
     (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems, a search found nothing)"),
     (USAGE, "usage error (bad option, bad revision syntax)"),
     (NOT_FOUND, "not found or ambiguous (revision, label, session)"),
