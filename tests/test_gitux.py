@@ -271,6 +271,7 @@ def test_log_search_and_filter_on_the_path(stree, branchy_file):
     assert ids("--filter", "user-only") == (0, ["00000012", "0000000b", "00000001"])
     assert ids("--filter", "user-only", "-n", "2") == (0, ["00000012", "0000000b"])  # -n counts shown rows
     assert ids("--filter", "user-only", "--reverse") == (0, ["00000001", "0000000b", "00000012"])
+    assert ids("--filter", "user-only", "-n", "1", "start..@") == (0, ["00000012"])  # ranges too
     code, out = ids("--search", "no such words anywhere")
     assert code == 1 and out == []
     r = stree("-s", branchy_file, "log", "--graph", "--search", "no such words anywhere")

@@ -107,17 +107,18 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
 
     resolver = Resolver(tree)
     kind, *ends = resolver.resolve_range(revision)
-    if kind == "single" and max_count is not None:
+    filtering = filter_ not in (None, "all") or search
+    if kind == "single" and max_count is not None and not filtering:
         rows = tree.ancestor_rows(ends[0], max_count)  # only the entries shown
     else:
         rows = resolver.rows_of(revision)[::-1]
+        if filtering:  # before -n: -n counts the entries shown
+            rows = _filtered(tree, rows, filter_ or "all", search)
+            if not rows and search is not None:
+                click.echo("stree: no entry matches", err=True)
+                sys.exit(NEGATIVE)
         if max_count is not None:
             rows = rows[:max_count]
-    if filter_ not in (None, "all") or search:
-        rows = _filtered(tree, rows, kind, ends, max_count, filter_ or "all", search)
-        if not rows and search is not None:
-            click.echo("stree: no entry on this path matches", err=True)
-            sys.exit(NEGATIVE)
     if reverse:
         rows.reverse()
     from ..navigate import position
@@ -135,17 +136,14 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     out.close()
 
 
-def _filtered(tree, rows, kind, ends, max_count, filter_, search):
-    """The rows (newest first) that pass the filter and search; -n counts rows shown."""
+def _filtered(tree, rows, filter_, search):
+    """The rows that pass a /tree filter and every word of the search, in their order."""
     from ..navigate import position
     from ..render import shown
 
-    if kind == "single" and max_count is not None:  # -n was applied before filtering: take the whole path
-        rows = tree.path_rows(ends[0])[::-1]
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
-    kept = [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
-    return kept[:max_count] if max_count is not None else kept
+    return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
 
 
 def _graph_line(out, row, width, no_ids):
