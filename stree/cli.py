@@ -382,6 +382,9 @@ def _click_error(e):
     """click's usage errors in stree's one style: `stree: error: ...`, then `hint:` lines."""
     from .output import inert
 
+    if type(e).__name__ == "NoArgsIsHelpError":  # bare `stree`: the help, as click prints it
+        e.show()
+        return
     hints = []
     if isinstance(e, click.exceptions.NoSuchOption):
         message = f"unknown option '{e.option_name}'"
