@@ -339,7 +339,7 @@ def _sessions(tmp_path):
     for n, (sid, start, shift) in enumerate((("019a0000-1111-7aaa-8aaa-aaaaaaaaaaaa", 1_795_000_000_000, 0),
                                              ("019a0000-1112-7bbb-8bbb-bbbbbbbbbbbb", 1_795_500_000_000, -900_000_000),
                                              ("019a0000-2222-7ccc-8ccc-cccccccccccc", 1_795_100_000_000, 0))):
-        b = SessionBuilder(id=sid, start_ms=start)
+        b = SessionBuilder(id=sid, start_ms=start, cwd=str(directory))  # sessions of that directory
         b.user(f"task {n}")
         b.assistant(f"done {n}")
         for entry in b.entries:
@@ -352,24 +352,26 @@ def _sessions(tmp_path):
 
 def test_ls_sorts_like_pi_abbreviates_and_marks_the_default(stree, tmp_path):
     directory, made = _sessions(tmp_path)
-    recs = [json.loads(x) for x in stree("--session-dir", directory, "ls", "--json").out.splitlines()]
+
+    def here(*args):  # run in the sessions' project directory
+        return stree("-C", directory, "--session-dir", directory, *args)
+
+    recs = [json.loads(x) for x in here("ls", "--json").out.splitlines()]
     # entry times say 1112 is newest; its messages' own timestamps say it is the oldest
     assert [r["id"][:13] for r in recs] == ["019a0000-2222", "019a0000-1111", "019a0000-1112"]
     newest_file = made["019a0000-2222-7ccc-8ccc-cccccccccccc"]  # the highest mtime: what pi -c opens
     assert [r["current"] for r in recs] == [r["path"] == str(newest_file) for r in recs]
     assert sum(r["current"] for r in recs) == 1
 
-    r = stree("--session-dir", directory, "ls")
+    r = here("ls")
     lines = r.out.splitlines()
     shown = [line[2:].split()[0] for line in lines]
     assert shown == ["019a0000-2", "019a0000-1111", "019a0000-1112"]
     assert lines[0].startswith("* ") and all(line.startswith("  ") for line in lines[1:])
     for abbrev, rec in zip(shown, recs):  # each abbreviation names its session
-        got = stree("--session-dir", directory, "-s", abbrev, "ls", "--json")  # -s resolves it
-        assert got.code == 0
-        assert stree("--session-dir", directory, "-s", abbrev, "log", "-n", "1", "--format", "{preview}").out \
+        assert here("-s", abbrev, "log", "-n", "1", "--format", "{preview}").out \
             == f"assistant: done {['019a0000-1111', '019a0000-1112', '019a0000-2222'].index(rec['id'][:13])}\n"
-    assert stree("--session-dir", directory, "-s", "019a0000", "log").code == 3  # 8 chars: ambiguous
+    assert here("-s", "019a0000", "log").code == 3  # 8 chars: ambiguous
 
 
 def test_dates_local_with_zone_and_git_styles(stree, tmp_path, branchy_file):
@@ -382,7 +384,7 @@ def test_dates_local_with_zone_and_git_styles(stree, tmp_path, branchy_file):
     assert " ago " in stree("-s", branchy_file, "log", "-n", "1", "--date", "relative").out
     assert "Date:    2026-11-18 16:36:59 +0530" in stree("-s", branchy_file, "show", env=kolkata).out
     directory, _ = _sessions(tmp_path)
-    out = stree("--session-dir", directory, "ls", "--date=unix").out
+    out = stree("-C", directory, "--session-dir", directory, "ls", "--date=unix").out
     assert out.splitlines()[0].split()[2] == "1795100002"  # the last message's own timestamp
     r = stree("-s", branchy_file, "log", "--date=rfc")
     assert r.code == 2 and r.err.startswith("stree: error: invalid value for '--date'")
@@ -400,13 +402,13 @@ def test_human_listings_fit_the_terminal(tmp_path, branchy_file):
     from builders import SessionBuilder
     from conftest import read_pty
 
-    b = SessionBuilder()
+    b = SessionBuilder(cwd=str(tmp_path))
     b.user("a very long first message " * 20)
     b.assistant("an even longer answer " * 30)
     b.label(b.leaf, "a-label")
     path = b.write(tmp_path / "long.jsonl")
     env = dict(os.environ, COLUMNS="60", LINES="50", TERM="xterm", STREE_PAGER="cat")
-    for args in (["-s", path, "log"], ["-s", path, "label"], ["--session-dir", tmp_path, "ls"],
+    for args in (["-s", path, "log"], ["-s", path, "label"], ["-C", tmp_path, "--session-dir", tmp_path, "ls"],
                  ["-s", branchy_file, "label"]):
         master, slave = pty.openpty()
         proc = subprocess.Popen([sys.executable, "-m", "stree", "--color", "never", *map(str, args)],
