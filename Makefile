@@ -5,31 +5,41 @@ BIN    := $(VENV)/bin
 PI     := tests/pi/node_modules/@mariozechner/pi-coding-agent/package.json
 # Node 22 and pi 0.87.1 / 1.5.2 (tarballs pinned in tests/pi/pins.json), for the interop matrix
 PIS    := tests/pi/.installed-pins
-# where `make install` puts man pages, and `make install-completions` the scripts
+# where `make install` puts the command, the man pages and the completion scripts (no root needed)
 PREFIX ?= $(HOME)/.local
+BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
-BASH_COMPLETION_DIR ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/bash-completion/completions
+BASH_COMPLETION_DIR ?= $(or $(XDG_DATA_HOME),$(PREFIX)/share)/bash-completion/completions
 ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test soak install install-man install-completions man completions shell-tools clean bench
+.PHONY: run test soak install install-bin install-man install-completions man completions shell-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
 test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
 soak: $(VENV)/.installed-test $(PI) $(PIS)
 	$(BIN)/python -m pytest -q -s -m soak
 
+# zsh, groff and man for the completion and man page tests: installed when running as root
+# (CI); otherwise their tests are skipped, and this says which and why
 shell-tools:
-	@command -v zsh >/dev/null || $(APT_GET) install -y -q zsh \
-		|| ($(APT_GET) update -q && $(APT_GET) install -y -q zsh)
-	@(command -v groff >/dev/null && command -v man >/dev/null) || $(APT_GET) install -y -q groff-base man-db \
-		|| ($(APT_GET) update -q && $(APT_GET) install -y -q groff-base man-db)
+	@for need in zsh:zsh groff:groff-base man:man-db; do \
+		tool=$${need%%:*}; pkg=$${need#*:}; \
+		command -v $$tool >/dev/null && continue; \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			$(APT_GET) install -y -q $$pkg >/dev/null 2>&1 || \
+				($(APT_GET) update -q >/dev/null && $(APT_GET) install -y -q $$pkg >/dev/null) || \
+				echo "make: could not install $$pkg: the tests that need $$tool are skipped"; \
+		else \
+			echo "make: $$tool is not installed (and installing $$pkg needs root): the tests that need it are skipped"; \
+		fi; \
+	done
 
 # man/*.1 from the click definitions; completions/ from the scripts stree prints
 man: $(VENV)/.installed
@@ -68,7 +78,15 @@ $(PIS): tests/pi/pins.json tests/pi/install.py
 	$(PYTHON) tests/pi/install.py
 	@touch $@
 
-install: $(VENV)/.installed install-man
+# the command: a link to the checkout's .venv/bin/stree (keep the checkout), on $(BINDIR)
+install: $(VENV)/.installed install-bin install-man install-completions
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) \
+		echo "make: $(BINDIR) is not on your PATH; add it, e.g.: echo 'export PATH=\"$(BINDIR):\$$PATH\"' >> ~/.profile";; \
+	esac
+
+install-bin: $(VENV)/.installed
+	install -d $(DESTDIR)$(BINDIR)
+	ln -sf $(abspath $(BIN))/stree $(DESTDIR)$(BINDIR)/stree
 
 install-man:
 	install -d $(DESTDIR)$(MANDIR)/man1

@@ -117,15 +117,43 @@ def warn_user(message):
     click.echo(f"stree: warning: {inert(message)}", err=True)
 
 
+class ReaderGone(Exception):
+    """stdout's reader went away (`stree log | head -1`), or stdout was closed: not an error.
+    (click itself would turn the BrokenPipeError into exit 1.)"""
+
+
 class LazyGroup(click.Group):
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:  # --help and --version print while the arguments are parsed
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            raise ReaderGone() from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise ReaderGone() from None
+
     def list_commands(self, ctx):
         return list(COMMANDS)
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            hint = (f"did you mean {' or '.join(repr(c) for c in close)}?\n" if close else "") + \
+                "'stree --help' lists the commands"
+            raise StreeError(f"unknown command '{name}'", code=2, hint=hint)
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[name][0])
-        return module.command
+        return with_global_options(module.command)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
@@ -152,7 +180,8 @@ def _terminal_columns():
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
                       "terminal_width": _terminal_columns()},
     epilog=f"""\b
-Revisions: an id, an id prefix (4+ chars), a label, @ (the leaf, also HEAD), root,
+Revisions: an id, an id prefix (4+ chars), a label, @ (the leaf, also HEAD; seen through
+stree's checkout markers and label/name entries), root,
 :/text (newest entry containing text), REV~N, REV^, ranges A..B and A...B.
 See stree(1) for details; 'stree COMMAND --help' for each command.
 
@@ -192,19 +221,71 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
       stree -s demo log -n 5            the last five entries of the bundled demo
       stree rev-parse @~2               the id two entries above the leaf
       stree log --json | jq -r .preview  entries as JSON Lines
+
+    Global options may come before or after the command: stree log -s demo.
     """
-    cwd = os.getcwd()
-    if chdir:
-        try:
-            os.chdir(chdir)
-        except OSError as e:
-            raise StreeError(f"-C {chdir}: {e.strerror}", code=2)
-        cwd = os.getcwd()
+    cwd = _chdir(chdir) if chdir else os.getcwd()
     if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
         os.environ["STREE_NO_CACHE"] = "1"
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     if os.environ.get("STREE_DEBUG_STATS"):
         ctx.call_on_close(lambda: _print_stats(ctx.obj))
+
+
+# the global options again on every command, hidden, so they may follow the subcommand as in
+# jj (`stree log -s demo`): each one given there updates the Env the group made
+GLOBAL_OPTIONS = (
+    (("-s", "--session", "session"), {"metavar": "PATH|ID"}),
+    (("--agent-dir", "agent_dir"), {"metavar": "DIR"}),
+    (("--session-dir", "session_dir"), {"metavar": "DIR"}),
+    (("-C", "chdir"), {"metavar": "DIR"}),
+    (("--color", "color"), {"type": click.Choice(["auto", "always", "never"])}),
+    (("--no-pager", "no_pager"), {"is_flag": True}),
+    (("--no-cache", "no_cache"), {"is_flag": True}),
+    (("--debug", "debug"), {"is_flag": True}),
+)
+
+
+def _apply_global(ctx, param, value):
+    from click.core import ParameterSource
+
+    if ctx.get_parameter_source(param.name) != ParameterSource.COMMANDLINE:
+        return
+    env = ctx.find_object(Env)
+    if env is None:
+        return
+    name = param.name
+    if name == "session":
+        env.session_arg = value
+    elif name == "chdir":
+        env.cwd = _chdir(value)
+    elif name == "no_pager":
+        env.pager = False
+    elif name in ("no_cache", "debug"):
+        setattr(env, name, True)
+    else:
+        setattr(env, name, value)
+
+
+def with_global_options(command):
+    """`command` (and the commands of a group command) also accepting the global options."""
+    if getattr(command, "stree_globals", False):
+        return command
+    for decls, attrs in GLOBAL_OPTIONS:
+        command.params.append(click.Option(decls, hidden=True, expose_value=False, callback=_apply_global,
+                                           is_eager=decls[0] == "-C", **attrs))
+    command.stree_globals = True
+    for sub in getattr(command, "commands", {}).values():
+        with_global_options(sub)
+    return command
+
+
+def _chdir(directory):
+    try:
+        os.chdir(directory)
+    except OSError as e:
+        raise StreeError(f"-C {directory}: {e.strerror}", code=2)
+    return os.getcwd()
 
 
 def _print_stats(env):
@@ -234,10 +315,14 @@ def run():
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
     try:
         main.main(prog_name="stree", standalone_mode=False)
+        sys.stdout.flush()  # here, not at exit: a reader gone is then not an error
     except click.exceptions.Exit as e:
+        _flush()
         sys.exit(e.exit_code)
+    except (ReaderGone, BrokenPipeError):
+        _reader_gone()
     except click.ClickException as e:
-        e.show()
+        _click_error(e)
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
         click.echo("stree: interrupted", err=True)
@@ -251,18 +336,12 @@ def run():
 
         click.echo(f"stree: error: {inert(str(e))}", err=True)
         if e.hint:
-            click.echo(f"hint: {inert(str(e.hint))}", err=True)
+            for line in str(e.hint).split("\n"):
+                click.echo(f"hint: {inert(line)}", err=True)
         sys.exit(e.code)
     except KeyboardInterrupt:
         click.echo("stree: interrupted", err=True)
         sys.exit(INTERRUPTED)
-    except BrokenPipeError:
-        # the reader went away (stree log | head): not an error
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        sys.exit(0)
     except OSError as e:  # an I/O error after the session was read (content, cache): still one line
         if debug:
             raise
@@ -284,3 +363,49 @@ def run():
 
         click.echo(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"), err=True)
         sys.exit(INTERNAL)
+
+
+def _flush():
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _reader_gone()
+    except OSError:
+        pass
+
+
+def _reader_gone():
+    """The reader of stdout went away (stree log | head -1), or stdout is closed: exit 0,
+    quietly, with nothing left to flush into the broken pipe at exit."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.close(fd)
+    except OSError:
+        pass
+    sys.exit(0)
+
+
+def _click_error(e):
+    """click's usage errors in stree's one style: `stree: error: ...`, then `hint:` lines."""
+    from .output import inert
+
+    if type(e).__name__ == "NoArgsIsHelpError":  # bare `stree`: the help, as click prints it
+        e.show()
+        return
+    hints = []
+    if isinstance(e, click.exceptions.NoSuchOption):
+        message = f"unknown option '{e.option_name}'"
+        if e.possibilities:
+            hints.append(f"did you mean {' or '.join(sorted(e.possibilities))}?")
+    else:
+        message = e.format_message()
+        if message[:1].isupper() and message[1:2].islower():
+            message = message[0].lower() + message[1:]
+    ctx = getattr(e, "ctx", None)
+    if isinstance(e, click.UsageError) and ctx is not None:
+        hints.append(f"usage: {ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}".rstrip())
+        hints.append(f"see '{ctx.command_path} --help'")
+    click.echo(f"stree: error: {inert(message)}", err=True)
+    for hint in hints:
+        click.echo(f"hint: {inert(hint, oneline=True)}", err=True)

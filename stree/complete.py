@@ -182,19 +182,19 @@ def _takes_value(param):
 
 
 def _remember(line, command, param, value):
-    if command is _root() and param.name in SESSION_OPTIONS:
+    if param.name in SESSION_OPTIONS:  # before or after the subcommand (global options)
         line.values[param.name] = value
 
 
 def _subcommand(group, name):
-    from .cli import COMMANDS, main
+    from .cli import COMMANDS, main, with_global_options
 
     if group is main:
         if name not in COMMANDS:
             return None
         import importlib
 
-        return importlib.import_module(COMMANDS[name][0]).command
+        return with_global_options(importlib.import_module(COMMANDS[name][0]).command)
     ctx = click.Context(group, info_name=group.name)
     return group.get_command(ctx, name)
 
@@ -338,6 +338,16 @@ def _revisions(line, cur, labels_only=False):
     items += [("entry", lead + id, preview) for id, preview in entries]
     items += [("special", lead + value, desc) for value, desc in SPECIAL_REVISIONS
               if value.startswith(word) and not (lead and value == ":/")]
+    if word.startswith("@") or (word.startswith("H") and "HEAD@{".startswith(word[:6])):
+        from .revs import list_moves
+
+        head = "HEAD" if word.startswith("H") else ""
+        try:
+            moves = list_moves(_session_path(line))
+        except StreeError:
+            moves = []
+        items += [("reflog", f"{lead}{head}@{{{n}}}", f"{id}  {preview}") for n, id, preview in moves
+                  if f"{head}@{{{n}}}".startswith(word)]
     return items
 
 

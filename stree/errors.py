@@ -11,8 +11,8 @@ INTERRUPTED = 130
 INTERNAL = 70
 
 EXIT_CODES = [
-    (OK, "success"),
-    (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems)"),
+    (OK, "success (also when the reader of stdout goes away: stree log | head -1)"),
+    (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems, a search found nothing)"),
     (USAGE, "usage error (bad option, bad revision syntax)"),
     (NOT_FOUND, "not found or ambiguous (revision, label, session)"),
     (BAD_FILE, "unreadable or invalid session file"),

@@ -19,7 +19,7 @@ LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "
 
 
 def main():
-    if sys.stdout is None:  # started with stdout closed: what writes there fails with an I/O error
+    if sys.stdout is None:  # started with stdout closed: treated as a reader that went away
         sys.stdout = _ClosedOutput()
     if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
         sys.exit(0)
@@ -29,10 +29,12 @@ def main():
 
 
 def parse_log_graph(argv):
-    """{option: value} of `[global options] log --graph ...` in plain spellings, or None."""
+    """{option: value} of `[global options] log --graph ...` in plain spellings, or None.
+    Global options may also follow `log`, as click accepts them there."""
     got = {}
     i = 0
-    for values, flags, stop in ((GLOBAL_VALUES, GLOBAL_FLAGS, "log"), (LOG_VALUES, LOG_FLAGS, None)):
+    after = (dict(LOG_VALUES, **GLOBAL_VALUES), dict(LOG_FLAGS, **{flag: flag for flag in GLOBAL_FLAGS}), None)
+    for values, flags, stop in ((GLOBAL_VALUES, GLOBAL_FLAGS, "log"), after):  # global options also after log
         while i < len(argv) and argv[i] != stop:
             arg = argv[i]
             name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
@@ -66,7 +68,7 @@ def _kept_graph(argv):
     if not graphcache.applies():
         return False
     got = parse_log_graph(argv)
-    if got is None:
+    if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
         return False
     from .render import FILTERS
 
@@ -150,7 +152,7 @@ class _ClosedOutput:
     def write(self, text):
         import errno
 
-        raise OSError(errno.EBADF, "standard output is closed")
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")  # as a reader gone: exit 0
 
     def flush(self):
         pass

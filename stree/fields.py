@@ -9,7 +9,7 @@ ENTRY_FIELDS = {
     "label": "the label on this entry, or null",
     "preview": "one-line preview, as pi's /tree shows it",
     "line": "line number of the entry in the session file",
-    "leaf": "true for the current leaf (@)",
+    "leaf": "true for the current position (@, seen through stree's checkout markers)",
     "active": "true when the entry is on the path root -> @",
     "children": "number of child entries",
     "graph": "the graph drawing before the row (log --graph only)",
@@ -26,6 +26,7 @@ SESSION_FIELDS = {
     "entries": "number of entries",
     "firstMessage": "text of the first user message",
     "parentSession": "path of the session this one was forked from, or null",
+    "current": "true for the session stree opens without -s (marked * by ls)",
 }
 
 MESSAGE_FIELDS = {
@@ -49,6 +50,8 @@ REV_FIELDS = {
 
 
 def entry_record(tree, node, previewer, **extra):
+    from .navigate import position
+
     rec = {
         "id": node.id,
         "parentId": node.parent,
@@ -58,7 +61,7 @@ def entry_record(tree, node, previewer, **extra):
         "label": tree.labels.get(node.id),
         "preview": previewer.text(node),
         "line": node.line,
-        "leaf": node.id == tree.leaf,
+        "leaf": node.id == position(tree),
         "children": tree.child_count(node.id, node),
     }
     rec.update(extra)

@@ -15,10 +15,24 @@ def is_marker(node):
     return node is not None and node.type == "custom" and node.aux == CHECKOUT_MARKER
 
 
+# entries that record something about the tree without being a place in it: a label
+# or a name appended at the leaf does not move the user's position (git: a tag, a note)
+BOOKKEEPING = ("label", "session_info")
+
+
+def is_bookkeeping(node):
+    return node is not None and (node.type in BOOKKEEPING or is_marker(node))
+
+
 def position(tree):
-    """The leaf as a position: the last entry, looking through stree's checkout markers
-    (None = the empty leaf, before the first entry)."""
-    return _through_markers(tree, tree.get(tree.leaf) if tree.leaf is not None else None)
+    """The leaf as a position (`@`): the last entry, looking through stree's checkout
+    markers and the label / session_info entries appended after them (None = the empty
+    leaf, before the first entry)."""
+    try:
+        return tree.stree_position  # asked once per record by --json: computed once per tree
+    except AttributeError:
+        tree.stree_position = _through_markers(tree, tree.get(tree.leaf) if tree.leaf is not None else None)
+        return tree.stree_position
 
 
 class Checkout:
@@ -26,10 +40,11 @@ class Checkout:
 
     def __init__(self, tree, target, exact=False):
         node = tree.get(target)
-        while is_marker(node):  # a marker stands for the position it records (@ after a checkout)
+        while is_bookkeeping(node):  # a marker (or label, name) stands for the position it is at, as @
+            kind = "checkout marker" if is_marker(node) else f"{node.type} entry"
             node = tree.parent_of(node)
             if node is None:
-                raise StreeError(f"{target} is a checkout marker at the empty leaf; there is nothing "
+                raise StreeError(f"{target} is a {kind} at the empty leaf; there is nothing "
                                  "to check out", code=2)
             target = node.id
         entry = tree.load(node)
@@ -107,7 +122,8 @@ def leaf_moves(tree):
             moves.append(Move("checkout", node, data.get("from", before), data.get("to", node.parent), node.parent))
         elif node.type == "branch_summary":
             moves.append(Move("summary", node, before, node.parent, node.parent))
-        elif prev is not None and node.parent != before:
+        elif prev is not None and node.parent != prev.id and \
+                _through_markers(tree, tree.get(node.parent) if node.parent is not None else None) != before:
             moves.append(Move("jump", node, before, node.parent, node.parent))
         prev = node
     moves.reverse()
@@ -116,7 +132,7 @@ def leaf_moves(tree):
 
 def _through_markers(tree, node):
     seen = set()
-    while is_marker(node) and node.id not in seen:
+    while is_bookkeeping(node) and node.id not in seen:
         seen.add(node.id)
         node = tree.parent_of(node)
     return node.id if node is not None else None

@@ -90,28 +90,45 @@ def use_color(choice):
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
-_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 
 
 def compile_format(fmt, fields, exact=False):
     """Check a --format string against the documented fields; return a renderer.
+    {field} is a value, {{ and }} are braces, any other brace is an error (exit 2).
     Values are made inert and one-line, or printed `exact`ly (-z into a pipe)."""
-    for name in _FIELD.findall(fmt):
-        if name not in fields:
-            raise UsageError(f"--format: unknown field {{{name}}}; fields are: " + ", ".join(fields))
     fmt = fmt.replace("\\t", "\t").replace("\\n", "\n").replace("\\0", "\0")
+    parts = []  # literal text, and (field name,) tuples
+    pos = 0
+    for m in _TOKEN.finditer(fmt):
+        parts.append(fmt[pos:m.start()])
+        token = m.group(0)
+        if m.group(1) is not None:
+            if m.group(1) not in fields:
+                raise UsageError(f"--format: unknown field {{{m.group(1)}}}; fields are: " + ", ".join(fields))
+            parts.append((m.group(1),))
+        elif token in ("{{", "}}"):
+            parts.append(token[0])
+        else:
+            shown = fmt[max(0, m.start() - 10):m.start() + 10]
+            raise UsageError(f"--format: malformed placeholder at character {m.start() + 1} "
+                             f"(near {inert(shown, oneline=True)!r})",
+                             hint="placeholders are {field}; write {{ and }} for literal braces")
+        pos = m.end()
+    parts.append(fmt[pos:])
+    parts = [p for p in parts if p != ""]
+
+    def value(v):
+        if v is None:
+            return ""
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (dict, list)):
+            return to_json(v)
+        return str(v) if exact else inert(str(v), oneline=True)
 
     def render(record):
-        def sub(m):
-            v = record.get(m.group(1))
-            if v is None:
-                return ""
-            if isinstance(v, bool):
-                return "true" if v else "false"
-            if isinstance(v, (dict, list)):
-                return to_json(v)
-            return str(v) if exact else inert(str(v), oneline=True)
-        return _FIELD.sub(sub, fmt)
+        return "".join(p if p.__class__ is str else value(record.get(p[0])) for p in parts)
     return render
 
 
@@ -217,6 +234,11 @@ def fit(segments, width):
             used += w
         out.append((style, "".join(kept)))
     return out
+
+
+def display_width(text):
+    """Terminal columns `text` takes (wide characters count two)."""
+    return len(text) if text.isascii() else sum(_char_width(c) for c in text)
 
 
 def terminal_width():

@@ -147,3 +147,18 @@ def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, m
         else:
             out.append("   ")
     return "".join(out)
+
+
+def shown(tree, row, filter="default", tokens=(), leaf=None):
+    """Whether the entry at `row` passes a /tree filter and search (every token, lowercased),
+    as in the graph; for lists other than the graph (log without --graph)."""
+    from .preview import searchable_text
+
+    node = tree._nodes[row]
+    label = tree.labels.get(node.id)
+    if not _passes(node.type, node.role, node.hidden, node.id, filter, label, leaf):
+        return False
+    if tokens:
+        text = searchable_text(tree.load(node), label).lower()
+        return all(t in text for t in tokens)
+    return True

@@ -1,6 +1,7 @@
 """Revision syntax -> entry ids (one resolver for every command).
 
     <full id> | <id prefix, 4+ chars> | <label> | @ | HEAD | root | :/text
+    @{N} | HEAD@{N}            where the leaf was N moves ago (`stree reflog`)
     REV~N  REV~  REV^          ancestors
     A..B   A...B               ranges (an empty side means @)
 
@@ -14,6 +15,9 @@ from .preview import Previewer, entry_text
 
 MIN_PREFIX = 4
 _SUFFIX = re.compile(r"(~\d*|\^\d*)$")
+_REFLOG = re.compile(r"(?:HEAD)?@\{(-?\d+)\}")
+SYNTAX_HINT = ("revisions: ID, ID prefix, LABEL, @, HEAD, root, :/TEXT, @{N}, REV~N, REV^, A..B, A...B "
+               "(see 'stree help')")
 
 
 class Resolver:
@@ -21,6 +25,17 @@ class Resolver:
         self.tree = tree
         self._by_label = None
         self._previewer = None
+        self._at = _MISSING
+
+    @property
+    def at(self):
+        """`@`: the leaf as the user's position, seen through stree's checkout markers and
+        the label / name entries appended at it (the marker itself is reached by its id)."""
+        if self._at is _MISSING:
+            from .navigate import position
+
+            self._at = position(self.tree)
+        return self._at
 
     @property
     def previewer(self):
@@ -85,13 +100,17 @@ class Resolver:
     def _name(self, name, soft=False):
         tree = self.tree
         if name in ("@", "HEAD"):
-            if tree.leaf is None:
+            at = self.at
+            if at is None:
                 raise NotFound("@ is empty: the session has no entries yet" if not tree.nodes
                                else "@ is empty: the leaf is before the first entry")
-            return tree.leaf
+            return at
+        reflog = _REFLOG.fullmatch(name)
+        if reflog:
+            return self._reflog(name, int(reflog.group(1)))
         if name == "root":
-            if tree.leaf is not None:
-                return tree.path(tree.leaf)[0].id
+            if self.at is not None:
+                return tree.path(self.at)[0].id
             if tree.roots:
                 return tree.roots[0].id
             raise NotFound("root: the session has no entries")
@@ -104,8 +123,26 @@ class Resolver:
             return _MISSING
         return self._prefix(name)
 
+    def _reflog(self, name, n):
+        """@{N}: the position the leaf went to N moves ago, as `stree reflog` numbers them."""
+        from .navigate import leaf_moves
+
+        if n < 0:
+            raise UsageError(f"{name}: N counts moves back from 0 (the newest), it cannot be negative",
+                             hint="'stree checkout -' goes back to where the leaf was before the last move")
+        moves = leaf_moves(self.tree)
+        if n >= len(moves):
+            raise NotFound(f"{name}: the leaf has moved only {len(moves)} time(s)",
+                           hint="'stree reflog' lists the moves")
+        position = moves[n].position
+        if position is None:
+            raise NotFound(f"{name}: the leaf was at the empty leaf, before the first entry")
+        return position
+
     def _prefix(self, name):
         if not re.fullmatch(r"[0-9A-Za-z-]+", name):
+            if not name or any(c in name for c in "~^:{}@") or name.startswith("-"):
+                raise UsageError(f"bad revision syntax '{name}'", hint=SYNTAX_HINT)
             raise NotFound(f"unknown revision '{name}': no such id or label",
                            hint="'stree label' lists labels; 'stree log' shows ids")
         if len(name) < MIN_PREFIX:
@@ -253,5 +290,32 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
         if cached:
             index.save(session)
         return result
+    finally:
+        session.close()
+
+
+def list_moves(path, limit=10):
+    """The leaf's last moves as `@{N}` revisions, for completion: [(N, position, preview)]."""
+    from . import index
+    from .navigate import leaf_moves
+    from .tree import Tree
+
+    cached = index.enabled()
+    if cached:
+        session, _ = index.load(str(path), defer=True)
+    else:
+        from .session import parse
+
+        session = parse(str(path))
+    try:
+        tree = Tree(session.nodes, session.load, session.previews)
+        previewer = Previewer(tree)
+        out = []
+        for n, move in enumerate(leaf_moves(tree)[:limit]):
+            if move.position is not None:
+                out.append((n, move.position, previewer.text(tree.get(move.position))))
+        if cached:
+            index.save(session)
+        return out
     finally:
         session.close()

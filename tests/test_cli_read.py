@@ -9,7 +9,8 @@ def test_log_newest_first_with_decorations(stree, branchy_file):
     r = stree("-s", branchy_file, "log")
     assert r.code == 0, r
     lines = r.out.splitlines()
-    assert lines[0].startswith("00000015 (@)") and "[title: fix quoting]" in lines[0]
+    # @ is the last entry before the label and name entries appended at it (pi hides those too)
+    assert lines[0].startswith("00000013 (@)") and "Added tests/test_newlines.py" in lines[0]
     assert lines[-1].startswith("00000001 (start)") and "user: Fix the CSV quoting bug" in lines[-1]
     assert r.err == ""
 
@@ -17,17 +18,17 @@ def test_log_newest_first_with_decorations(stree, branchy_file):
 def test_log_json_fields_and_limits(stree, branchy_file):
     r = stree("-s", branchy_file, "log", "--json", "-n", "3", "--reverse")
     recs = [json.loads(line) for line in r.out.splitlines()]
-    assert [x["id"] for x in recs] == ["00000013", "00000014", "00000015"]
+    assert [x["id"] for x in recs] == ["00000011", "00000012", "00000013"]
     assert set(recs[0]) >= {"id", "parentId", "type", "role", "timestamp", "label", "preview", "line",
                             "leaf", "active", "children"}
-    assert recs[-1]["leaf"] is True and recs[0]["preview"] == "assistant: Added tests/test_newlines.py"
+    assert recs[-1]["leaf"] is True and recs[-1]["preview"] == "assistant: Added tests/test_newlines.py"
 
 
 def test_log_range_and_format_and_nul(stree, branchy_file):
     r = stree("-s", branchy_file, "log", "csv-attempt..@", "--format", "{id}\\t{type}", "-z")
     records = r.raw.split(b"\0")
     assert records[-1] == b""
-    assert records[0] == b"00000015\tsession_info"
+    assert records[0] == b"00000013\tmessage"
     assert b"00000009" not in r.raw and b"00000001" not in r.raw
     bad = stree("-s", branchy_file, "log", "--format", "{nope}")
     assert bad.code == 2 and "unknown field {nope}" in bad.err
@@ -65,13 +66,13 @@ def test_show_and_show_json(stree, branchy_file):
     r = stree("-s", branchy_file, "show", "start")
     assert r.code == 0
     assert "entry 00000001 (start)" in r.out and "Fix the CSV quoting bug in parser.py" in r.out
-    raw = json.loads(stree("-s", branchy_file, "show", "--json", "@~1").out)
+    raw = json.loads(stree("-s", branchy_file, "show", "--json", "00000014").out)  # a label entry, by id
     assert raw["type"] == "label" and raw["targetId"] == "00000009"
 
 
 def test_rev_parse_and_merge_base(stree, branchy_file):
     r = stree("-s", branchy_file, "rev-parse", "@", "root", "csv-attempt~2", "start..@")
-    assert r.out.split() == ["00000015", "00000001", "00000007", "00000015", "^00000001"]
+    assert r.out.split() == ["00000013", "00000001", "00000007", "00000013", "^00000001"]
     assert stree("-s", branchy_file, "merge-base", "csv-attempt", "@").out.strip() == "00000003"
     assert stree("-s", branchy_file, "merge-base", "--is-ancestor", "start", "@").code == 0
     no = stree("-s", branchy_file, "merge-base", "--is-ancestor", "csv-attempt", "@")
@@ -172,7 +173,7 @@ def test_hostile_text_prints_inert(stree, tmp_path):
     b.user("evil \x1b]0;pwned\x07 \x1b[2J [bold red]markup[/] \u202eoverride \x9b31m end")
     b.label(b.leaf, "\x1b[31mlbl")
     p = b.write(tmp_path / "evil.jsonl")
-    for args in (["log"], ["log", "--graph"], ["show", "@^"], ["context"], ["log", "--format", "{preview}"],
+    for args in (["log"], ["log", "--graph"], ["show", "@"], ["context"], ["log", "--format", "{preview}"],
                  ["label-free-check"]):
         if args == ["label-free-check"]:
             continue
@@ -183,7 +184,7 @@ def test_hostile_text_prints_inert(stree, tmp_path):
             text = text.replace(f"\x1b[{code}m", "")  # stree's own colours
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "\x9b" not in text, args
         assert "[bold red]markup[/]" in r.out
-        assert "\\x1b]0;pwned\\x07" in r.out or args == ["show", "@^"] and "pwned" in r.out
+        assert "\\x1b]0;pwned\\x07" in r.out or args == ["show", "@"] and "pwned" in r.out
     j = stree("-s", p, "log", "--json").out
     assert "\x1b" not in j and "\u202e" not in j and "\\u001b" in j
 

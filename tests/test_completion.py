@@ -47,7 +47,8 @@ def zsh_complete(line, cwd=None, env=None, source=SCRIPTS):
     """What zsh's completion system lists after typing `line` and TAB, in order:
     [(value, description or None)]. `source`: a directory for $fpath, or a script to source."""
     if shutil.which("zsh") is None:
-        pytest.fail("zsh is not installed: `make test` installs it (apt-get install zsh)")
+        # `make test` installs it when run as root (CI) and otherwise says what is skipped
+        pytest.skip("zsh is not installed (apt-get install zsh)")
     proc = subprocess.run(["zsh", "-f", str(CAPTURE), str(source), line], capture_output=True, text=True,
                           cwd=cwd, env=shell_env(env), timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -59,11 +59,17 @@ def is_marker(e):
     return e is not None and e["type"] == "custom" and e.get("customType") == MARKER
 
 
+def is_bookkeeping(e):
+    """stree's markers, and the label and name entries appended at a position: @ looks through them."""
+    return is_marker(e) or (e is not None and e["type"] in ("label", "session_info"))
+
+
 def position(m, id="leaf"):
-    """The leaf (or `id`) looking through stree's checkout markers (None: the empty leaf)."""
+    """The leaf (or `id`) looking through stree's checkout markers, labels and names (None: the
+    empty leaf): what `@` names."""
     id = m.leaf if id == "leaf" else id
     e = m.get(id) if id is not None else None
-    while is_marker(e):
+    while is_bookkeeping(e):
         e = m.parent(e)
     return e["id"] if e is not None else None
 
@@ -71,7 +77,7 @@ def position(m, id="leaf"):
 def expected_checkout(m, target, exact):
     """(target after markers, new leaf, editor text or None) for `checkout target`."""
     e = m.get(target)
-    while is_marker(e):
+    while is_bookkeeping(e):
         e = m.parent(e)
         if e is None:
             return None
@@ -84,7 +90,8 @@ def expected_checkout(m, target, exact):
 
 def revision_for(m, rng, target):
     """Some spelling of `target` that stree's revision syntax resolves to it."""
-    leaf_path = m.path_ids(m.leaf)
+    at = position(m)
+    leaf_path = m.path_ids(at) if at is not None else []
     choices = [target]
     if target in leaf_path:
         n = len(leaf_path) - 1 - leaf_path.index(target)
@@ -152,7 +159,7 @@ def step(run, path, m, rng, n, tmp, forks):
         code, out, err = run("-s", path, "summarize", "--to", target, "--provider", "extractive")
         expected = expected_checkout(m, target, exact=True)  # --to: what checkout would abandon
         if expected is None:  # a marker at the empty leaf: no such checkout
-            assert code == 2 and "marker" in err, (code, err)
+            assert code == 2 and "at the empty leaf" in err, (code, err)
         else:
             left_behind, _ = m.abandoned(position(m), expected[0])
             assert (code, bool(out.strip())) == ((0, True) if left_behind else (1, False)), (code, err)
@@ -235,8 +242,8 @@ def checkout(run, path, m, rng, n, before, ids):
         assert len(new) == 1
     m.entries.extend(new)
     m.ids.update(e["id"] for e in new)
-    # pi resumes at the new leaf (a lone marker stands for it), or at the summary / label entry
-    assert position(m) == (position(m, new_leaf) if len(new) == 1 and is_marker(first) else new[-1]["id"])
+    # @ is the new leaf (the marker and a label after it are looked through), or the summary
+    assert position(m) == (position(m, new_leaf) if is_marker(first) else first["id"])
     assert m.context(m.leaf)["messages"][:len(m.context(new_leaf)["messages"])] == m.context(new_leaf)["messages"]
 
 

@@ -26,19 +26,21 @@ def lines_of(path):
 @each_version
 def test_label_set_list_clear_like_pi(stree, branchy_file, pi_version):
     path = branchy_file
-    leaf = lines_of(path)[-1]["id"]
+    last = lines_of(path)[-1]["id"]  # the session_info entry of the name: bookkeeping, not a position
+    leaf = "00000013"  # @: the entry before the label and name entries appended at it
+    assert stree("-s", path, "rev-parse", "@").out == f"{leaf}\n"
     r = stree("-s", path, "label", "bug-found")
     assert r.code == 0, r
     entry = lines_of(path)[-1]
     assert list(entry) == ["type", "id", "parentId", "timestamp", "targetId", "label"]
-    assert entry["parentId"] == leaf and entry["targetId"] == leaf and ISO.match(entry["timestamp"])
+    assert entry["parentId"] == last and entry["targetId"] == leaf and ISO.match(entry["timestamp"])
     assert stree("-s", path, "label", "  retry  ", "00000006").code == 0
     listed = [json.loads(x) for x in stree("-s", path, "label", "--json").out.splitlines()]
     assert [(x["label"], x["id"]) for x in listed] == [
         ("bug-found", leaf), ("csv-attempt", "00000009"), ("retry", "00000006"), ("start", "00000001")]
     assert listed[2]["preview"] == "user: Try the csv module"
     human = stree("-s", path, "label").out.splitlines()
-    assert human[2] == "retry  00000006  user: Try the csv module"
+    assert human[2] == "retry        00000006  user: Try the csv module"  # names aligned
 
     assert stree("-s", path, "label", "-d", "retry").code == 0  # by name
     assert stree("-s", path, "label", "-d", "00000001").code == 0  # by revision
@@ -219,12 +221,12 @@ def test_reflog_lists_checkouts_summaries_and_pi_jumps(stree, branchy_file, tmp_
     recs = [json.loads(x) for x in stree("-s", path, "reflog", "--json").out.splitlines()]
     assert [(r["kind"], r["from"], r["to"], r["id"]) for r in recs] == [
         ("summary", "00000009", "00000005", "00000005"),  # a user message: the leaf went to its parent
-        ("checkout", "00000015", "00000009", "00000009"),
+        ("checkout", "00000013", "00000009", "00000009"),  # from @, not the name entry after it
         ("summary", "00000009", "00000003", "00000003"),  # pi's own navigation in the builder
     ]
     human = stree("-s", path, "reflog", "-n", "2").out.splitlines()
     assert human == ["00000005 @{0}: checkout with summary: moving from 00000009 to 00000005",
-                     "00000009 @{1}: checkout: moving from 00000015 to 00000009"]
+                     "00000009 @{1}: checkout: moving from 00000013 to 00000009"]
     assert stree("-s", path, "reflog", "--format", "{from}", "-n", "1", "-z").raw == b"00000009\0"
 
 
@@ -252,9 +254,9 @@ def test_torn_last_line_is_left_alone_and_the_append_starts_fresh(stree, branchy
     data = branchy_file.read_bytes()
     assert data.startswith(before) and data[len(before):len(before) + 1] == b"\n"
     new = json.loads(data[len(before) + 1:])
-    assert new["parentId"] == "00000015" and new["targetId"] == "00000015"
+    assert new["parentId"] == "00000015" and new["targetId"] == "00000013"  # @, under the name entry
     seen = pi("inspect", branchy_file, version=pi_version)
-    assert seen["leafId"] == new["id"] and seen["labels"]["00000015"] == "after-crash"
+    assert seen["leafId"] == new["id"] and seen["labels"]["00000013"] == "after-crash"
 
 
 @pytest.mark.parametrize("command", [["fork", "-o", "{dir}/out.jsonl"], ["fork"], ["migrate"]])

@@ -30,7 +30,11 @@ REVISIONS = [
     ("PREFIX", "A unique prefix of an entry id, 4 characters or more (case-insensitive)."),
     ("LABEL", "The entry a label names (set in pi with /label, or with stree label). "
               "A name is tried as an exact id first, then as a label, then as an id prefix."),
-    ("@, HEAD", "The leaf: the entry the session continues from (the last entry appended)."),
+    ("@, HEAD", "The leaf: the entry the session continues from, the current position. stree's own "
+                "checkout markers, and label and name entries appended after it, are looked through: "
+                "after 'stree checkout X', @ is X (the marker is still reached by its id)."),
+    ("@{N}, HEAD@{N}", "Where the leaf went N moves ago, as 'stree reflog' numbers the moves "
+                       "(@{0} is the newest). 'stree checkout -' goes back to before the last move."),
     ("root", "The first entry on the path to @."),
     (":/TEXT", "The newest entry whose text (message text, summary, label, tool call) contains TEXT."),
     ("REV~N, REV~", "The Nth ancestor of REV (the parent for ~ alone). Entries have one parent."),

@@ -17,12 +17,14 @@ from .summarize import MODEL_FLAGS, model_options, resolve
 @click.command("checkout", epilog="""\b
 Examples:
   stree checkout @~4                 move the leaf four entries up
-  stree checkout :/"try the csv"     back to a user message: its text is printed to re-submit
+  stree checkout :/"Change of plan"  back to a user message: its text is printed to re-submit
   stree checkout start --summary notes.md --label csv-attempt
   stree checkout bug-found --summarize
   stree checkout bug-found --summarize --provider openai --model gpt-4o-mini
   stree checkout bug-found --summarize --provider extractive --label tried-csv
   stree checkout @~2 --dry-run       print the entries that would be appended
+  stree checkout -                   back to where the leaf was before the last move
+  stree checkout @{1}                where the leaf went one move before the last (stree reflog)
 
 \b
 A user or custom message moves the leaf to its parent and prints the message's text
@@ -72,11 +74,19 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     given = [f"--{name.replace('_', '-')}" for name in MODEL_FLAGS if model_flags.get(name) is not None]
     if given and not summarize:
         raise UsageError(f"{', '.join(given)} only apply with --summarize")
+    if label and label.strip():
+        from .label import check_name
+
+        check_name(label.strip())
     path = env.session_path()
     if not dry_run:
         refuse_bundled(path)
     session, tree = env.load()
-    plan = Checkout(tree, Resolver(tree).resolve(revision), exact)
+    if revision == "-":  # as `git checkout -`: the position before the last move, exactly
+        target, exact = _previous(tree), True
+    else:
+        target = Resolver(tree).resolve(revision)
+    plan = Checkout(tree, target, exact)
     if plan.noop:
         click.echo("stree: already at this point; nothing written" +
                    (" (label it with 'stree label NAME REV')" if label else ""), err=True)
@@ -124,6 +134,19 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         click.echo(inert(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})", oneline=True)
                    + (f", summary {summary_entry['id']} stored" if summary_entry else ""), err=True)
     _print_text(plan.editor_text)
+
+
+def _previous(tree):
+    from ..navigate import leaf_moves
+
+    moves = leaf_moves(tree)
+    if not moves:
+        raise StreeError("checkout -: the leaf has not moved yet; there is no previous position", code=3,
+                         hint="'stree reflog' lists the leaf's moves")
+    if moves[0].old is None:
+        raise StreeError("checkout -: the leaf was at the empty leaf before the last move, which "
+                         "cannot be checked out", code=3)
+    return moves[0].old
 
 
 def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):

@@ -14,7 +14,7 @@ from ..writer import NEW_FILE_MODE, forked, session_file_name, session_header, w
 @click.command("fork", epilog="""\b
 Examples:
   stree fork                         a new session with the path root -> @ (pi /clone)
-  stree fork --before :/"add tests"  fork before a user message, print its text (pi /fork)
+  stree fork --before :/"Change of"  fork before a user message, print its text (pi /fork)
   stree fork --full -o copy.jsonl    copy every entry (pi --fork)
   stree fork bug-found --cwd ~/src/other   file the new session under another project
   pi --session "$(stree fork @~4)"   continue in pi from an earlier point

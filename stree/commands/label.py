@@ -3,7 +3,7 @@ import click
 from ..cli import output_options, warn_user
 from ..errors import CONFLICT, NotFound, StreeError, UsageError
 from ..fields import LABEL_FIELDS, describe
-from ..output import inert
+from ..output import display_width, fit, inert, terminal_width
 from ..preview import Previewer
 from ..revs import Resolver
 from ..writer import append_entries
@@ -12,13 +12,17 @@ from ..writer import append_entries
 @click.command("label", epilog=f"""\b
 Examples:
   stree label                        list labels: name, entry id, preview
-  stree label bug-found              label the leaf
+  stree label reviewed               label the leaf (@)
   stree label csv-attempt @~3        label an entry
   stree label -f bug-found @^        move an existing label
   stree label -d bug-found           clear a label (by name, or by the labelled REV)
 
 \b
-Like pi, a label entry is appended as a child of the leaf, and a blank NAME clears.
+Like pi, an entry has at most one label: setting another replaces it (stderr says
+which). A label entry is appended as a child of the leaf, and a blank NAME clears;
+when nothing changes (the same label again, clearing where there is none) nothing
+is written. NAME must be usable as a revision: not @, HEAD or root, and without
+whitespace, ~ ^ : .. @{{ or a leading -.
 Fields for --json / --format:
 {describe(LABEL_FIELDS)}""")
 @click.argument("name", required=False)
@@ -32,38 +36,82 @@ def command(env, name, revision, delete, force, json_mode, fmt, nul):
     if delete is not None:
         if name is not None:
             raise UsageError("-d takes one NAME or REV, nothing else")
-        return _write(env, lambda tree: _clear(tree, delete))
+        return _write(env, lambda tree, notes: _clear(tree, delete))
     if name is None:
         return _list(env, json_mode, fmt, nul)
-    return _write(env, lambda tree: _set(tree, name, revision or "@", force))
+    if name.strip():
+        check_name(name.strip())
+    return _write(env, lambda tree, notes: _set(tree, name, revision or "@", force, notes))
 
 
 def _list(env, json_mode, fmt, nul):
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, LABEL_FIELDS)
     previewer = Previewer(tree)
-    for target, label in sorted(tree.labels.items(), key=lambda item: item[1]):
+    labels = sorted(tree.labels.items(), key=lambda item: item[1])
+    name_width = max((display_width(inert(label, oneline=True)) for _, label in labels), default=0)
+    id_width = max((len(target) for target, _ in labels), default=0)
+    for target, label in labels:
         node = tree.get(target)
         preview = previewer.text(node) if node is not None else "(missing entry)"
         rec = {"label": label, "id": target, "timestamp": tree.label_timestamps.get(target), "preview": preview}
         human = None
         if not out.machine:
-            human = f"{out.segments([('warning', label)])}  {out.style('id', target)}  {out.segments([('', preview)])}"
+            shown = inert(label, oneline=True)
+            pad = " " * (name_width - display_width(shown))
+            segments = [("", preview)]
+            if out.tty:  # one terminal line per label
+                segments = fit(segments, max(1, terminal_width() - name_width - id_width - 4))
+            human = (f"{out.style('warning', shown)}{pad}  {out.style('id', target.ljust(id_width))}  "
+                     f"{out.segments(segments)}")
         out.record(rec, human)
     out.close()
 
 
-def _set(tree, name, revision, force):
+RESERVED = ("@", "HEAD", "root")
+_BAD_PARTS = ("~", "^", ":", "..", "@{", "\\", "?", "*", "[")
+
+
+def check_name(name):
+    """Refuse a label name that could never be used as a revision (as git check-ref-format)."""
+    why = None
+    if name in RESERVED:
+        why = f"'{name}' is a revision name of its own"
+    elif name.startswith("-"):
+        why = "it starts with '-' (it would read as an option)"
+    elif any(c.isspace() for c in name):
+        why = "it contains whitespace"
+    elif not name.isprintable():
+        why = "it contains control characters"
+    else:
+        bad = [part for part in _BAD_PARTS if part in name]
+        if bad:
+            why = f"it contains '{bad[0]}', which is revision syntax"
+    if why:
+        raise UsageError(f"invalid label name '{inert(name, oneline=True)}': {why}",
+                         hint="use letters, digits and - _ / . (e.g. csv-attempt)")
+
+
+def _set(tree, name, revision, force, notes):
     """[(target, label)] to write: NAME on REV (and off its old entry, with --force)."""
     target = Resolver(tree).resolve(revision)
+    old = tree.labels.get(target)
     if not name.strip():
+        if old is None:
+            notes.append(f"{target} has no label; nothing written")
+            return []
         return [(target, None)]
     name = name.strip()
     elsewhere = [t for t, label in tree.labels.items() if label == name and t != target]
     if elsewhere and not force:
         raise StreeError(f"label '{name}' already exists (on {elsewhere[-1]})", code=CONFLICT,
                          hint=f"move it with 'stree label -f {name} {revision}'")
-    return [(t, None) for t in elsewhere] + [(target, name)]
+    if old == name and not elsewhere:
+        notes.append(f"{target} is already labelled '{name}'; nothing written")
+        return []
+    if old is not None and old != name:
+        notes.append(f"label '{old}' on {target} replaced by '{name}' (an entry has one label)")
+    return [(t, None) for t in elsewhere] + ([] if old == name else [(target, name)])
 
 
 def _clear(tree, what):
@@ -83,16 +131,21 @@ def _clear(tree, what):
 def _write(env, changes):
     """Append one label entry per change, each a child of the leaf, under the lock."""
     path = env.session_path()
+    notes = []
 
     def make(session, tree, new):
         entries = []
         parent = tree.leaf
-        for target, label in changes(tree):
+        del notes[:]  # make runs again after a migration
+        for target, label in changes(tree, notes):
             entry = new.label(target, label, parent)
             entries.append(entry)
             parent = entry["id"]
         return entries
 
-    for entry in append_entries(path, make, say=warn_user):
+    written = append_entries(path, make, say=warn_user)
+    for note in notes:
+        click.echo(inert(f"stree: {note}", oneline=True), err=True)
+    for entry in written:
         what = f"label '{entry['label']}' set on" if entry.get("label") else "label cleared on"
         click.echo(inert(f"stree: {what} {entry['targetId']}", oneline=True), err=True)

@@ -1,6 +1,10 @@
+import sys
+
 import click
 
 from ..cli import output_options
+from ..dates import date_option, show as show_date
+from ..errors import NEGATIVE, UsageError
 from ..fields import ENTRY_FIELDS, describe, entry_record
 from ..render import FILTERS
 
@@ -14,22 +18,28 @@ Examples:
   stree log main..@                  entries on @'s branch that are not on main's path
   stree log --graph --filter user-only
   stree log --graph --search "csv quote"
+  stree log --search pytest          entries on the path whose text holds "pytest"
+  stree log --filter user-only -n 3  the last three user messages on the path
   stree log --format '{{id}}\\t{{preview}}' | fzf
+  stree log --date=relative -n 3     times as "3 hours ago" (also iso, unix, utc)
 
 \b
 Fields for --json / --format:
 {describe(GRAPH_FIELDS)}""")
 @click.argument("revision", required=False, default="@", metavar="[REV|RANGE]")
 @click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does.")
-@click.option("--filter", "filter_", type=click.Choice(FILTERS), default="default", show_default=True,
-              help="Which entries the graph shows (pi's /tree filters).")
-@click.option("--search", metavar="WORDS", help="Graph only entries whose text holds every word (as /tree search).")
+@click.option("--filter", "filter_", type=click.Choice(FILTERS),
+              help="Which entries to show, as pi's /tree filters them (default: 'default' for --graph, "
+                   "'all' for the path).")
+@click.option("--search", metavar="WORDS",
+              help="Only entries whose text holds every word (as /tree search); none found: exit 1.")
 @click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries.")
-@click.option("--reverse", is_flag=True, help="Oldest first.")
+@click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
 @click.option("--no-ids", is_flag=True, help="Graph: leave out the id column (rows exactly as pi's).")
+@date_option
 @output_options(GRAPH_FIELDS)
 @click.pass_obj
-def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul):
+def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids, date_style, json_mode, fmt, nul):
     """Show the entries on the path to REV (default @), newest first.
 
     With a range A..B, the entries on B's path that are not on A's; with A...B,
@@ -40,7 +50,11 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     while the session file is unchanged (--no-cache draws it anew).
     """
     options = None
+    if as_graph and reverse:
+        raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
+                         hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
+        filter_ = filter_ or "default"
         from .. import graphcache
 
         if graphcache.applies(env.no_cache):
@@ -70,6 +84,9 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
             rows = rows[:max_count]
         if not rows:
             click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
+            if search is not None:
+                out.close()
+                sys.exit(NEGATIVE)  # as grep: nothing matched
         width = max((len(r.node.id) for r in rows), default=8)
         if out.machine:
             for row in rows:
@@ -90,24 +107,43 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
 
     resolver = Resolver(tree)
     kind, *ends = resolver.resolve_range(revision)
-    if kind == "single" and max_count is not None:
+    filtering = filter_ not in (None, "all") or search
+    if kind == "single" and max_count is not None and not filtering:
         rows = tree.ancestor_rows(ends[0], max_count)  # only the entries shown
     else:
         rows = resolver.rows_of(revision)[::-1]
+        if filtering:  # before -n: -n counts the entries shown
+            rows = _filtered(tree, rows, filter_ or "all", search)
+            if not rows and search is not None:
+                click.echo("stree: no entry matches", err=True)
+                sys.exit(NEGATIVE)
         if max_count is not None:
             rows = rows[:max_count]
     if reverse:
         rows.reverse()
-    if kind == "single" and ends[0] == tree.leaf:
+    from ..navigate import position
+
+    at = position(tree)
+    if kind == "single" and ends[0] == at:
         active = None  # the path to @: every entry on it is active
     else:
-        active = set(tree.path_rows(tree.leaf)) if tree.leaf else set()
+        active = set(tree.path_rows(at)) if at else set()
     for row in rows:
         node = tree.node(row)
         rec = entry_record(tree, node, previewer, active=active is None or row in active)
-        human = None if out.machine else _log_line(out, tree, node, previewer)
+        human = None if out.machine else _log_line(out, tree, node, previewer, date_style)
         out.record(rec, human)
     out.close()
+
+
+def _filtered(tree, rows, filter_, search):
+    """The rows that pass a /tree filter and every word of the search, in their order."""
+    from ..navigate import position
+    from ..render import shown
+
+    tokens = [t for t in (search or "").lower().split() if t]
+    leaf = position(tree)
+    return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
 
 
 def _graph_line(out, row, width, no_ids):
@@ -130,21 +166,23 @@ def _graph_line(out, row, width, no_ids):
     return text
 
 
-def _log_line(out, tree, node, previewer):
+def _log_line(out, tree, node, previewer, date_style="local"):
+    from ..navigate import position
+
     decorations = []
-    if node.id == tree.leaf:
+    if node.id == position(tree):
         decorations.append("@")
     label = tree.labels.get(node.id)
     if label:
         decorations.append(_inert(label))
     plain_deco = " (" + ", ".join(decorations) + ")" if decorations else ""
     deco = out.style("warning", plain_deco) if decorations else ""
-    when = (node.ts or "")[:19].replace("T", " ")
+    when = _inert(show_date(node.ts, date_style)) if node.ts else ""
     segments = previewer.segments(node)
     if out.tty:
         from ..output import fit, terminal_width
 
-        segments = fit(segments, max(10, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
+        segments = fit(segments, max(1, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
     return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(segments)}"
 
 

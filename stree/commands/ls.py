@@ -5,7 +5,8 @@ import click
 from ..cli import output_options
 from ..errors import StreeError
 from ..fields import SESSION_FIELDS, describe
-from ..output import inert
+from ..dates import date_option, show as show_date
+from ..output import fit, inert, terminal_width
 from ..preview import full_text, normalize
 from ..progress import Progress
 from ..session import parse
@@ -15,18 +16,22 @@ from ..tree import Tree, ts_millis
 
 @click.command("ls", epilog=f"""\b
 Examples:
-  stree ls                           this project's sessions, newest first
+  stree ls                           this project's sessions, newest first; * marks the one stree opens
+  stree ls --date=relative           last activity as "3 hours ago" (also iso, unix, utc)
   stree ls --all --format '{{modified}}\\t{{cwd}}\\t{{name}}'
   stree -s "$(stree ls --format '{{path}}' | sed -n 2p)" log --graph   the second newest
   stree ls -z --format '{{path}}' | xargs -0 -n1 stree fsck -s
 
 \b
+Session ids are shown as their shortest unique prefix (8+ characters; pi's ids are
+time-ordered, so their first characters often agree): each one works with -s.
 Fields for --json / --format:
 {describe(SESSION_FIELDS)}""")
 @click.option("-a", "--all", "all_", is_flag=True, help="Sessions of every project, not only this directory's.")
+@date_option
 @output_options(SESSION_FIELDS)
 @click.pass_obj
-def command(env, all_, json_mode, fmt, nul):
+def command(env, all_, date_style, json_mode, fmt, nul):
     """List sessions, newest first (by last activity, as pi's session picker sorts them)."""
     if all_:
         dirs = all_session_dirs(env.agent_dir, env.session_dir, env.cwd)
@@ -51,18 +56,54 @@ def command(env, all_, json_mode, fmt, nul):
     if not infos:
         where = "any project" if all_ else str(dirs[0])
         click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
+    try:  # the session a bare `stree log` opens here
+        current = os.path.abspath(str(env.session_path()))
+    except (StreeError, OSError):
+        current = None
+    short = shortest_prefixes([info["id"] or "" for info in infos])
     out = env.output(json_mode, fmt, nul, SESSION_FIELDS)
+    rows = []
     for info in infos:
         info.pop("_sort")
+        info["current"] = info["path"] == current
+        rows.append((info, short.get(info["id"] or "", "?"), show_date(info["modified"], date_style)))
+    id_width = max((len(r[1]) for r in rows), default=8)
+    when_width = max((len(r[2]) for r in rows), default=0)
+    width = terminal_width() if out.tty else None
+    for info, abbrev, when in rows:
         human = None
         if not out.machine:
-            when = (info["modified"] or "")[:16].replace("T", " ")
-            title = info["name"] or info["firstMessage"]
-            where = f"  {out.style('muted', inert(info['cwd'] or '', True))}" if all_ else ""
-            human = (f"{out.style('id', info['id'][:8])}  {out.style('muted', when)}  "
-                     f"{info['entries']:>5} entries  {inert(title[:80], True)}{where}")
+            title = inert(info["name"] or info["firstMessage"], True)
+            where = inert(info["cwd"] or "", True) if all_ else ""
+            mark = "*" if info["current"] else " "
+            head = f"{mark} {abbrev.ljust(id_width)}  {when.ljust(when_width)}  {info['entries']:>5} entries  "
+            if width is not None:  # one terminal line per session: cut the title (and cwd)
+                room = max(1, width - len(head) - (len(where) + 2 if where else 0))
+                title = "".join(text for _, text in fit([("", title)], room))
+            human = (f"{out.style('accent', mark)} {out.style('id', abbrev.ljust(id_width))}  "
+                     f"{out.style('muted', when.ljust(when_width))}  {info['entries']:>5} entries  {title}"
+                     + (f"  {out.style('muted', where)}" if where else ""))
         out.record(info, human)
     out.close()
+
+
+def shortest_prefixes(ids, minimum=8):
+    """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
+    ordered = sorted(set(ids))
+    out = {}
+    for i, id in enumerate(ordered):
+        need = minimum
+        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
+            if other is None:
+                continue
+            common = 0
+            for a, b in zip(id, other):
+                if a != b:
+                    break
+                common += 1
+            need = max(need, common + 1)
+        out[id] = id[:need]
+    return out
 
 
 def session_info(path):
@@ -80,15 +121,18 @@ def session_info(path):
         for node in messages:
             if node.role not in ("user", "assistant"):
                 continue
-            entry = None
+            message = session.load(node).get("message")
+            if not isinstance(message, dict) or "content" not in message:
+                continue
             if not first and node.role == "user":
-                entry = session.load(node)
-                first = normalize(full_text(entry["message"].get("content")))
-            ms = ts_millis(node.ts)
+                first = normalize(full_text(message.get("content")))
+            # pi's getMessageActivityTime: the message's own timestamp, else the entry's
+            stamp = message.get("timestamp")
+            ms = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(node.ts)
             if ms is not None and (last_activity is None or ms > last_activity):
                 last_activity = ms
         created = header.get("timestamp")
-        if last_activity is None:
+        if last_activity is None or last_activity <= 0:
             last_activity = ts_millis(created)
         if last_activity is None:
             last_activity = int(os.stat(path).st_mtime * 1000)

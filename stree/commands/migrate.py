@@ -9,7 +9,7 @@ from ..writer import migrate
 @click.command("migrate", epilog="""\b
 Examples:
   stree migrate                      upgrade the newest session of this project
-  stree -s old.jsonl migrate --check exit 1 if old.jsonl needs upgrading, write nothing
+  stree -s old.jsonl migrate --check   exit 1 if old.jsonl needs upgrading, write nothing
   for f in ~/.pi/agent/sessions/*/*.jsonl; do stree -s "$f" migrate; done
 
 \b

@@ -16,17 +16,18 @@ Examples:
 \b
 Fields for --json / --format:
 {describe(REV_FIELDS)}""")
-@click.argument("revisions", nargs=-1, required=True, metavar="REV...")
+@click.argument("revisions", nargs=-1, metavar="[REV...]")
 @click.option("--short", is_flag=True, help="Print the shortest unique id prefix (4+ chars).")
 @click.option("--verify", is_flag=True, help="Require exactly one revision that names an entry.")
 @click.option("-q", "--quiet", is_flag=True, help="With --verify: no error message, only the exit code.")
 @output_options(REV_FIELDS)
 @click.pass_obj
 def command(env, revisions, short, verify, quiet, json_mode, fmt, nul):
-    """Resolve revisions to full entry ids, one per line.
+    """Resolve revisions (default @) to full entry ids, one per line.
 
     A range A..B prints B then ^A; A...B prints A, B and ^ before their merge base.
     """
+    revisions = revisions or ("@",)
     if verify and len(revisions) != 1:
         raise StreeError("--verify takes exactly one revision", code=2)
     session, tree = env.load(warn=not quiet)

@@ -3,6 +3,7 @@ import json
 import click
 
 from ..cli import output_options
+from ..dates import date_option, show as show_date
 from ..fields import ENTRY_FIELDS, describe, entry_record
 from ..output import inert
 from ..preview import Previewer, entry_text, full_text
@@ -16,16 +17,17 @@ Examples:
   stree show                         the leaf in full
   stree show bug-found @^            two entries
   stree show --json @ | jq .message.usage
-  stree show --format '{{text}}' ':/traceback' > error.txt
+  stree show --format '{{text}}' ':/Found it' > found.txt
 
 \b
 With --json each entry is printed as it is in the file (migrated to v3).
 Fields for --format:
 {describe(SHOW_FIELDS)}""")
 @click.argument("revisions", nargs=-1, metavar="[REV...]")
+@date_option
 @output_options(SHOW_FIELDS)
 @click.pass_obj
-def command(env, revisions, json_mode, fmt, nul):
+def command(env, revisions, date_style, json_mode, fmt, nul):
     """Show entries in full (default: the leaf)."""
     session, tree = env.load()
     resolver = Resolver(tree)
@@ -44,13 +46,15 @@ def command(env, revisions, json_mode, fmt, nul):
             continue
         if n:
             out.line()
-        for line in _describe(out, tree, node, entry):
+        for line in _describe(out, tree, node, entry, date_style):
             out.line(line)
     out.close()
 
 
-def _describe(out, tree, node, entry):
-    deco = ["@"] if node.id == tree.leaf else []
+def _describe(out, tree, node, entry, date_style="local"):
+    from ..navigate import position
+
+    deco = ["@"] if node.id == position(tree) else []
     if tree.labels.get(node.id):
         deco.append(inert(tree.labels[node.id], oneline=True))
     head = out.style("id", f"entry {node.id}") + (out.style("warning", " (" + ", ".join(deco) + ")") if deco else "")
@@ -58,7 +62,7 @@ def _describe(out, tree, node, entry):
     kind = node.type + (f" ({node.role})" if node.role else "")
     yield f"Type:    {inert(kind, True)}"
     yield f"Parent:  {inert(node.parent or '(root)', True)}"
-    yield f"Date:    {inert(node.ts or '?', True)}"
+    yield f"Date:    {inert(show_date(node.ts, date_style) if node.ts else '?', True)}"
     yield f"Line:    {node.line}"
     msg = entry.get("message") if isinstance(entry.get("message"), dict) else None
     if msg and msg.get("role") == "assistant":
