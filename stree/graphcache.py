@@ -42,6 +42,24 @@ def identity(fd, st=None):
     return (st.st_dev, st.st_ino, size, st.st_mtime_ns, head, tail)
 
 
+def _open_regular(path):
+    """A descriptor of `path` if it is a regular file, else None (opened without blocking:
+    a FIFO is left to the full command, which refuses it)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
 def applies(no_cache=False):
     """Whether output may be kept and reused: into a pipe or file (a terminal gets rows cut to
     its width, colours, a pager), and the cache not switched off."""
@@ -84,9 +102,8 @@ def _target(st, key):
 def lookup(path, options):
     """A previous run's output for these options, if the file is as it was then:
     (open graph file, offset, length) for write(), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
+    fd = _open_regular(path)
+    if fd is None:
         return None
     f = None
     try:
@@ -180,8 +197,10 @@ def is_stale(meta):
     if meta is None or meta.get("format") != FORMAT:
         return True
     try:
-        fd = os.open(meta["path"], os.O_RDONLY)
-    except (OSError, KeyError, TypeError):
+        fd = _open_regular(meta["path"])
+    except (KeyError, TypeError):
+        return True
+    if fd is None:
         return True
     try:
         return list(identity(fd)) != meta.get("identity")

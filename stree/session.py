@@ -499,7 +499,7 @@ class Session:
         if self._data is not None:
             return self._data[node.offset:node.offset + node.length]
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
+            self._fd = _open(self.path)
         return os.pread(self._fd, node.length, node.offset)
 
     def load(self, node):
@@ -584,8 +584,11 @@ def iter_lines(data):
 
 
 def _open(path):
+    """A read-only descriptor of a session file. Opened without blocking and checked
+    before anything is read: a FIFO, a device or a socket is refused (exit 4) rather
+    than hanging the command."""
     try:
-        return os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except IsADirectoryError:
         raise BadFile(f"{path}: is a directory, not a session file",
                       hint="pass the .jsonl file inside it with -s") from None
@@ -595,6 +598,30 @@ def _open(path):
         raise BadFile(f"{path}: permission denied") from None
     except OSError as e:
         raise BadFile(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        require_regular(path, os.fstat(fd))
+        if getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def require_regular(path, st):
+    """Refuse anything but a regular file (a directory, a FIFO, a device, a socket)."""
+    import stat
+
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise BadFile(f"{path}: is a directory, not a session file",
+                      hint="pass the .jsonl file inside it with -s")
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    raise BadFile(f"{path}: is {kind}, not a session file; only regular files are read",
+                  hint="copy the session to a file first")
 
 
 def parse(path, data=None):

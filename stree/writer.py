@@ -224,13 +224,16 @@ def append_entries(path, make_entries, dry_run=False, say=None):
         try:
             if not dry_run:
                 _refuse_read_only(path, os.stat(path))
-            fd = os.open(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
+            fd = os.open(path, (os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND) | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
             raise StreeError(f"{path}: no such file", code=3) from None
         except OSError as e:
             raise _open_error(path, e) from None
         try:
             st = os.fstat(fd)
+            from .session import require_regular
+
+            require_regular(path, st)  # a FIFO or a device: refused, not read or written
             if not dry_run:
                 _lock(fd, path)
                 try:
