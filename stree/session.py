@@ -467,10 +467,25 @@ def deterministic_id(seed, index, taken):
         n += 1
 
 
+def close_files(path):
+    """Close every descriptor this process holds on `path` through a Session (each reopens it
+    when it next reads): a write lease (stree.writer) needs the file open nowhere else."""
+    path = str(path)
+    for s in list(_LIVE):
+        if str(s.path) == path:
+            s.close()
+
+
+import weakref  # noqa: E402
+
+_LIVE = weakref.WeakSet()  # every Session not yet collected (close_files)
+
+
 class Session:
     """A parsed session file: header, entry nodes in file order, problems seen."""
 
     def __init__(self, path):
+        _LIVE.add(self)
         self.path = path
         self.header = None
         self.header_line = None

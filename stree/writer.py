@@ -185,6 +185,87 @@ def _read_locked(path, fd):
     return parse(path, _read_all(fd))
 
 
+def _warm(path):
+    """Before the lock: parse a cold file and write its index now, so that the re-read under
+    the lock parses only what was appended since (pi appends without the lock: the shorter
+    the locked window, the less it can move the leaf under us)."""
+    from . import index
+
+    if not index.enabled():
+        return
+    try:
+        session = index.load(path)[0]
+        index.save(session)  # (a read deferred its index to the end of the command: write it now)
+    except StreeError:
+        pass  # the locked read reports it
+
+
+REBUILDS = 50  # times the entries are rebuilt because the file grew before they could be written
+
+
+class _Lease:
+    """A write lease on the session file while the entries are checked and written (Linux).
+
+    pi takes no lock, but it opens the file for every append (appendFileSync): while the
+    lease is held, that open() waits, so nothing can land between the last check of the
+    file and our write. Only granted when no process (this one included) has the file
+    open and we own the file; else the check right before the write is all there is."""
+
+    def __init__(self, fd, path):
+        self.fd = fd
+        self.held = False
+        self.old = None
+        setlease = getattr(fcntl, "F_SETLEASE", None)
+        if setlease is None or not sys.platform.startswith("linux"):
+            return
+        from .session import close_files
+
+        close_files(path)  # our own reads of the file would refuse the lease
+        import signal
+
+        try:
+            self.old = signal.signal(signal.SIGIO, _ignore)  # the lease-break notice (default: exit)
+        except (ValueError, OSError):  # not the main thread
+            return
+        for _ in range(20):
+            try:
+                fcntl.fcntl(fd, setlease, fcntl.F_WRLCK)
+                self.held = True
+                return
+            except OSError as e:
+                if e.errno != errno.EAGAIN:
+                    break
+                time.sleep(0.0005)  # open elsewhere (pi in the middle of an append, a reader)
+        self.release()
+
+    def release(self):
+        if self.held:
+            self.held = False
+            try:
+                fcntl.fcntl(self.fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+            except OSError:
+                pass
+        if self.old is not None:
+            import signal
+
+            signal.signal(signal.SIGIO, self.old)
+            self.old = None
+
+
+def _ignore(signum, frame):
+    pass
+
+
+def _grown(fd, session, tail):
+    """True when the file is no longer what `session` was read from: pi appended (it takes
+    no lock) or it changed in place. The size is the last thing looked at: the write follows."""
+    return _tail(fd, session.size) != tail or os.fstat(fd).st_size != session.size
+
+
+def _tail(fd, size):
+    return os.pread(fd, min(size, 4096), max(0, size - 4096))
+
+
 def _read_all(fd):
     size = os.fstat(fd).st_size
     chunks = []
@@ -235,6 +316,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
 
             require_regular(path, st)  # a FIFO or a device: refused, not read or written
             if not dry_run:
+                _warm(path)
                 _lock(fd, path)
                 try:
                     current = os.stat(path)
@@ -249,16 +331,36 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                 _say(say, f"migrated {path} from version {old} to 3 "
                           f"(entry ids as stree showed them)")
                 continue
-            tree = Tree(session.nodes, session.load)
-            entries = make_entries(session, tree, NewEntries(_Taken(tree)))
-            if not entries or dry_run:
-                return entries or []
-            payload = b"".join(line_of(e) for e in entries)
-            if session.size and not session.ends_with_newline:
-                payload = b"\n" + payload  # never glue onto a torn last line
-            size = os.fstat(fd).st_size
+            for _ in range(REBUILDS):
+                tail = _tail(fd, session.size)
+                tree = Tree(session.nodes, session.load)
+                entries = make_entries(session, tree, NewEntries(_Taken(tree)))
+                if not entries or dry_run:
+                    return entries or []
+                payload = b"".join(line_of(e) for e in entries)
+                if session.size and not session.ends_with_newline:
+                    payload = b"\n" + payload  # never glue onto a torn last line
+                # pi appends without our lock, its leaf kept in memory: when it appended since the
+                # read, the entries would hang off a leaf it has moved past. Checked last thing
+                # before the write; the entries are built again from the file as it is now (a
+                # checkout whose starting point moved refuses instead, exit 6: see navigate)
+                lease = _Lease(fd, path)
+                if not _grown(fd, session, tail):
+                    break
+                lease.release()
+                session = _read_locked(path, fd)  # only the appended lines are parsed
+                if session.needs_migration:
+                    raise StreeError(f"{path}: the file was rewritten while stree was writing; nothing written",
+                                     code=CONFLICT, hint="run the command again")
+            else:
+                raise StreeError(f"{path}: the session keeps growing (is pi appending to it?); nothing written",
+                                 code=CONFLICT, hint="run the command again when pi is idle")
+            size = session.size
             try:
-                _write_all(fd, payload)
+                try:
+                    _write_all(fd, payload)
+                finally:
+                    lease.release()
                 os.fsync(fd)
             except OSError as e:
                 _take_back(fd, size, payload)
