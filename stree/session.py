@@ -502,6 +502,7 @@ class Session:
         self._meta = None
         self._index_blobs = None  # the data area of the index this session was read from
         self._seen = None  # (size, mtime) of the file when it was read
+        self._stat = None  # its whole stat then (stree.index)
         self._pending = None  # an index write deferred to the end of the command (stree.index.save)
         self._ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
         self._data = None

@@ -110,3 +110,150 @@ def test_a_fifo_is_refused_not_read(tmp_path, stree, args):
 def test_a_device_is_refused(stree):
     result = stree("-s", "/dev/zero", "log", timeout=20)  # (an endless read otherwise)
     assert result.code == 4 and "device" in result.err, result
+
+
+# -- 2. stale caches: a same-size edit with the mtime put back, a copy onto the inode ------------
+
+def _cache_files(home, pattern):
+    d = home / ".cache" / "stree" / "index"
+    return sorted(d.glob(pattern)) if d.exists() else []
+
+
+def _labelled(tmp_path, name):
+    b = SessionBuilder()
+    for i in range(4):  # the label's line sits far from both ends of the file
+        b.user(f"early {i} " + "e" * 3000)
+    u = b.user("first question")
+    b.assistant("first answer")
+    b.label(u, name)
+    b.user("second question " + "q" * 5000)
+    for i in range(6):
+        b.user(f"more {i} " + "m" * 3000)
+    return b
+
+
+@pytest.mark.parametrize("how", ["touch -r", "copy onto the inode"])
+def test_a_same_size_edit_in_the_middle_is_seen(stree, tmp_path, isolated_home, how):
+    path = _labelled(tmp_path, "alpha").write(tmp_path / "s.jsonl")
+    assert stree("-s", path, "rev-parse", "alpha").code == 0
+    graph = stree("-s", path, "log", "--graph", "--filter", "all")
+    assert stree("-s", path, "log", "--graph", "--filter", "all").raw == graph.raw  # printed from the cache
+    assert _cache_files(isolated_home, "*.idx") and _cache_files(isolated_home, "*.graph")
+    data = path.read_bytes()
+    edited = data.replace(b'"label":"alpha"', b'"label":"omega"')
+    assert len(edited) == len(data) and edited != data
+    st = path.stat()
+    time.sleep(0.05)
+    if how == "touch -r":
+        with open(path, "r+b") as f:  # an edit in place, then the old mtime put back
+            f.write(edited)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    else:
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(edited)
+        os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+        subprocess.run(["cp", "--preserve=timestamps", str(other), str(path)], check=True)
+    assert path.stat().st_ino == st.st_ino and path.stat().st_size == st.st_size
+    assert path.stat().st_mtime_ns == st.st_mtime_ns
+    old = stree("-s", path, "rev-parse", "alpha")
+    assert old.code == 3, old  # (on main: the old label still resolved)
+    assert stree("-s", path, "rev-parse", "omega").code == 0
+    again = stree("-s", path, "log", "--graph", "--filter", "all")
+    assert again.raw == stree("--no-cache", "-s", path, "log", "--graph", "--filter", "all").raw
+    assert b"omega" in again.raw and b"alpha" not in again.raw
+
+
+def test_an_index_written_in_the_files_tick_checks_the_bytes(tmp_path, isolated_home):
+    """git's racily clean entries: an index written in the same tick of the clock as the file's
+    last change cannot trust an unchanged stat later; it keeps a CRC of the bytes instead."""
+    from stree import index
+
+    path = _labelled(tmp_path, "alpha").write(tmp_path / "s.jsonl")
+    st = path.stat()
+    assert index.racy(st, now_ns=max(st.st_mtime_ns, st.st_ctime_ns) + 1_000_000)
+    assert not index.racy(st, now_ns=max(st.st_mtime_ns, st.st_ctime_ns) + 5_000_000_000)
+    coarse = os.stat_result((0o100600, 1, 1, 1, 0, 0, 10, 7, 7, 7, 7, 7, 7, 7 * 10**9, 7 * 10**9, 7 * 10**9))
+    assert index.racy(coarse, now_ns=8_500_000_000)  # whole seconds: a coarse file system (2 s ticks)
+    assert not index.racy(coarse, now_ns=9_500_000_000)
+    meta = _fresh_index_meta(path)
+    assert meta["racy_crc"] is not None  # written in the tick of the file's ctime
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    from stree.index import _LOADED, load
+
+    _LOADED.clear()
+    s, state = load(str(path))
+    assert state == "fresh"
+    s.close()
+    assert _read_index_meta(path)["racy_crc"] is None  # proven right once the tick had passed: rewritten
+
+
+def _fresh_index_meta(path):
+    from stree.index import _LOADED, load
+
+    _LOADED.clear()
+    s, _ = load(str(path))
+    s.close()
+    return _read_index_meta(path)
+
+
+def _read_index_meta(path):
+    from stree.index import _read, index_path
+
+    return _read(index_path(os.stat(path)))[0]
+
+
+# -- 3. a damaged index or kept graph: every byte is checked ------------------------------------
+
+CORRUPT_VIEWS = (
+    ("log", "--json"),
+    ("log", "--graph", "--filter", "all", "--format", "{id} {row}"),
+    ("rev-parse", "@", "alpha", "@~2"),
+    ("context", "--json"),
+    ("show", "alpha"),
+)
+
+
+def _corrupt_caches(stree, tmp_path, home, tries, seed=17):
+    import random
+
+    rng = random.Random(seed)
+    path = _labelled(tmp_path, "alpha").write(tmp_path / "s.jsonl")
+    expected = [stree("--no-cache", "-s", path, *view) for view in CORRUPT_VIEWS]
+    assert all(r.code == 0 for r in expected)
+    for view in CORRUPT_VIEWS:
+        stree("-s", path, *view)
+    idx, = _cache_files(home, "*.idx")
+    graph, = _cache_files(home, "*.graph")
+    clean = {idx: idx.read_bytes(), graph: graph.read_bytes()}
+    meta_end = 12 + 8 + int.from_bytes(clean[idx][12:16], "little")
+    for n in range(tries):
+        target = graph if n % 5 == 4 else idx
+        data = bytearray(clean[target])
+        # half of the changes in the header and metadata, half in the data area
+        pos = rng.randrange(0, meta_end) if target is idx and n % 2 == 0 else rng.randrange(0, len(data))
+        data[pos] ^= 1 << rng.randrange(8)
+        target.write_bytes(bytes(data))
+        for other, raw in clean.items():
+            if other is not target:
+                other.write_bytes(raw)
+        k = n % len(CORRUPT_VIEWS)
+        if target is graph:
+            k = 1
+        got = stree("-s", path, *CORRUPT_VIEWS[k])
+        want = expected[k]
+        assert (got.code, got.raw) == (want.code, want.raw), (n, target.name, pos, got)
+        assert "internal error" not in got.err and "Traceback" not in got.err, got
+        if target is idx:  # the damaged index was dropped and written anew: the rerun uses it
+            again = stree("-s", path, *CORRUPT_VIEWS[k], env={"STREE_DEBUG_STATS": "1"})
+            assert (again.code, again.raw) == (want.code, want.raw)
+            assert "index fresh" in again.err or "index graph-cache" in again.err, again.err
+    return tries
+
+
+def test_damaged_caches_are_never_trusted(stree, tmp_path, isolated_home):
+    assert _corrupt_caches(stree, tmp_path, isolated_home, tries=30) == 30
+
+
+@pytest.mark.soak
+def test_damaged_caches_soak(stree, tmp_path, isolated_home):
+    print(_corrupt_caches(stree, tmp_path, isolated_home, tries=400), "corrupted caches")
