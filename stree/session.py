@@ -467,6 +467,11 @@ def deterministic_id(seed, index, taken):
         n += 1
 
 
+def changed_while_reading(path):
+    return BadFile(f"{path}: the session changed while reading (cut short or rewritten)",
+                   hint="run the command again")
+
+
 def close_files(path):
     """Close every descriptor this process holds on `path` through a Session (each reopens it
     when it next reads): a write lease (stree.writer) needs the file open nowhere else."""
@@ -516,11 +521,22 @@ class Session:
             return self._data[node.offset:node.offset + node.length]
         if self._fd is None:
             self._fd = _open(self.path)
-        return os.pread(self._fd, node.length, node.offset)
+        try:
+            data = os.pread(self._fd, node.length, node.offset)
+        except OSError as e:
+            raise BadFile(f"{self.path}: cannot read: {e.strerror}") from None
+        if len(data) != node.length:
+            raise changed_while_reading(self.path)  # cut short since it was parsed
+        return data
 
     def load(self, node):
         """The entry as pi holds it in memory (migrated to v3)."""
-        obj = decode_line(self.raw(node))
+        try:
+            obj = decode_line(self.raw(node))
+        except ValueError:  # it parsed when the file was read: the bytes have changed since
+            raise changed_while_reading(self.path) from None
+        if obj.__class__ is not dict:
+            raise changed_while_reading(self.path)
         if self.version < CURRENT_VERSION:
             migrate_entry(obj, node, self.version)
         return obj

@@ -257,3 +257,38 @@ def test_damaged_caches_are_never_trusted(stree, tmp_path, isolated_home):
 @pytest.mark.soak
 def test_damaged_caches_soak(stree, tmp_path, isolated_home):
     print(_corrupt_caches(stree, tmp_path, isolated_home, tries=400), "corrupted caches")
+
+
+# -- 8. the session cut short while a command reads it ------------------------------------------
+
+def _cut_while_reading(tmp_path, tries, seed=8):
+    import random
+
+    rng = random.Random(seed)
+    b = SessionBuilder()
+    for i in range(3000):
+        b.user(f"question {i} " + "w" * 400)
+        b.assistant(f"answer {i}")
+    path = b.write(tmp_path / "big.jsonl")
+    data = path.read_bytes()
+    codes = {}
+    for n in range(tries):
+        with open(path, "r+b") as f:  # the same file (inode) every time, whole again
+            f.write(data)
+        args = [("context", "--json"), ("log", "--graph", "--json"), ("log", "--json")][n % 3]
+        proc = subprocess.Popen([sys.executable, "-m", "stree", "--no-cache" if n % 2 else "--color=never",
+                                 "-s", str(path), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.05, 0.6))
+        os.truncate(path, rng.randrange(len(data) // 10, len(data) - 1000))
+        out, err = proc.communicate(timeout=120)
+        codes[proc.returncode] = codes.get(proc.returncode, 0) + 1
+        assert proc.returncode in (0, 4), (n, proc.returncode, err.decode()[-1500:])
+        assert b"Traceback" not in err and b"internal error" not in err
+        if proc.returncode == 4:
+            assert b"changed while reading" in err or b"torn last line" in err or b"malformed" in err, err
+    return codes
+
+
+def test_a_session_cut_short_while_read_is_not_an_internal_error(tmp_path, isolated_home):
+    codes = _cut_while_reading(tmp_path, tries=12)
+    print("exit codes", codes)
