@@ -723,20 +723,62 @@ def scan_file(s, fd, start, end):
     scan_range(s, fd, start, end, end)
 
 
+LINE_MAX = 256 << 20  # bytes: a longer line is skipped with a warning (far above any real entry,
+#                      images included; below the 512 MiB strings of JavaScript, which pi reads lines into)
+
+
 def scan_range(s, fd, start, stop, end):
     """Parse bytes [start, stop) in this process; `end` is where the whole range ends
-    (its last line may be torn, and is trimmed as pi trims the end of the file)."""
+    (its last line may be torn, and is trimmed as pi trims the end of the file).
+
+    Only the bytes of each new block are searched for a newline, and a line is joined
+    once, when it ends: a huge line costs its length, not its length squared. A line
+    longer than LINE_MAX is not kept at all; it is skipped and reported malformed."""
     pos = start
-    carry = b""
+    carry = []  # the blocks of a line not ended yet
+    carried = 0
+    carry_at = start  # where that line starts
+    skipping = False  # inside a line longer than LINE_MAX: read to its end, nothing kept
     while pos < stop:
         block = os.pread(fd, min(BLOCK, stop - pos), pos)
         if not block:
             break  # the file shrank under us: parse what we have
+        base = pos
         pos += len(block)
-        data = carry + block if carry else block
-        cut = data.rfind(b"\n") + 1 if pos < stop else len(data)
-        scan(s, data[:cut] if cut < len(data) else data, pos - len(data), end, s.line)
-        carry = data[cut:]
+        last = pos >= stop
+        if skipping:
+            nl = block.find(b"\n")
+            if nl < 0 and not last:
+                continue
+            _too_long(s)
+            skipping = False
+            if nl < 0:
+                break
+            block = block[nl + 1:]
+            base += nl + 1
+            carry_at = base
+            if not block:
+                continue
+        nl = block.rfind(b"\n")
+        if nl < 0 and not last:
+            carry.append(block)
+            carried += len(block)
+            if carried > LINE_MAX:
+                carry, carried, skipping = [], 0, True
+            continue
+        cut = len(block) if last else nl + 1
+        data = b"".join(carry) + block[:cut] if carry else (block[:cut] if cut < len(block) else block)
+        scan(s, data, carry_at, end, s.line)
+        carry = [block[cut:]] if cut < len(block) else []
+        carried = len(block) - cut
+        carry_at = base + cut
+    if skipping:
+        _too_long(s)
+
+
+def _too_long(s):
+    s.line += 1
+    s.malformed.append((s.line, f"line longer than {LINE_MAX >> 20} MiB (not read)"))
 
 
 def scan(s, data, base, size, line=None):

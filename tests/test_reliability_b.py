@@ -292,3 +292,52 @@ def _cut_while_reading(tmp_path, tries, seed=8):
 def test_a_session_cut_short_while_read_is_not_an_internal_error(tmp_path, isolated_home):
     codes = _cut_while_reading(tmp_path, tries=12)
     print("exit codes", codes)
+
+
+# -- 6. a session ending in a huge line without a newline (or NUL bytes) ------------------------
+
+def _huge_tail(tmp_path, megabytes, fill):
+    agent = tmp_path / "agent"
+    directory = agent / "sessions" / "--home-dev-proj--"
+    directory.mkdir(parents=True)
+    path = branchy().write(directory / "2026-11-18T10-00-00-000Z_huge.jsonl")
+    plain = path.read_bytes()
+    with open(path, "ab") as f:
+        if fill == b"\0":
+            chunk = b"\0" * (1 << 20)
+        else:
+            f.write(b'{"type":"message","id":"zz","parentId":null,"message":{"role":"user","content":"')
+            chunk = fill * (1 << 20)
+        for _ in range(megabytes):
+            f.write(chunk)
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(plain)
+    return agent, path, clean
+
+
+def _check_huge_tail(stree, tmp_path, megabytes, fill, limit=False, timeout=300):
+    agent, path, clean = _huge_tail(tmp_path, megabytes, fill)
+    line = clean.read_bytes().count(b"\n") + 1
+    for args in (("log", "--graph"), ("context", "--json"), ("log",)):
+        got = stree("--no-cache", "-s", path, *args, timeout=timeout)
+        want = stree("--no-cache", "-s", clean, *args)
+        assert (got.code, got.out) == (want.code, want.out), args
+        assert f"{path}: skipped 1 malformed line(s): {line}" in got.err, got.err
+    fsck = stree("-s", path, "fsck", timeout=timeout)
+    assert fsck.code == 1 and f"line {line}:" in fsck.out + fsck.err
+    if limit:
+        assert "longer than 256 MiB" in fsck.out + fsck.err
+    listing = stree("--agent-dir", agent, "ls", "--all", "--json", timeout=timeout)
+    assert listing.code == 0, listing
+    assert [json.loads(x)["path"] for x in listing.out.splitlines()] == [str(path)]
+
+
+@pytest.mark.parametrize("fill", [b"a", b"\0"])
+def test_a_huge_unterminated_last_line(stree, tmp_path, isolated_home, fill):
+    _check_huge_tail(stree, tmp_path, 48, fill)
+
+
+@pytest.mark.soak
+def test_a_line_past_the_limit_is_skipped(stree, tmp_path, isolated_home):
+    # (on main: read in quadratic time; 2 GB did not finish)
+    _check_huge_tail(stree, tmp_path, 600, b"a", limit=True, timeout=120)  # a hang test, not a timing one
