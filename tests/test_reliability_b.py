@@ -341,3 +341,54 @@ def test_a_huge_unterminated_last_line(stree, tmp_path, isolated_home, fill):
 def test_a_line_past_the_limit_is_skipped(stree, tmp_path, isolated_home):
     # (on main: read in quadratic time; 2 GB did not finish)
     _check_huge_tail(stree, tmp_path, 600, b"a", limit=True, timeout=120)  # a hang test, not a timing one
+
+
+# -- 5. hooks: wait for the process, not its output; a cap on what it prints --------------------
+
+def _hook(tmp_path, name, script):
+    d = tmp_path / "hooks"
+    d.mkdir(exist_ok=True)
+    p = d / name
+    p.write_text("#!/bin/sh\n" + script)
+    p.chmod(0o755)
+    return {"STREE_HOOKS_DIR": str(d)}
+
+
+def test_a_hook_that_leaves_a_background_child_holding_stdout(stree, tmp_path):
+    path = branchy().write(tmp_path / "s.jsonl")
+    pidfile = tmp_path / "child.pid"
+    # exits 0 at once, answering {}, its detached child keeping stdout open for a minute
+    env = _hook(tmp_path, "before-tree", f"(sleep 60 2>/dev/null & echo $! > {pidfile}) ; echo '{{}}'\nexit 0\n")
+    env["STREE_HOOK_TIMEOUT"] = "10"
+    try:
+        start = time.monotonic()
+        r = stree("-s", path, "checkout", "00000009", env=env, timeout=50)
+        took = time.monotonic() - start
+        assert r.code == 0, r  # (on main: "did not finish within 10 s", the checkout cancelled)
+        assert "now at 00000009" in r.err
+        assert took < 10  # it did not wait for the hook timeout (a hang test, not a timing one)
+        assert json.loads(path.read_bytes().splitlines()[-1])["customType"] == "stree/checkout"
+    finally:
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), 9)
+            except (OSError, ValueError):
+                pass
+
+
+def test_a_hook_printing_without_end_fails_cleanly(stree, tmp_path):
+    path = branchy().write(tmp_path / "s.jsonl")
+    before = path.read_bytes()
+    env = _hook(tmp_path, "before-tree", "cat /dev/stdin > /dev/null; exec yes 'x'\n")  # 1 GB and more
+    env["STREE_HOOK_TIMEOUT"] = "60"
+    proc = subprocess.Popen([sys.executable, "-c", "import resource, subprocess, sys\n"
+                             "r = subprocess.run([sys.executable, '-m', 'stree'] + sys.argv[1:], capture_output=True)\n"
+                             "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+                             "sys.stderr.write(r.stderr.decode())",
+                             "-s", str(path), "checkout", "00000009"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, **env))
+    out, err = proc.communicate(timeout=120)
+    code, peak_kib = map(int, out.split())
+    assert code == 6 and "printed more than 16 MiB; nothing written" in err.decode(), err
+    assert peak_kib < 400 * 1024, peak_kib  # (on main: 1 GB of output took 2.9 GB)
+    assert path.read_bytes() == before
