@@ -45,6 +45,32 @@ def identity(fd, st=None):
     return (st.st_dev, st.st_ino, size, st.st_mtime_ns, st.st_ctime_ns, head, tail)
 
 
+class Capture:
+    """What a `log --graph` writes to stdout, as UTF-8, kept for store() up to MAX_TEXT bytes;
+    past that (or for text UTF-8 cannot carry) nothing is kept: text() is None."""
+
+    def __init__(self):
+        self.parts = []
+        self.size = 0
+
+    def append(self, text):
+        if self.parts is None:
+            return
+        try:
+            data = text.encode("utf-8")  # (a lone surrogate, printed replaced, is not kept)
+        except UnicodeError:
+            self.parts = None
+            return
+        self.size += len(data)
+        if self.size > MAX_TEXT:
+            self.parts = None  # too long to keep: the drawing streams on, unkept
+            return
+        self.parts.append(data)
+
+    def text(self):
+        return None if self.parts is None else b"".join(self.parts)
+
+
 def _open_regular(path):
     """A descriptor of `path` if it is a regular file, else None (opened without blocking:
     a FIFO is left to the full command, which refuses it)."""
@@ -244,7 +270,7 @@ def store(session, options, text):
             return  # changed in this tick of the clock: a change in the same tick could go unseen
         key = _key(options)
         target = _target(st, key)
-        data = text.encode("utf-8")  # (a lone surrogate, printed replaced, is not kept: UnicodeError)
+        data = text if isinstance(text, bytes) else text.encode("utf-8")  # (a lone surrogate: UnicodeError)
         meta = marshal.dumps({"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
                               "path": os.path.abspath(session.path), "length": len(data), "crc": crc32(data)})
         write_file(target, (MAGIC, len(meta).to_bytes(4, "little"), crc32(meta).to_bytes(4, "little"), meta, data))

@@ -392,3 +392,136 @@ def test_a_hook_printing_without_end_fails_cleanly(stree, tmp_path):
     assert code == 6 and "printed more than 16 MiB; nothing written" in err.decode(), err
     assert peak_kib < 400 * 1024, peak_kib  # (on main: 1 GB of output took 2.9 GB)
     assert path.read_bytes() == before
+
+
+# -- 7. comb-shaped trees: log --graph streams its rows -----------------------------------------
+
+def _comb(path, steps):
+    b = SessionBuilder()
+    spine = b.user("root")
+    for i in range(steps):
+        b.user(f"side {i}", parent=spine)  # every step has a side branch
+        spine = b.user(f"step {i}", parent=spine)
+    return b.write(path)
+
+
+GRAPH_OPTIONS = (("--graph",), ("--graph", "--filter", "all", "--reverse"), ("--graph", "--json"),
+                 ("--graph", "-n", "7", "--no-ids"), ("--graph", "--format", "{id} {graph}|{row}"))
+
+
+def _whole(path, options):
+    """The drawing made whole first (every row in a list), then written: the reference the
+    streamed output must equal byte for byte."""
+    import io
+
+    from stree.commands.log import _graph_line
+    from stree.fields import entry_record
+    from stree.output import Output
+    from stree.preview import Previewer
+    from stree.render import graph
+    from stree.session import parse
+    from stree.tree import Tree
+
+    s = parse(str(path))
+    tree = Tree(s.nodes, s.load)
+    previewer = Previewer(tree)
+    opts = list(options)
+    filter_ = opts[opts.index("--filter") + 1] if "--filter" in opts else "default"
+    rows = list(graph(tree, filter_, previewer=previewer))
+    if "--reverse" in opts:
+        rows.reverse()
+    if "-n" in opts:
+        rows = rows[:int(opts[opts.index("-n") + 1])]
+    fmt = opts[opts.index("--format") + 1] if "--format" in opts else None
+    buf = io.StringIO()
+    old, sys.stdout = sys.stdout, buf
+    try:
+        from stree.commands.log import GRAPH_FIELDS
+
+        out = Output("--json" in opts, fmt, False, "never", False, GRAPH_FIELDS)
+        width = max((len(r.node.id) for r in rows), default=8)
+        if out.machine:
+            for row in rows:
+                out.record(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                                        row=row.text(marker=False)))
+        else:
+            out.lines([_graph_line(out, row, width, "--no-ids" in opts) for row in rows])
+    finally:
+        sys.stdout = old
+        s.close()
+    return buf.getvalue().encode("utf-8")
+
+
+def _streamed_equals_whole(stree, files):
+    compared = 0
+    for path in files:
+        for options in GRAPH_OPTIONS:
+            want = _whole(path, options)
+            for _ in range(2):  # drawn and kept, then printed from the kept output
+                got = stree("-s", path, "log", *options)
+                assert got.code == 0 and got.raw == want, (path, options)
+                compared += 1
+    return compared
+
+
+def test_streamed_graph_equals_the_whole_drawing_on_the_corpus(stree, tmp_path, isolated_home):
+    from corpus import build
+
+    files = [p for name, p in build(tmp_path / "corpus", isolated_home).items() if name != "malformed"]
+    files.append(_comb(tmp_path / "comb.jsonl", 300))
+    assert _streamed_equals_whole(stree, files) == 2 * len(GRAPH_OPTIONS) * len(files)
+
+
+def test_streamed_graph_equals_the_whole_drawing_on_random_trees(stree, tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from test_property import sessions
+
+    count = [0]
+
+    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(m=sessions(max_entries=60))
+    def check(m):
+        count[0] += 1
+        path = tmp_path / f"r{count[0]}.jsonl"
+        m.write(path)
+        if not m.entries:
+            return
+        _streamed_equals_whole(stree, [path])
+
+    check()
+
+
+COMB_MEMORY = """
+import resource, subprocess, sys
+proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", sys.argv[1], "log", "--graph"],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+size = 0
+while True:  # a reader at the other end of the pipe, keeping nothing
+    chunk = proc.stdout.read(1 << 20)
+    if not chunk:
+        break
+    size += len(chunk)
+proc.wait()
+print(proc.returncode, size, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _comb_memory(tmp_path, steps):
+    path = _comb(tmp_path / "comb.jsonl", steps)
+    got = subprocess.run([sys.executable, "-c", COMB_MEMORY, str(path)], capture_output=True, timeout=1800)
+    code, size, peak_kib = map(int, got.stdout.split())  # the peak of stree alone (its only child)
+    assert code == 0 and size > steps * steps, got.stderr.decode()[-2000:]
+    return peak_kib
+
+
+def test_a_comb_is_drawn_in_bounded_memory(tmp_path, isolated_home):
+    peak_kib = _comb_memory(tmp_path, 5000)  # 125 MB of drawing
+    print(f"5k comb: peak {peak_kib >> 10} MiB")
+    assert peak_kib < 220 * 1024, peak_kib  # (on main: 333 MiB, growing with the square of the size)
+
+
+@pytest.mark.soak
+def test_a_20k_comb_is_drawn_in_bounded_memory(tmp_path, isolated_home):
+    peak_kib = _comb_memory(tmp_path, 20000)  # 2 GB of drawing
+    print(f"20k comb: peak {peak_kib >> 10} MiB")
+    assert peak_kib < 300 * 1024, peak_kib  # (on main: 1.1 GB and more)
