@@ -525,3 +525,18 @@ def test_a_20k_comb_is_drawn_in_bounded_memory(tmp_path, isolated_home):
     peak_kib = _comb_memory(tmp_path, 20000)  # 2 GB of drawing
     print(f"20k comb: peak {peak_kib >> 10} MiB")
     assert peak_kib < 300 * 1024, peak_kib  # (on main: 1.1 GB and more)
+
+
+# -- 9. a checkout while pi runs the session: warned ---------------------------------------------
+
+def test_checkout_warns_when_pi_appended_moments_ago(stree, tmp_path):
+    path = branchy().write(tmp_path / "s.jsonl")  # messages from days ago: no warning
+    quiet = stree("-s", path, "checkout", "00000009", "--no-hooks")
+    assert quiet.code == 0 and "pi's next append undoes this checkout" not in quiet.err, quiet
+    script = tmp_path / "agent.mjs"
+    script.write_text(PI_AGENT)
+    subprocess.run(["node", str(script), str(PI_PACKAGE / "dist"), str(path), "1"], check=True, timeout=120)
+    live = stree("-s", path, "checkout", "00000009", "--no-hooks")
+    assert live.code == 0, live
+    assert "warning: a message was appended to this session" in live.err
+    assert "pi's next append undoes this checkout" in live.err
