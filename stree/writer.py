@@ -310,6 +310,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
             raise StreeError(f"{path}: no such file", code=3) from None
         except OSError as e:
             raise _open_error(path, e) from None
+        lease = None
         try:
             st = os.fstat(fd)
             from .session import require_regular
@@ -367,7 +368,9 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                 raise StreeError(f"{path}: write failed: {e.strerror}; nothing written", code=CONFLICT) from None
             return entries
         finally:
-            os.close(fd)  # also releases the lock
+            if lease is not None:
+                lease.release()  # (on an error between the lease and the write)
+            os.close(fd)  # also releases the lock and any lease
 
 
 def _take_back(fd, size, payload):
