@@ -79,7 +79,7 @@ def _open_regular(path):
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):
-        return None
+        return None  # (EAGAIN: another stree's write lease; the full command waits for it)
     try:
         if stat.S_ISREG(os.fstat(fd).st_mode):
             return fd

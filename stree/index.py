@@ -90,7 +90,7 @@ TAIL_LINES = 16  # appended lines left to parse by each command before the index
 TAIL_BYTES = 1 << 20
 
 
-def load(path, defer=False):
+def load(path, defer=False, fd=None):
     """Parse a session file through its index: (Session, state), state one of
     'fresh' (index used as is), 'updated' (appended lines parsed), 'built'.
 
@@ -101,7 +101,7 @@ def load(path, defer=False):
     enabled = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would only cost time
     try:
-        return _load(path, defer)
+        return _load(path, defer, fd)
     finally:
         if enabled:
             gc.enable()
@@ -112,8 +112,10 @@ def _identity(fd, st):
             _crc(fd, st.st_size - WINDOW, st.st_size))
 
 
-def _load(path, defer=False):
-    fd = sessions._open(path)
+def _load(path, defer=False, own=None):
+    # `own`: a descriptor of the file to read through (a copy of it is kept) rather than opening
+    # it again: the writer's, while it holds a lease that an open would break (stree.writer)
+    fd = os.dup(own) if own is not None else sessions._open(path)
     try:
         st = os.fstat(fd)
     except OSError as e:
@@ -127,7 +129,10 @@ def _load(path, defer=False):
     size = st.st_size
     same = _LOADED.get(path)
     if same is not None and same[0] == _identity(fd, st):
-        os.close(fd)
+        if same[1]._fd is None:
+            same[1]._fd = fd  # (closed meanwhile: stree.session.close_files)
+        else:
+            os.close(fd)
         return same[1], "fresh"
     covered = _covered(fd, size)
     target = index_path(st)

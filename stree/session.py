@@ -620,7 +620,7 @@ def _open(path):
     before anything is read: a FIFO, a device or a socket is refused (exit 4) rather
     than hanging the command."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = open_nonblocking(path, os.O_RDONLY)
     except IsADirectoryError:
         raise BadFile(f"{path}: is a directory, not a session file",
                       hint="pass the .jsonl file inside it with -s") from None
@@ -638,6 +638,31 @@ def _open(path):
         os.close(fd)
         raise
     return fd
+
+
+LEASE_WAIT = 10.0  # seconds an open waits for another stree's write lease (held for a write)
+
+
+def open_nonblocking(path, flags):
+    """os.open without blocking on a FIFO. A regular file under another stree's write lease
+    (stree.writer, held while it appends: milliseconds) answers EAGAIN: tried again."""
+    import errno
+    import time
+
+    deadline = None
+    delay = 0.001
+    while True:
+        try:
+            return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+                raise
+            now = time.monotonic()
+            deadline = deadline or now + LEASE_WAIT
+            if now > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
 
 
 def require_regular(path, st):

@@ -171,14 +171,15 @@ def _lock(fd, path):
             raise StreeError(f"{path}: cannot lock the file ({e.strerror}); nothing written", code=CONFLICT)
 
 
-def _read_locked(path, fd):
+def _read_locked(path, fd, own=False):
     """The session as it is under our lock: through the index (only appended lines
-    are parsed) unless STREE_NO_CACHE, else a full read of the locked file."""
+    are parsed) unless STREE_NO_CACHE, else a full read of the locked file. With `own`,
+    read through `fd` (a lease is held: opening the file again would break it)."""
     from . import index
     from .session import parse
 
     if index.enabled():
-        session = index.load(path)[0]
+        session = index.load(path, fd=fd if own else None)[0]
         if not session.needs_migration:  # a migration rewrites every byte: it reads them all
             return session
         session.close()
@@ -305,7 +306,9 @@ def append_entries(path, make_entries, dry_run=False, say=None):
         try:
             if not dry_run:
                 _refuse_read_only(path, os.stat(path))
-            fd = os.open(path, (os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND) | getattr(os, "O_NONBLOCK", 0))
+            from .session import open_nonblocking
+
+            fd = open_nonblocking(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise StreeError(f"{path}: no such file", code=3) from None
         except OSError as e:
@@ -345,11 +348,16 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                 # read, the entries would hang off a leaf it has moved past. Checked last thing
                 # before the write; the entries are built again from the file as it is now (a
                 # checkout whose starting point moved refuses instead, exit 6: see navigate)
-                lease = _Lease(fd, path)
+                if lease is None:
+                    lease = _Lease(fd, path)
                 if not _grown(fd, session, tail):
                     break
-                lease.release()
-                session = _read_locked(path, fd)  # only the appended lines are parsed
+                if not lease.held:
+                    lease.release()  # (puts the SIGIO handler back)
+                    lease = None
+                # read again (only the appended lines are parsed); with the lease kept, pi waits
+                # until the rebuilt entries are written, so the next check holds
+                session = _read_locked(path, fd, own=lease is not None)
                 if session.needs_migration:
                     raise StreeError(f"{path}: the file was rewritten while stree was writing; nothing written",
                                      code=CONFLICT, hint="run the command again")
@@ -362,6 +370,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                     _write_all(fd, payload)
                 finally:
                     lease.release()
+                    lease = None
                 os.fsync(fd)
             except OSError as e:
                 _take_back(fd, size, payload)

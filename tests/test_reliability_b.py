@@ -540,3 +540,36 @@ def test_checkout_warns_when_pi_appended_moments_ago(stree, tmp_path):
     assert live.code == 0, live
     assert "warning: a message was appended to this session" in live.err
     assert "pi's next append undoes this checkout" in live.err
+
+
+STREE_READS = """
+import sys
+from stree.cli import run
+path, count = sys.argv[1], int(sys.argv[2])
+for n in range(count):
+    for args in (["log", "--graph"], ["rev-parse", "@"], ["context", "--json"]):
+        sys.argv = ["stree", "--no-cache" if n % 2 else "--color=never", "-s", path, *args]
+        try:
+            run()
+        except SystemExit as e:
+            assert e.code in (0, None), (args, e.code)
+"""
+
+
+def test_readers_and_writers_wait_for_each_others_lease(tmp_path):
+    """A write lease (held while a writer checks and appends) makes other opens of the file
+    answer EAGAIN: readers and other writers wait for it, never fail."""
+    path = branchy().write(tmp_path / "busy.jsonl")
+    stop = tmp_path / "never"
+    procs = [subprocess.Popen([sys.executable, "-c", STREE_LABELS, str(path), "60", str(tmp_path)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT) for _ in range(3)]
+    procs += [subprocess.Popen([sys.executable, "-c", STREE_READS, str(path), "25"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, cwd=ROOT) for _ in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err.decode()[-2000:]
+    assert not stop.exists()
+    entries = [json.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    labels = [e for e in entries if e["type"] == "label" and e["label"].startswith("s-")]
+    assert len(labels) == 180
+    assert all(b["id"] == e["parentId"] for b, e in zip(entries, entries[1:]) if e in labels)
