@@ -50,6 +50,14 @@ ENV_HELP = """\
   STREE_MAX_TIME               seconds a model request may take in all, retries included (default 600)"""
 
 
+LIMITS_HELP = """\
+  a session must be a regular file: a FIFO, device or socket is refused (exit 4)
+  a session that is cut short or rewritten while read: exit 4 (run the command again)
+  a line longer than 256 MiB is skipped with a warning naming the file and line
+  a hook may print at most 16 MiB: more fails it (exit 6, nothing written)
+  a log --graph output over 64 MiB is printed but not kept for the next run"""
+
+
 def _exit_help():
     return "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES)
 
@@ -191,7 +199,11 @@ Exit codes:
 
 \b
 Environment:
-{ENV_HELP}""",
+{ENV_HELP}
+
+\b
+Limits:
+{LIMITS_HELP}""",
 )
 @click.option("-s", "--session", "session", metavar="PATH|ID", envvar="STREE_SESSION",
               help="Session file, or session id prefix ('demo' = the bundled demo). "

@@ -9,8 +9,11 @@ index, one file per session and set of options:
     <cache>/<dev>-<inode>-<crc of the options>.graph
 
 and printed again as it is while the session file is the same file, with the
-same size, mtime and first and last bytes (the index's own test of "unchanged").
-Any other change renders again. Only complete runs that printed nothing on
+same size, mtime, ctime and first and last bytes (the index's own test of
+"unchanged"). Any other change renders again. An output drawn from a file changed
+in the same tick of the file system's clock is not kept (a change in that tick
+could leave every timestamp as it was: git's "racily clean"), and the kept bytes
+and their description carry CRCs checked before anything is printed. Only complete runs that printed nothing on
 stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 
 This module is read on the fast path: it imports nothing heavier than os.
@@ -23,7 +26,7 @@ from binascii import crc32
 from . import __version__
 from .cachedir import cache_dir, write_file
 
-FORMAT = 1
+FORMAT = 2  # 2: ctime in the identity, CRCs of the description and of the output
 MAGIC = b"stree-graph\n"
 SUFFIX = ".graph"
 WINDOW = 4096  # bytes compared at the start and the end of the session file
@@ -39,7 +42,51 @@ def identity(fd, st=None):
     size = st.st_size
     head = crc32(os.pread(fd, min(WINDOW, size), 0))
     tail = crc32(os.pread(fd, min(WINDOW, size), max(0, size - WINDOW)))
-    return (st.st_dev, st.st_ino, size, st.st_mtime_ns, head, tail)
+    return (st.st_dev, st.st_ino, size, st.st_mtime_ns, st.st_ctime_ns, head, tail)
+
+
+class Capture:
+    """What a `log --graph` writes to stdout, as UTF-8, kept for store() up to MAX_TEXT bytes;
+    past that (or for text UTF-8 cannot carry) nothing is kept: text() is None."""
+
+    def __init__(self):
+        self.parts = []
+        self.size = 0
+
+    def append(self, text):
+        if self.parts is None:
+            return
+        try:
+            data = text.encode("utf-8")  # (a lone surrogate, printed replaced, is not kept)
+        except UnicodeError:
+            self.parts = None
+            return
+        self.size += len(data)
+        if self.size > MAX_TEXT:
+            self.parts = None  # too long to keep: the drawing streams on, unkept
+            return
+        self.parts.append(data)
+
+    def text(self):
+        return None if self.parts is None else b"".join(self.parts)
+
+
+def _open_regular(path):
+    """A descriptor of `path` if it is a regular file, else None (opened without blocking:
+    a FIFO is left to the full command, which refuses it)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None  # (EAGAIN: another stree's write lease; the full command waits for it)
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def applies(no_cache=False):
@@ -84,9 +131,8 @@ def _target(st, key):
 def lookup(path, options):
     """A previous run's output for these options, if the file is as it was then:
     (open graph file, offset, length) for write(), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
+    fd = _open_regular(path)
+    if fd is None:
         return None
     f = None
     try:
@@ -99,6 +145,16 @@ def lookup(path, options):
         length = meta["length"]
         if os.fstat(f.fileno()).st_size != start + length:
             return None  # (written by a temp file and a rename: only damage makes it shorter)
+        crc = 0
+        left = length
+        while left > 0:  # the whole output is checked before a byte of it is printed
+            chunk = f.read(min(1 << 20, left))
+            if not chunk:
+                return None
+            crc = crc32(chunk, crc)
+            left -= len(chunk)
+        if crc != meta.get("crc"):
+            return None
         found, f = (f, start, length), None
         return found
     except Exception:  # missing, unreadable, damaged: render instead
@@ -159,11 +215,17 @@ def write(found):
 
 
 def _read_meta(f):
-    head = f.read(len(MAGIC) + 4)
-    if len(head) != len(MAGIC) + 4 or not head.startswith(MAGIC):
+    head = f.read(len(MAGIC) + 8)
+    if len(head) != len(MAGIC) + 8 or not head.startswith(MAGIC):
         return None, 0
-    size = int.from_bytes(head[len(MAGIC):], "little")
-    return marshal.loads(f.read(size)), len(head) + size
+    size = int.from_bytes(head[len(MAGIC):len(MAGIC) + 4], "little")
+    if size > 1 << 20:
+        return None, 0
+    raw = f.read(size)
+    if len(raw) != size or crc32(raw) != int.from_bytes(head[len(MAGIC) + 4:], "little"):
+        return None, 0  # damaged: checked before it is decoded
+    meta = marshal.loads(raw)
+    return (meta, len(head) + size) if isinstance(meta, dict) else (None, 0)
 
 
 def read_meta(full):
@@ -180,8 +242,10 @@ def is_stale(meta):
     if meta is None or meta.get("format") != FORMAT:
         return True
     try:
-        fd = os.open(meta["path"], os.O_RDONLY)
-    except (OSError, KeyError, TypeError):
+        fd = _open_regular(meta["path"])
+    except (KeyError, TypeError):
+        return True
+    if fd is None:
         return True
     try:
         return list(identity(fd)) != meta.get("identity")
@@ -199,17 +263,26 @@ def store(session, options, text):
         return
     try:
         st = os.fstat(fd)
-        if (st.st_size, st.st_mtime_ns) != session._seen or st.st_size != session.size:
+        if (st.st_size, st.st_mtime_ns) != session._seen or st.st_size != session.size \
+                or (session._stat is not None and st.st_ctime_ns != session._stat.st_ctime_ns):
             return  # the file changed while we drew it: what we printed matches no file state
+        if _racy(st):
+            return  # changed in this tick of the clock: a change in the same tick could go unseen
         key = _key(options)
         target = _target(st, key)
-        data = text.encode("utf-8")  # (a lone surrogate, printed replaced, is not kept: UnicodeError)
+        data = text if isinstance(text, bytes) else text.encode("utf-8")  # (a lone surrogate: UnicodeError)
         meta = marshal.dumps({"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
-                              "path": os.path.abspath(session.path), "length": len(data)})
-        write_file(target, (MAGIC, len(meta).to_bytes(4, "little"), meta, data))
+                              "path": os.path.abspath(session.path), "length": len(data), "crc": crc32(data)})
+        write_file(target, (MAGIC, len(meta).to_bytes(4, "little"), crc32(meta).to_bytes(4, "little"), meta, data))
         _prune(os.path.dirname(target), f"{st.st_dev:x}-{st.st_ino:x}-")
     except Exception:
         pass
+
+
+def _racy(st):
+    from .index import racy
+
+    return racy(st)
 
 
 def _prune(directory, prefix):

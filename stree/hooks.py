@@ -96,7 +96,7 @@ def run(name, payload, session_path, warn):
         raise HookFailed(f"cannot run the '{name}' hook {path}: {e.strerror}") from None
     try:
         try:
-            out, _ = proc.communicate(data, timeout=limit)
+            out = _communicate(proc, data, limit, f"the '{name}' hook {path}")
         except TimeoutExpired:
             _kill(proc)
             raise HookFailed(f"the '{name}' hook {path} did not finish within {limit:g} s",
@@ -112,6 +112,76 @@ def run(name, payload, session_path, warn):
 
 
 TimeoutExpired = subprocess.TimeoutExpired
+OUTPUT_MAX = 16 << 20  # bytes a hook may print; more fails the hook (nothing is written)
+
+
+def _communicate(proc, data, limit, what):
+    """Feed `data` to the hook's stdin and collect its stdout until the hook process exits.
+
+    Waits for the process, not for the end of its output: a background child left holding
+    stdout does not keep stree waiting (what is in the pipe when the hook exits is read,
+    nothing after). Raises TimeoutExpired after `limit` seconds, HookFailed past OUTPUT_MAX."""
+    import selectors
+    import time
+
+    deadline = time.monotonic() + limit
+    out = bytearray()
+    sel = selectors.DefaultSelector()
+    stdin, stdout = proc.stdin, proc.stdout
+    os.set_blocking(stdout.fileno(), False)
+    sel.register(stdout, selectors.EVENT_READ)
+    view = memoryview(data)
+    if view:
+        os.set_blocking(stdin.fileno(), False)
+        sel.register(stdin, selectors.EVENT_WRITE)
+    else:
+        stdin.close()
+
+    def read():  # False at the end of the output
+        while True:
+            try:
+                chunk = os.read(stdout.fileno(), 1 << 16)
+            except BlockingIOError:
+                return True
+            if not chunk:
+                return False
+            out.extend(chunk)
+            if len(out) > OUTPUT_MAX:
+                raise HookFailed(f"{what} printed more than {OUTPUT_MAX >> 20} MiB; nothing written",
+                                 hint="a before-tree hook prints one JSON object, or nothing")
+
+    try:
+        open_out = True
+        while True:
+            if proc.poll() is not None:
+                if open_out:
+                    read()  # what the hook left in the pipe; a child it left behind is not waited for
+                return bytes(out)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutExpired(proc.args, limit)
+            for key, _ in sel.select(min(left, 0.02)):
+                if key.fileobj is stdout:
+                    if not read():
+                        sel.unregister(stdout)
+                        open_out = False
+                else:
+                    try:
+                        view = view[os.write(stdin.fileno(), view[:1 << 16]):]
+                    except BlockingIOError:
+                        continue
+                    except (BrokenPipeError, OSError):
+                        view = view[:0]  # the hook did not read it all: its business
+                    if not view:
+                        sel.unregister(stdin)
+                        stdin.close()
+    finally:
+        sel.close()
+        for f in (stdin, stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
 
 
 def _kill(proc):
@@ -120,9 +190,15 @@ def _kill(proc):
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
             pass
+    for f in (proc.stdin, proc.stdout):
+        try:
+            if f is not None:
+                f.close()
+        except OSError:
+            pass
     try:
-        proc.communicate(timeout=5)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
+        proc.wait(timeout=5)  # (not for its output: a child it left behind may hold it)
+    except (subprocess.TimeoutExpired, OSError):
         pass
 
 

@@ -32,11 +32,15 @@ from . import session as sessions
 from .cachedir import cache_dir, write_file
 from .errors import BadFile
 
-FORMAT = 6  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
-#            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them)
+FORMAT = 7  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+#            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
+#            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
+RACY_NS = 50_000_000  # a file changed this close to when its index was written may change again
+#                       unseen: file timestamps are coarse (a kernel tick); see racy()
+RACY_COARSE_NS = 2_000_000_000  # the same on a file system with whole-second timestamps (FAT: 2 s)
 
 
 def enabled(no_cache=False):
@@ -45,6 +49,19 @@ def enabled(no_cache=False):
 
 def index_path(st):
     return os.path.join(cache_dir(), f"{st.st_dev:x}-{st.st_ino:x}.idx")
+
+
+def racy(st, now_ns=None):
+    """True when `st` (a session file's stat) is too recent for its size, mtime and ctime to
+    prove it unchanged later, as git's "racily clean" entries: a change in the same tick of
+    the file system's clock leaves them all as they were. A cache written now must check more
+    than the stat (stree.index) or not be kept (stree.graphcache)."""
+    import time
+
+    now_ns = time.time_ns() if now_ns is None else now_ns
+    changed = max(st.st_mtime_ns, st.st_ctime_ns)
+    coarse = st.st_mtime_ns % 1_000_000_000 == 0 and st.st_ctime_ns % 1_000_000_000 == 0
+    return now_ns - changed < (RACY_COARSE_NS if coarse else RACY_NS)
 
 
 def _crc(fd, start, end):
@@ -73,7 +90,7 @@ TAIL_LINES = 16  # appended lines left to parse by each command before the index
 TAIL_BYTES = 1 << 20
 
 
-def load(path, defer=False):
+def load(path, defer=False, fd=None):
     """Parse a session file through its index: (Session, state), state one of
     'fresh' (index used as is), 'updated' (appended lines parsed), 'built'.
 
@@ -84,18 +101,21 @@ def load(path, defer=False):
     enabled = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would only cost time
     try:
-        return _load(path, defer)
+        return _load(path, defer, fd)
     finally:
         if enabled:
             gc.enable()
 
 
 def _identity(fd, st):
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, _crc(fd, st.st_size - WINDOW, st.st_size))
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+            _crc(fd, st.st_size - WINDOW, st.st_size))
 
 
-def _load(path, defer=False):
-    fd = sessions._open(path)
+def _load(path, defer=False, own=None):
+    # `own`: a descriptor of the file to read through (a copy of it is kept) rather than opening
+    # it again: the writer's, while it holds a lease that an open would break (stree.writer)
+    fd = os.dup(own) if own is not None else sessions._open(path)
     try:
         st = os.fstat(fd)
     except OSError as e:
@@ -109,7 +129,10 @@ def _load(path, defer=False):
     size = st.st_size
     same = _LOADED.get(path)
     if same is not None and same[0] == _identity(fd, st):
-        os.close(fd)
+        if same[1]._fd is None:
+            same[1]._fd = fd  # (closed meanwhile: stree.session.close_files)
+        else:
+            os.close(fd)
         return same[1], "fresh"
     covered = _covered(fd, size)
     target = index_path(st)
@@ -125,6 +148,7 @@ def _load(path, defer=False):
     if s.previews is None:
         s.previews = PreviewCache()
     s._seen = (size, st.st_mtime_ns)
+    s._stat = st
     if s.covered < covered:
         known = len(s.nodes)
         tail = covered - s.covered
@@ -141,8 +165,11 @@ def _load(path, defer=False):
                 s._pending = (target, st, len(s.nodes))
             elif state == "built" or s.version < 2 or len(s.nodes) - known > TAIL_LINES or tail > TAIL_BYTES:
                 s._meta = _write(target, s, st, fd, path, known if state == "updated" else 0)
-    elif s._meta is not None and (s._meta["size"], s._meta["mtime_ns"]) != (size, st.st_mtime_ns):
-        s._meta = _write(target, s, st, fd, path, len(s.nodes))  # only a torn tail changed: new size and mtime
+    elif s._meta is not None and ((s._meta["size"], s._meta["mtime_ns"], s._meta["ctime_ns"])
+                                  != (size, st.st_mtime_ns, st.st_ctime_ns)
+                                  or (s._meta["racy_crc"] is not None and not racy(st))):
+        # a torn tail changed (new size and times), or a racy index proved right: written again
+        s._meta = _write(target, s, st, fd, path, len(s.nodes))
     s.ends_with_newline = True
     if covered < size:
         known = len(s.nodes)
@@ -212,20 +239,25 @@ def _redefines_calls(nodes, known):
     return False
 
 
-_HEAD = len(MAGIC) + 4
+_HEAD = len(MAGIC) + 8  # the magic, the metadata's length and its CRC
 INT_FIELDS = ("offset", "length", "line", "index")
+META_MAX = 1 << 30
 
 
 def _read_meta(f):
-    """(meta, start of the data area) of an open index file, or (None, 0)."""
+    """(meta, start of the data area) of an open index file, or (None, 0) when it is not
+    one or its metadata is damaged (checked before it is decoded)."""
     head = f.read(_HEAD)
     if len(head) < _HEAD or not head.startswith(MAGIC):
         return None, 0
-    meta_len = int.from_bytes(head[len(MAGIC):], "little")
-    raw = f.read(meta_len)
-    if len(raw) != meta_len:
+    meta_len = int.from_bytes(head[len(MAGIC):len(MAGIC) + 4], "little")
+    if meta_len > META_MAX:
         return None, 0
-    return marshal.loads(raw), _HEAD + meta_len
+    raw = f.read(meta_len)
+    if len(raw) != meta_len or crc32(raw) != int.from_bytes(head[len(MAGIC) + 4:], "little"):
+        return None, 0
+    meta = marshal.loads(raw)
+    return (meta, _HEAD + meta_len) if isinstance(meta, dict) else (None, 0)
 
 
 def _read(target):
@@ -448,8 +480,9 @@ class _Columns:
                     out.extend(part)
             return out if out is not None else []
         except Exception as e:
-            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); run "
-                          "the command again", hint="or pass --no-cache") from None
+            drop(self.path)  # the next command parses the file again
+            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
+                          "removed: run the command again", hint="or pass --no-cache") from None
 
     def value(self, name, row):
         k = bisect_right(self.starts, row) - 1
@@ -497,20 +530,27 @@ def _restore(target, path, fd, st, covered):
         if old > covered:
             f.close()
             return None  # truncated or rewritten
-        if (meta["size"], meta["mtime_ns"]) != (st.st_size, st.st_mtime_ns) and st.st_size <= meta["size"]:
+        if (meta["size"], meta["mtime_ns"], meta["ctime_ns"]) != (st.st_size, st.st_mtime_ns, st.st_ctime_ns) \
+                and st.st_size <= meta["size"]:
             f.close()
-            return None  # changed in place
+            return None  # changed in place (ctime: even with the mtime put back, or a copy onto the inode)
         if meta["head"] != _crc(fd, 0, min(WINDOW, old)) or meta["window"] != _crc(fd, old - WINDOW, old):
             f.close()
             return None  # not the same bytes any more
         if old < covered and meta["version"] < 2:
             f.close()
             return None  # v1 ids depend on the whole file: no incremental update
-        # the whole data area is checked at once (cheap next to decoding it), so a damaged
-        # index is a miss now rather than an error in the middle of a command
-        data = f.read(meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0))
+        if meta["racy_crc"] is not None and _crc(fd, 0, old) != meta["racy_crc"]:
+            f.close()
+            return None  # written in the same tick as a change: the stat proves nothing, the bytes do
+        # the whole data area (previews too) is checked at once (cheap next to decoding it), so a
+        # damaged index is a miss now (and is rewritten) rather than an error in a command
+        length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
+        data = f.read(length)
+        more = f.read(1)
         f.close()
-        if crc32(memoryview(data)[:meta["data_len"]]) != meta["data_crc"]:
+        if len(data) != length or more or crc32(data) != meta["data_crc"]:
+            _debug(f"ignoring index {target}: damaged")
             return None
         blobs = _Blobs(data)
         s = sessions.Session(path)
@@ -672,10 +712,12 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         data_len = area.size
         if previews is None:
             previews = s.previews.section(s) if s.previews is not None else b""
+        data_crc = crc32(previews, data_crc)
         pv = (data_len, len(previews)) if previews else None
         covered = s.covered
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "ctime_ns": st.st_ctime_ns, "racy_crc": _crc_all(fd, covered) if racy(st) else None,
             "covered": covered, "head": _crc(fd, 0, min(WINDOW, covered)), "window": _crc(fd, covered - WINDOW, covered),
             "path": os.path.abspath(path), "version": s.version,
             "state": (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index),
@@ -683,13 +725,35 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "previews": pv,
         }
         head = marshal.dumps(meta, 4)
-        write_file(target, [MAGIC, len(head).to_bytes(4, "little"), head, *area.chunks, previews])
+        write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,
+                            *area.chunks, previews])
         s._index_blobs = _Parts(area.chunks)  # what the new meta's segments point into
         s._ready = None
         return meta
     except Exception as e:
         _debug(f"cannot write index {target}: {type(e).__name__}: {e}")
     return None
+
+
+def _crc_all(fd, end):
+    """The CRC of bytes [0, end) of a file, read a block at a time."""
+    crc = 0
+    pos = 0
+    while pos < end:
+        block = os.pread(fd, min(1 << 20, end - pos), pos)
+        if not block:
+            break
+        crc = crc32(block, crc)
+        pos += len(block)
+    return crc
+
+
+def drop(target):
+    """Remove a damaged index (the next load parses the file and writes a new one)."""
+    try:
+        os.unlink(target)
+    except OSError:
+        pass
 
 
 def save(s):
@@ -709,7 +773,7 @@ def save(s):
     try:
         st = os.fstat(s._fd)
         meta = s._meta
-        if (st.st_size, st.st_mtime_ns) != s._seen:
+        if (st.st_size, st.st_mtime_ns) != s._seen or st.st_ctime_ns != s._stat.st_ctime_ns:
             return  # the file moved on meanwhile: the next command reindexes
         target = index_path(st)
         current, _ = _read(target)

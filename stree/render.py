@@ -28,6 +28,44 @@ class Row:
         return out
 
 
+class Drawing:
+    """The rows of a graph in output order, each drawn when it is read: a comb-shaped tree
+    (a side branch at every step) draws rows as long as the tree is deep, so the whole
+    drawing is quadratic in the tree's size and is never held at once. Iterate, index,
+    slice, reverse(); what is kept per entry is its place in the layout."""
+
+    __slots__ = ("order", "_draw", "_ids")
+
+    def __init__(self, order, draw, ids):
+        self.order = order  # rows of the tree, in the order they are shown
+        self._draw = draw
+        self._ids = ids
+
+    def __len__(self):
+        return len(self.order)
+
+    def __bool__(self):
+        return bool(self.order)
+
+    def __iter__(self):
+        draw = self._draw
+        for r in self.order:
+            yield draw(r)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Drawing(self.order[i], self._draw, self._ids)
+        return self._draw(self.order[i])
+
+    def reverse(self):
+        self.order.reverse()
+
+    def id_width(self, default=8):
+        """The width of the longest id shown."""
+        ids = self._ids
+        return max((len(ids[r]) for r in self.order), default=default)
+
+
 def _passes(etype, role, hidden, id, filter, label, leaf):
     if etype == "usage":
         return False  # pi 1.5: usage entries are never shown, not even as the leaf
@@ -46,7 +84,8 @@ def _passes(etype, role, hidden, id, filter, label, leaf):
 
 
 def graph(tree, filter="default", search=None, leaf=None, previewer=None):
-    """Rows of the graph, in pi's order. `leaf` defaults to the session's leaf.
+    """Rows of the graph, in pi's order, as a Drawing (each row drawn as it is read).
+    `leaf` defaults to the session's leaf.
 
     Works on rows and columns; a Node is made only for the rows shown."""
     from .preview import Previewer, searchable_text
@@ -76,7 +115,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
                 continue
         visible.append(r)
     if not visible:
-        return []
+        return Drawing([], None, ids)
 
     # nearest visible ancestor of every entry (pre-order: parents come first)
     is_visible = set(visible)
@@ -91,7 +130,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     multiple_roots = len(roots) > 1
 
     layout = {}
-    stack = [(root, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, (),
+    stack = [(root, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, None,
               multiple_roots) for i, root in reversed(list(enumerate(roots)))]
     while stack:
         r, indent, just_branched, show_connector, is_last, gutters, virtual_root_child = stack.pop()
@@ -101,7 +140,9 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
         connector_shown = show_connector and not virtual_root_child
         display_indent = max(0, indent - 1) if multiple_roots else indent
-        child_gutters = gutters + ((max(0, display_indent - 1), not is_last),) if connector_shown else gutters
+        # gutters: a linked list (position, show, the gutters above), newest first, shared by every
+        # row below: a tuple per level would hold the tree's depth once per level
+        child_gutters = (max(0, display_indent - 1), not is_last, gutters) if connector_shown else gutters
         for i in range(len(children) - 1, -1, -1):
             stack.append((children[i], child_indent, many, many, i == len(children) - 1, child_gutters, False))
 
@@ -111,23 +152,32 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         j = prow[marked]
         marked = j if j >= 0 else None
 
-    rows = []
-    for r in visible:
+    def draw(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
         prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
         node = nodes[r]
-        rows.append(Row(node, prefix, r in active, labels.get(ids[r]), previewer.segments(node), r == marked))
-    return rows
+        return Row(node, prefix, r in active, labels.get(ids[r]), previewer.segments(node), r == marked)
+
+    return Drawing(visible, draw, ids)
 
 
-def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots, _memo={}):
-    # rows under one parent share their gutters tuple: the drawing is computed once per shape
+_MEMO_CHARS = 1 << 22  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
+_memo = {}
+_memo_chars = [0]
+
+
+def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
+    # rows under one parent share their gutters: the drawing is computed once per shape
     key = (indent, show_connector, is_last, id(gutters), virtual_root_child, multiple_roots)
     hit = _memo.get(key)
     if hit is not None and hit[0] is gutters:
         return hit[1]
     text = _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
+    if _memo_chars[0] + len(text) > _MEMO_CHARS:
+        _memo.clear()
+        _memo_chars[0] = 0
     _memo[key] = (gutters, text)
+    _memo_chars[0] += len(text)
     return text
 
 
@@ -136,8 +186,10 @@ def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, m
     connector = show_connector and not virtual_root_child
     connector_at = display_indent - 1 if connector else -1
     gutter_at = {}
-    for position, show in gutters:
-        gutter_at.setdefault(position, show)  # pi takes the first gutter at a level
+    cell = gutters
+    while cell is not None:  # newest first: the oldest written last, so pi's first gutter at a level wins
+        position, show, cell = cell
+        gutter_at[position] = show
     out = []
     for level in range(display_indent):
         if level in gutter_at:

@@ -467,10 +467,30 @@ def deterministic_id(seed, index, taken):
         n += 1
 
 
+def changed_while_reading(path):
+    return BadFile(f"{path}: the session changed while reading (cut short or rewritten)",
+                   hint="run the command again")
+
+
+def close_files(path):
+    """Close every descriptor this process holds on `path` through a Session (each reopens it
+    when it next reads): a write lease (stree.writer) needs the file open nowhere else."""
+    path = str(path)
+    for s in list(_LIVE):
+        if str(s.path) == path:
+            s.close()
+
+
+import weakref  # noqa: E402
+
+_LIVE = weakref.WeakSet()  # every Session not yet collected (close_files)
+
+
 class Session:
     """A parsed session file: header, entry nodes in file order, problems seen."""
 
     def __init__(self, path):
+        _LIVE.add(self)
         self.path = path
         self.header = None
         self.header_line = None
@@ -487,6 +507,7 @@ class Session:
         self._meta = None
         self._index_blobs = None  # the data area of the index this session was read from
         self._seen = None  # (size, mtime) of the file when it was read
+        self._stat = None  # its whole stat then (stree.index)
         self._pending = None  # an index write deferred to the end of the command (stree.index.save)
         self._ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
         self._data = None
@@ -499,12 +520,23 @@ class Session:
         if self._data is not None:
             return self._data[node.offset:node.offset + node.length]
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
-        return os.pread(self._fd, node.length, node.offset)
+            self._fd = _open(self.path)
+        try:
+            data = os.pread(self._fd, node.length, node.offset)
+        except OSError as e:
+            raise BadFile(f"{self.path}: cannot read: {e.strerror}") from None
+        if len(data) != node.length:
+            raise changed_while_reading(self.path)  # cut short since it was parsed
+        return data
 
     def load(self, node):
         """The entry as pi holds it in memory (migrated to v3)."""
-        obj = decode_line(self.raw(node))
+        try:
+            obj = decode_line(self.raw(node))
+        except ValueError:  # it parsed when the file was read: the bytes have changed since
+            raise changed_while_reading(self.path) from None
+        if obj.__class__ is not dict:
+            raise changed_while_reading(self.path)
         if self.version < CURRENT_VERSION:
             migrate_entry(obj, node, self.version)
         return obj
@@ -555,8 +587,11 @@ def iter_lines(data):
 
 
 def _open(path):
+    """A read-only descriptor of a session file. Opened without blocking and checked
+    before anything is read: a FIFO, a device or a socket is refused (exit 4) rather
+    than hanging the command."""
     try:
-        return os.open(path, os.O_RDONLY)
+        fd = open_nonblocking(path, os.O_RDONLY)
     except IsADirectoryError:
         raise BadFile(f"{path}: is a directory, not a session file",
                       hint="pass the .jsonl file inside it with -s") from None
@@ -566,6 +601,55 @@ def _open(path):
         raise BadFile(f"{path}: permission denied") from None
     except OSError as e:
         raise BadFile(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        require_regular(path, os.fstat(fd))
+        if getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+LEASE_WAIT = 10.0  # seconds an open waits for another stree's write lease (held for a write)
+
+
+def open_nonblocking(path, flags):
+    """os.open without blocking on a FIFO. A regular file under another stree's write lease
+    (stree.writer, held while it appends: milliseconds) answers EAGAIN: tried again."""
+    import errno
+    import time
+
+    deadline = None
+    delay = 0.001
+    while True:
+        try:
+            return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+                raise
+            now = time.monotonic()
+            deadline = deadline or now + LEASE_WAIT
+            if now > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+
+
+def require_regular(path, st):
+    """Refuse anything but a regular file (a directory, a FIFO, a device, a socket)."""
+    import stat
+
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise BadFile(f"{path}: is a directory, not a session file",
+                      hint="pass the .jsonl file inside it with -s")
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    raise BadFile(f"{path}: is {kind}, not a session file; only regular files are read",
+                  hint="copy the session to a file first")
 
 
 def parse(path, data=None):
@@ -635,20 +719,62 @@ def scan_file(s, fd, start, end):
     scan_range(s, fd, start, end, end)
 
 
+LINE_MAX = 256 << 20  # bytes: a longer line is skipped with a warning (far above any real entry,
+#                      images included; below the 512 MiB strings of JavaScript, which pi reads lines into)
+
+
 def scan_range(s, fd, start, stop, end):
     """Parse bytes [start, stop) in this process; `end` is where the whole range ends
-    (its last line may be torn, and is trimmed as pi trims the end of the file)."""
+    (its last line may be torn, and is trimmed as pi trims the end of the file).
+
+    Only the bytes of each new block are searched for a newline, and a line is joined
+    once, when it ends: a huge line costs its length, not its length squared. A line
+    longer than LINE_MAX is not kept at all; it is skipped and reported malformed."""
     pos = start
-    carry = b""
+    carry = []  # the blocks of a line not ended yet
+    carried = 0
+    carry_at = start  # where that line starts
+    skipping = False  # inside a line longer than LINE_MAX: read to its end, nothing kept
     while pos < stop:
         block = os.pread(fd, min(BLOCK, stop - pos), pos)
         if not block:
             break  # the file shrank under us: parse what we have
+        base = pos
         pos += len(block)
-        data = carry + block if carry else block
-        cut = data.rfind(b"\n") + 1 if pos < stop else len(data)
-        scan(s, data[:cut] if cut < len(data) else data, pos - len(data), end, s.line)
-        carry = data[cut:]
+        last = pos >= stop
+        if skipping:
+            nl = block.find(b"\n")
+            if nl < 0 and not last:
+                continue
+            _too_long(s)
+            skipping = False
+            if nl < 0:
+                break
+            block = block[nl + 1:]
+            base += nl + 1
+            carry_at = base
+            if not block:
+                continue
+        nl = block.rfind(b"\n")
+        if nl < 0 and not last:
+            carry.append(block)
+            carried += len(block)
+            if carried > LINE_MAX:
+                carry, carried, skipping = [], 0, True
+            continue
+        cut = len(block) if last else nl + 1
+        data = b"".join(carry) + block[:cut] if carry else (block[:cut] if cut < len(block) else block)
+        scan(s, data, carry_at, end, s.line)
+        carry = [block[cut:]] if cut < len(block) else []
+        carried = len(block) - cut
+        carry_at = base + cut
+    if skipping:
+        _too_long(s)
+
+
+def _too_long(s):
+    s.line += 1
+    s.malformed.append((s.line, f"line longer than {LINE_MAX >> 20} MiB (not read)"))
 
 
 def scan(s, data, base, size, line=None):

@@ -174,18 +174,100 @@ def _lock(fd, path):
             raise StreeError(f"{path}: cannot lock the file ({e.strerror}); nothing written", code=CONFLICT)
 
 
-def _read_locked(path, fd):
+def _read_locked(path, fd, own=False):
     """The session as it is under our lock: through the index (only appended lines
-    are parsed) unless STREE_NO_CACHE, else a full read of the locked file."""
+    are parsed) unless STREE_NO_CACHE, else a full read of the locked file. With `own`,
+    read through `fd` (a lease is held: opening the file again would break it)."""
     from . import index
     from .session import parse
 
     if index.enabled():
-        session = index.load(path)[0]
+        session = index.load(path, fd=fd if own else None)[0]
         if not session.needs_migration:  # a migration rewrites every byte: it reads them all
             return session
         session.close()
     return parse(path, _read_all(fd))
+
+
+def _warm(path):
+    """Before the lock: parse a cold file and write its index now, so that the re-read under
+    the lock parses only what was appended since (pi appends without the lock: the shorter
+    the locked window, the less it can move the leaf under us)."""
+    from . import index
+
+    if not index.enabled():
+        return
+    try:
+        session = index.load(path)[0]
+        index.save(session)  # (a read deferred its index to the end of the command: write it now)
+    except StreeError:
+        pass  # the locked read reports it
+
+
+REBUILDS = 50  # times the entries are rebuilt because the file grew before they could be written
+
+
+class _Lease:
+    """A write lease on the session file while the entries are checked and written (Linux).
+
+    pi takes no lock, but it opens the file for every append (appendFileSync): while the
+    lease is held, that open() waits, so nothing can land between the last check of the
+    file and our write. Only granted when no process (this one included) has the file
+    open and we own the file; else the check right before the write is all there is."""
+
+    def __init__(self, fd, path):
+        self.fd = fd
+        self.held = False
+        self.old = None
+        setlease = getattr(fcntl, "F_SETLEASE", None)
+        if setlease is None or not sys.platform.startswith("linux"):
+            return
+        from .session import close_files
+
+        close_files(path)  # our own reads of the file would refuse the lease
+        import signal
+
+        try:
+            self.old = signal.signal(signal.SIGIO, _ignore)  # the lease-break notice (default: exit)
+        except (ValueError, OSError):  # not the main thread
+            return
+        for _ in range(20):
+            try:
+                fcntl.fcntl(fd, setlease, fcntl.F_WRLCK)
+                self.held = True
+                return
+            except OSError as e:
+                if e.errno != errno.EAGAIN:
+                    break
+                time.sleep(0.0005)  # open elsewhere (pi in the middle of an append, a reader)
+        self.release()
+
+    def release(self):
+        if self.held:
+            self.held = False
+            try:
+                fcntl.fcntl(self.fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+            except OSError:
+                pass
+        if self.old is not None:
+            import signal
+
+            signal.signal(signal.SIGIO, self.old)
+            self.old = None
+
+
+def _ignore(signum, frame):
+    pass
+
+
+def _grown(fd, session, tail):
+    """True when the file is no longer what `session` was read from: pi appended (it takes
+    no lock) or it changed in place. The size is the last thing looked at: the write follows."""
+    return _tail(fd, session.size) != tail or os.fstat(fd).st_size != session.size
+
+
+def _tail(fd, size):
+    return os.pread(fd, min(size, 4096), max(0, size - 4096))
 
 
 def _read_all(fd):
@@ -227,14 +309,21 @@ def append_entries(path, make_entries, dry_run=False, say=None):
         try:
             if not dry_run:
                 _refuse_read_only(path, os.stat(path))
-            fd = os.open(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
+            from .session import open_nonblocking
+
+            fd = open_nonblocking(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise StreeError(f"{path}: no such file", code=3) from None
         except OSError as e:
             raise _open_error(path, e) from None
+        lease = None
         try:
             st = os.fstat(fd)
+            from .session import require_regular
+
+            require_regular(path, st)  # a FIFO or a device: refused, not read or written
             if not dry_run:
+                _warm(path)
                 _lock(fd, path)
                 try:
                     current = os.stat(path)
@@ -249,23 +338,51 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                 _say(say, f"migrated {path} from version {old} to 3 "
                           f"(entry ids as stree showed them)")
                 continue
-            tree = Tree(session.nodes, session.load)
-            entries = make_entries(session, tree, NewEntries(_Taken(tree)))
-            if not entries or dry_run:
-                return entries or []
-            payload = b"".join(line_of(e) for e in entries)
-            if session.size and not session.ends_with_newline:
-                payload = b"\n" + payload  # never glue onto a torn last line
-            size = os.fstat(fd).st_size
+            for _ in range(REBUILDS):
+                tail = _tail(fd, session.size)
+                tree = Tree(session.nodes, session.load)
+                entries = make_entries(session, tree, NewEntries(_Taken(tree)))
+                if not entries or dry_run:
+                    return entries or []
+                payload = b"".join(line_of(e) for e in entries)
+                if session.size and not session.ends_with_newline:
+                    payload = b"\n" + payload  # never glue onto a torn last line
+                # pi appends without our lock, its leaf kept in memory: when it appended since the
+                # read, the entries would hang off a leaf it has moved past. Checked last thing
+                # before the write; the entries are built again from the file as it is now (a
+                # checkout whose starting point moved refuses instead, exit 6: see navigate)
+                if lease is None:
+                    lease = _Lease(fd, path)
+                if not _grown(fd, session, tail):
+                    break
+                if not lease.held:
+                    lease.release()  # (puts the SIGIO handler back)
+                    lease = None
+                # read again (only the appended lines are parsed); with the lease kept, pi waits
+                # until the rebuilt entries are written, so the next check holds
+                session = _read_locked(path, fd, own=lease is not None)
+                if session.needs_migration:
+                    raise StreeError(f"{path}: the file was rewritten while stree was writing; nothing written",
+                                     code=CONFLICT, hint="run the command again")
+            else:
+                raise StreeError(f"{path}: the session keeps growing (is pi appending to it?); nothing written",
+                                 code=CONFLICT, hint="run the command again when pi is idle")
+            size = session.size
             try:
-                _write_all(fd, payload)
+                try:
+                    _write_all(fd, payload)
+                finally:
+                    lease.release()
+                    lease = None
                 os.fsync(fd)
             except OSError as e:
                 _take_back(fd, size, payload)
                 raise StreeError(f"{path}: write failed: {e.strerror}; nothing written", code=CONFLICT) from None
             return entries
         finally:
-            os.close(fd)  # also releases the lock
+            if lease is not None:
+                lease.release()  # (on an error between the lease and the write)
+            os.close(fd)  # also releases the lock and any lease
 
 
 def _take_back(fd, size, payload):

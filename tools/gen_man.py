@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 import click  # noqa: E402
 
 from stree import __version__, fields  # noqa: E402
-from stree.cli import COMMANDS, ENV_HELP, main  # noqa: E402
+from stree.cli import COMMANDS, ENV_HELP, LIMITS_HELP, main  # noqa: E402
 from stree.errors import EXIT_CODES  # noqa: E402
 
 MANUAL = "stree manual"
@@ -188,6 +188,10 @@ def common_sections():
     lines = section("EXIT STATUS")
     for code_, text in EXIT_CODES:
         lines += tagged(f"\\fB{code_}\\fR", text[0].upper() + text[1:] + ".")
+    lines += section("LIMITS")
+    for line in LIMITS_HELP.splitlines():
+        text = line.strip()
+        lines += [".IP \\(bu 2", para(text[0].upper() + text[1:] + ".")]
     lines += section("ENVIRONMENT")
     for name, text in environment():
         lines += tagged(f"\\fB{esc(name)}\\fR", text + ".")

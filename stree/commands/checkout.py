@@ -133,6 +133,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         moved = plan.new_leaf or "(empty leaf)"
         click.echo(inert(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})", oneline=True)
                    + (f", summary {summary_entry['id']} stored" if summary_entry else ""), err=True)
+        _warn_if_pi_is_live(tree, path)
     _print_text(plan.editor_text)
 
 
@@ -147,6 +148,37 @@ def _previous(tree):
         raise StreeError("checkout -: the leaf was at the empty leaf before the last move, which "
                          "cannot be checked out", code=3)
     return moves[0].old
+
+
+LIVE_PI_SECONDS = 120  # a message appended this recently: pi may still be running the session
+
+
+def _warn_if_pi_is_live(tree, path):
+    """pi keeps its leaf in memory and leaves no lock or pid file (1.5.2): a running pi's next
+    append goes under its own leaf and undoes this checkout. The trace it does leave: a
+    message appended moments ago (its timestamp and the file's mtime both recent)."""
+    import os
+    import time
+    from datetime import datetime
+
+    last = None
+    for node in reversed(tree.nodes):
+        if node.type == "message":
+            last = node
+            break
+    if last is None or not isinstance(last.ts, str):
+        return
+    try:
+        written = datetime.fromisoformat(last.ts.replace("Z", "+00:00")).timestamp()
+        mtime = os.stat(path).st_mtime
+    except (ValueError, OSError):
+        return
+    now = time.time()
+    age = now - written
+    if 0 <= age <= LIVE_PI_SECONDS and now - mtime <= LIVE_PI_SECONDS:
+        warn_user(f"a message was appended to this session {age:.0f} s ago: if pi is running it, pi's next "
+                  "append undoes this checkout (pi keeps its leaf in memory); quit pi first, or move "
+                  "with /tree inside pi")
 
 
 def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):

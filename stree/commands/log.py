@@ -76,8 +76,8 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         from ..render import graph
 
         if options is not None:
-            out.capture = []
-        rows = graph(tree, filter_, search, previewer=previewer)
+            out.capture = graphcache.Capture()
+        rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
         if reverse:
             rows.reverse()
         if max_count is not None:
@@ -87,17 +87,28 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
             if search is not None:
                 out.close()
                 sys.exit(NEGATIVE)  # as grep: nothing matched
-        width = max((len(r.node.id) for r in rows), default=8)
+        width = rows.id_width()
         if out.machine:
             for row in rows:
                 out.record(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
                                         row=row.text(marker=False)))
         else:
-            for start in range(0, len(rows), 512):
-                out.lines([_graph_line(out, row, width, no_ids) for row in rows[start:start + 512]])
+            batch = []
+            size = 0
+            for row in rows:  # written in batches of 512 rows or 1 MB: never the whole drawing at once
+                line = _graph_line(out, row, width, no_ids)
+                batch.append(line)
+                size += len(line)
+                if len(batch) == 512 or size > 1 << 20:
+                    out.lines(batch)
+                    batch = []
+                    size = 0
+            if batch:
+                out.lines(batch)
         out.close()
-        if options is not None and rows and not session.malformed:
-            graphcache.store(session, options, "".join(out.capture))
+        text = out.capture.text() if options is not None else None
+        if text is not None and rows and not session.malformed:
+            graphcache.store(session, options, text)
         return
 
     if not tree.nodes and revision == "@":
