@@ -42,7 +42,7 @@ from stree.cli import run
 path, count, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 n = 0
 while n < count or not os.path.exists(stop):
-    sys.argv = ["stree", "-s", path, "label", f"s-{n}", "root"]
+    sys.argv = ["stree", "-s", path, "label", f"s-{os.getpid()}-{n}", "root"]  # unique: a same-label write is a no-op
     try:
         run()
     except SystemExit as e:
@@ -405,7 +405,7 @@ def _comb(path, steps):
     return b.write(path)
 
 
-GRAPH_OPTIONS = (("--graph",), ("--graph", "--filter", "all", "--reverse"), ("--graph", "--json"),
+GRAPH_OPTIONS = (("--graph",), ("--graph", "--filter", "all"), ("--graph", "--json"),
                  ("--graph", "-n", "7", "--no-ids"), ("--graph", "--format", "{id} {graph}|{row}"))
 
 
@@ -428,8 +428,6 @@ def _whole(path, options):
     opts = list(options)
     filter_ = opts[opts.index("--filter") + 1] if "--filter" in opts else "default"
     rows = list(graph(tree, filter_, previewer=previewer))
-    if "--reverse" in opts:
-        rows.reverse()
     if "-n" in opts:
         rows = rows[:int(opts[opts.index("-n") + 1])]
     fmt = opts[opts.index("--format") + 1] if "--format" in opts else None

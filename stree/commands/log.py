@@ -78,8 +78,6 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         if options is not None:
             out.capture = graphcache.Capture()
         rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
-        if reverse:
-            rows.reverse()
         if max_count is not None:
             rows = rows[:max_count]
         if not rows:
