@@ -179,7 +179,9 @@ def test_summary_from_stdin_is_stored_exactly(stree, session, pi_version):
     assert r.code == 0, r
     entry = entries_of(path)[-1]
     assert entry["type"] == "branch_summary" and entry["summary"] == text
-    assert entry["fromId"] == entry["parentId"] == "00000003" and entry["fromHook"] is False
+    old_leaf = entries_of(path)[-2]["id"]
+    # pi 0.87.1 and 1.5.2: fromId is the leaf navigated away from (0.73.1 wrote the new position)
+    assert entry["parentId"] == "00000003" and entry["fromId"] == old_leaf and entry["fromHook"] is False
     assert list(entry) == ["type", "id", "parentId", "timestamp", "fromId", "summary", "details", "fromHook"]
     prep = pi("branch-prep", path, "--from", entries_of(path)[-2]["id"], "--to", "00000003", version=pi_version)
     assert entry["details"] == {"readFiles": prep["readFiles"], "modifiedFiles": prep["modifiedFiles"]}

@@ -96,19 +96,20 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         replace_instructions = answer.get("replaceInstructions", replace_instructions)
         label = answer.get("label", label)
 
-    details = None
+    details = usage = None
     if hook_summary is not None:
-        summary, details = hook_summary["summary"], hook_summary.get("details")
+        summary, details, usage = hook_summary["summary"], hook_summary.get("details"), hook_summary.get("usage")
     elif wants_summary and not plan.abandoned:
         click.echo("stree: nothing is left behind by this move, so no summary is stored", err=True)
         summary = None
     elif summarize:
-        summary, details = _summarize(env, tree, plan.abandoned, instructions, replace_instructions, model_flags)
+        summary, details, usage = _summarize(env, tree, plan.abandoned, instructions, replace_instructions,
+                                             model_flags)
     elif summary is not None:
         details = branch_file_lists(plan.abandoned)
 
     written = append_entries(path, lambda s, t, new: plan.entries(
-        t, new, summary, details, hook_summary is not None, label), dry_run=dry_run, say=warn_user)
+        t, new, summary, details, hook_summary is not None, label, usage), dry_run=dry_run, say=warn_user)
     if dry_run:
         for entry in written:
             click.echo(to_json(entry))
@@ -125,7 +126,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
 
 
 def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):
-    """The model's summary of the abandoned entries: (text, details). Raises (exit 5) when
+    """The model's summary of the abandoned entries: (text, details, usage). Raises (exit 5) when
     the model fails; Ctrl-C propagates. Either way nothing has been written yet."""
     from ..summary import summarize_branch
 
@@ -133,7 +134,8 @@ def _summarize(env, tree, entries, instructions, replace_instructions, model_fla
     with Waiting(f"Summarizing {len(entries)} entries with {options.label}"):
         result = summarize_branch(tree, entries, custom_instructions=instructions,
                                   replace_instructions=replace_instructions, options=options)
-    return result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]}
+    return (result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]},
+            result["usage"])
 
 
 def _after(plan, path, leaf, summary_entry, from_hook, written):

@@ -81,6 +81,11 @@ class Answer:
     stop_reason: str = None
 
 
+def zero_cost():
+    """pi-ai's usage.cost: stree knows no prices, so every figure is 0 (as pi's for an unpriced model)."""
+    return {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0, "totalFromProvider": False}
+
+
 def nothing_usable(config_file):
     return UsageError(
         "no model to summarize with: none given and the session's model is not reachable",

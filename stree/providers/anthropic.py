@@ -1,6 +1,6 @@
 """Anthropic Messages API."""
 
-from . import Answer
+from . import Answer, zero_cost
 from .http import post_completion
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -27,13 +27,24 @@ def complete(options, request):
 
 
 def _usage(usage):
+    """pi-ai's anthropic usage, as pi stores it with a summary (key order included)."""
     if not isinstance(usage, dict):
         return None
-    out = {"input": usage.get("input_tokens") or 0, "output": usage.get("output_tokens") or 0,
-           "cacheRead": usage.get("cache_read_input_tokens") or 0,
-           "cacheWrite": usage.get("cache_creation_input_tokens") or 0}
+    out = {"input": _count(usage.get("input_tokens")), "output": _count(usage.get("output_tokens")),
+           "cacheRead": _count(usage.get("cache_read_input_tokens")),
+           "cacheWrite": _count(usage.get("cache_creation_input_tokens"))}
     out["totalTokens"] = sum(out.values())
+    out["cost"] = zero_cost()
+    creation = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
+    out["cacheWrite1h"] = _count(creation.get("ephemeral_1h_input_tokens"))
+    details = usage.get("output_tokens_details")
+    if isinstance(details, dict) and details.get("thinking_tokens") is not None:
+        out["reasoning"] = _count(details["thinking_tokens"])
     return out
+
+
+def _count(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value else 0
 
 
 def _read_json(call, response):

@@ -2,7 +2,7 @@
 
 import json
 
-from . import Answer
+from . import Answer, zero_cost
 from .http import post_completion, server_message
 
 
@@ -32,12 +32,30 @@ def complete(options, request):
 
 
 def _usage(usage):
+    """pi-ai's parseChunkUsage: the usage pi stores with a summary, key order included."""
     if not isinstance(usage, dict):
         return None
-    prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-    return {"input": prompt - cached, "output": completion, "cacheRead": cached, "cacheWrite": 0,
-            "totalTokens": usage.get("total_tokens") or prompt + completion}
+    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    cache_read = _first(details.get("cached_tokens"), usage.get("prompt_cache_hit_tokens"), usage.get("cached_tokens"))
+    cache_write = _count(details.get("cache_write_tokens"))
+    done = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), dict) else {}
+    prompt, output = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    input_ = max(0, prompt - cache_read - cache_write)
+    return {"input": input_, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
+            "reasoning": _count(done.get("reasoning_tokens")),
+            "totalTokens": input_ + output + cache_read + cache_write, "cost": zero_cost()}
+
+
+def _count(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value else 0
+
+
+def _first(*values):
+    """JavaScript's a ?? b ?? c ?? 0 over token counts."""
+    for value in values:
+        if value is not None:
+            return _count(value)
+    return 0
 
 
 def _read_json(call, response):
