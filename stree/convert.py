@@ -48,9 +48,59 @@ def convert_to_llm(messages):
         elif role == "compactionSummary":
             out.append(_user([{"type": "text", "text": COMPACTION_PREFIX + str(m.get("summary")) + COMPACTION_SUFFIX}],
                              m.get("timestamp")))
-        elif role in ("user", "assistant", "toolResult"):
+        elif role in ("system", "user", "assistant", "toolResult"):
             out.append(m)
     return out
+
+
+def content_text(content, separator="\n"):
+    """pi-ai's contentText: a string as is, else its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return separator.join(_text(b) for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _entries(value):
+    """Object.entries for a JSON value (a list's keys are its indexes)."""
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, list):
+        return [(str(i), v) for i, v in enumerate(value)]
+    return []
+
+
+def system_prompt(messages):
+    """The system prompt and tools pi's providers send for the system messages of a context
+    (pi-ai's collapseSystemMessages, then getSystemMessageText and getCurrentTools): their
+    texts joined, sections merged by name (null removes one), tools added and removed in
+    order. Returns (text, tools); ("", []) when the context has no system message."""
+    content, sections, tools = [], {}, {}
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") != "system":
+            continue
+        text = content_text(m.get("content"))
+        if text:
+            content.append(text)
+        for name, value in _entries(m.get("sections")):
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+        for tool in m.get("toolsRemoved") or []:
+            if isinstance(tool, dict):
+                tools.pop(tool.get("name"), None)
+        for tool in m.get("toolsAdded") or []:
+            if isinstance(tool, dict):
+                tools[tool.get("name")] = tool
+    parts = ["\n\n".join(content)] + [v for v in sections.values() if isinstance(v, str)]
+    return "\n\n".join(p for p in parts if p), list(tools.values())
+
+
+def _schema(tool):
+    parameters = tool.get("parameters")
+    return parameters if isinstance(parameters, dict) else {}
 
 
 def _blocks(content):
@@ -71,9 +121,12 @@ def _text_of(blocks):
 
 
 def to_openai(context):
-    """Chat Completions messages for pi's context at an entry."""
-    messages = []
-    for m in convert_to_llm(context["messages"]):
+    """Chat Completions messages for pi's context at an entry; its system messages become
+    one system message first, and their tools the request's tools (as pi-ai sends them)."""
+    llm = convert_to_llm(context["messages"])
+    system, tools = system_prompt(llm)
+    messages = [{"role": "system", "content": system}] if system else []
+    for m in llm:
         role = m["role"]
         blocks = _blocks(m.get("content"))
         if role == "user":
@@ -100,6 +153,9 @@ def to_openai(context):
         elif role == "toolResult":
             messages.append({"role": "tool", "tool_call_id": m.get("toolCallId"), "content": _text_of(blocks)})
     body = {"messages": messages}
+    if tools:
+        body["tools"] = [{"type": "function", "function": {"name": t.get("name"), "description": t.get("description"),
+                                                           "parameters": _schema(t)}} for t in tools]
     model = context.get("model")
     if model and model.get("modelId"):
         body = {"model": model["modelId"], **body}
@@ -116,7 +172,9 @@ def to_anthropic(context):
         else:
             messages.append({"role": role, "content": list(blocks)})
 
-    for m in convert_to_llm(context["messages"]):
+    llm = convert_to_llm(context["messages"])
+    system, tools = system_prompt(llm)
+    for m in llm:
         role = m["role"]
         blocks = _blocks(m.get("content"))
         if role == "user":
@@ -146,6 +204,12 @@ def to_anthropic(context):
                            "content": [{"type": "text", "text": _text_of(blocks)}],
                            "is_error": bool(m.get("isError"))}])
     body = {"messages": messages}
+    if system:
+        body["system"] = [{"type": "text", "text": system}]
+    if tools:
+        body["tools"] = [{"name": t.get("name"), "description": t.get("description"),
+                          "input_schema": {"type": "object", "properties": _schema(t).get("properties") or {},
+                                           "required": _schema(t).get("required") or []}} for t in tools]
     model = context.get("model")
     if model and model.get("modelId"):
         body = {"model": model["modelId"], **body}

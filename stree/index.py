@@ -32,8 +32,8 @@ from . import session as sessions
 from .cachedir import cache_dir, write_file
 from .errors import BadFile
 
-FORMAT = 5  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
-#            tool results whose call id repeats are no longer kept)
+FORMAT = 6  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+#            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for

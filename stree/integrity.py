@@ -17,7 +17,14 @@ KINDS = {
     "dangling-label": "a label whose targetId names no entry",
     "dangling-first-kept": "a compaction whose firstKeptEntryId names no entry on its path",
     "bad-timestamp": "a timestamp that does not parse",
+    "unknown-type": "an entry type no pi version writes (pi keeps it in the tree and shows an empty row)",
+    "dangling-edit": "a context_edit whose targetId names no entry on its path (it changes nothing)",
+    "bad-edit": "a context_edit whose replacement is neither null nor {content: string or list}",
 }
+
+# every entry type pi writes, 0.73.1 to 1.5.2 (context_edit and usage since 0.74-0.87)
+ENTRY_TYPES = frozenset(("message", "thinking_level_change", "model_change", "compaction", "branch_summary",
+                         "custom", "custom_message", "label", "session_info", "context_edit", "usage"))
 
 
 class Problem:
@@ -83,8 +90,30 @@ def _entries(session, tree):
         if node.type == "label" and node.aux is not None and node.aux[0] not in tree.by_id:
             out.append(Problem(node.line, "dangling-label",
                                f"label entry {node.id}: target {node.aux[0]} not found", node.id))
+        elif node.type == "context_edit":
+            out += _context_edit(session, tree, node)
+        elif node.type not in ENTRY_TYPES:
+            out.append(Problem(node.line, "unknown-type",
+                               f"entry {node.id}: type {node.type!r} is not one pi writes", node.id))
     out += _cycles(tree)
     out += _first_kept(tree)
+    return out
+
+
+def _context_edit(session, tree, node):
+    entry = session.load(node)
+    replacement = entry.get("replacement", ...)
+    out = []
+    if replacement is not None and not (isinstance(replacement, dict)
+                                        and isinstance(replacement.get("content"), (str, list))):
+        shown = "missing" if replacement is ... else f"{type(replacement).__name__}"
+        out.append(Problem(node.line, "bad-edit", f"context_edit {node.id}: replacement is {shown}, "
+                                                  "not null or {content: string or list}", node.id))
+    target = entry.get("targetId")
+    if tree.by_id.get(node.id) is node and node.id not in {n.id for n in tree.unreachable()}:
+        if not isinstance(target, str) or target not in tree.path_ids(node.id)[:-1]:
+            out.append(Problem(node.line, "dangling-edit",
+                               f"context_edit {node.id}: target {target} is not an entry on its path", node.id))
     return out
 
 

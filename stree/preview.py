@@ -7,7 +7,9 @@ output.py maps to terminal colours. Text here is raw: escaping happens at output
 import json
 import math
 import os
+import re
 
+from .jsjson import number
 from .session import JS_WHITESPACE
 
 
@@ -98,10 +100,81 @@ def _truthy(v):
 
 
 def shorten_path(p):
+    """pi's shortenHomePath (1.5): `~` only for an absolute path inside $HOME, both normalised."""
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
-    if home and p.startswith(home):
-        return "~" + p[len(home):]
-    return p
+    if not home or not p.startswith("/"):
+        return p
+    home, path = _resolve(home), _resolve(p)
+    if path == home:
+        return "~"
+    inside = home if home.endswith("/") else home + "/"
+    if not path.startswith(inside):
+        return p
+    return "~/" + path[len(inside):]
+
+
+def _resolve(p):
+    """node's path.posix.resolve: absolute, normalised, no trailing slash."""
+    import posixpath
+
+    if not p.startswith("/"):
+        p = posixpath.join(os.getcwd(), p)
+    p = posixpath.normpath(p)
+    return "/" + p.lstrip("/") if p.startswith("//") else p
+
+
+def _js_to_number(text):
+    """JavaScript's Number(string): NaN when it is not a number literal."""
+    t = js_trim(text)
+    if not t:
+        return 0.0
+    m = _RADIX.fullmatch(t)
+    if m:
+        return float(int(m.group(2), {"x": 16, "o": 8, "b": 2}[m.group(1).lower()]))
+    if not _DECIMAL.fullmatch(t):
+        return math.nan
+    if t.lstrip("+-") == "Infinity":
+        return -math.inf if t.startswith("-") else math.inf
+    return float(t)
+
+
+_RADIX = re.compile(r"0([xXoObB])([0-9a-fA-F]+)")
+_DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|Infinity)")
+
+
+def _line_number(value):
+    """pi's parseLineNumber: finite numbers and numeric strings, else None."""
+    if isinstance(value, str) and js_trim(value):
+        value = _js_to_number(value)
+        if value.__class__ is float and value.is_integer() and abs(value) <= 2 ** 53:
+            value = int(value)
+    if value.__class__ in (int, float) and math.isfinite(value):
+        return value
+    return None
+
+
+def _js_num(x):
+    if x.__class__ is float and math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return number(x)
+
+
+def read_line_range(offset, limit):
+    """pi's formatReadLineRange (1.3): `:10-29`, `:10`, or "" (null ignored, junk dropped)."""
+    if offset is None and limit is None:
+        return ""
+    start = 1 if offset is None else _line_number(offset)
+    if start is None:
+        return ""
+    if limit is None:
+        return f":{_js_num(start)}"
+    count = _line_number(limit)
+    if count is None:
+        return ""
+    end = start + count - 1
+    if end.__class__ is int and abs(end) > 2 ** 53:
+        end = float(start) + float(count) - 1  # JavaScript adds doubles
+    return f":{_js_num(start)}" + (f"-{_js_num(end)}" if end else "")
 
 
 def format_tool_call(name, args):
@@ -116,15 +189,7 @@ def format_tool_call(name, args):
         return ""
 
     if name == "read":
-        display = path_arg("path", "file_path")
-        offset, limit = args.get("offset"), args.get("limit")
-        if offset is not None or limit is not None:
-            start = offset if offset is not None else 1
-            end = ""
-            if limit is not None and isinstance(start, (int, float)) and isinstance(limit, (int, float)):
-                end = start + limit - 1
-            display += f":{js_string(start)}" + (f"-{js_string(end)}" if _truthy(end) else "")
-        return f"[read: {display}]"
+        return f"[read: {path_arg('path', 'file_path')}{read_line_range(args.get('offset'), args.get('limit'))}]"
     if name in ("write", "edit"):
         return f"[{name}: {path_arg('path', 'file_path')}]"
     if name == "bash":
@@ -205,13 +270,29 @@ def entry_preview(entry, tool_call=None):
         return [("dim", f"[thinking: {js_string(entry.get('thinkingLevel'))}]")]
     if etype == "custom":
         return [("dim", f"[custom: {js_string(entry.get('customType'))}]")]
+    if etype == "context_edit":
+        return [("dim", f"[context {_edit_kind(entry)}: {_template(entry.get('targetId'), 'targetId' in entry)}]")]
     if etype == "label":
         label = entry.get("label")
         return [("dim", f"[label: {'(cleared)' if label is None else js_string(label)}]")]
     if etype == "session_info":
         name = entry.get("name")
         return [("dim", f"[title: {name if name else 'empty'}]")]
-    return [("dim", f"[{js_string(etype)}]")]  # unknown types: generic, never fatal
+    return []  # an entry type pi does not know (a `leaf` a port wrote, a future one): pi shows nothing
+
+
+def _edit_kind(entry):
+    return "omit" if "replacement" in entry and entry["replacement"] is None else "replace"
+
+
+def _template(value, present=True):
+    """`${value}` in a template string: a missing field reads `undefined`."""
+    return js_string(value) if present else "undefined"
+
+
+def _join(value):
+    """A value as Array.prototype.join shows it: null and undefined become ""."""
+    return "" if value is None else js_string(value)
 
 
 def plain(segments):
@@ -230,8 +311,11 @@ def searchable_text(entry, label=None):
         if msg.get("role") == "bashExecution" and msg.get("command"):
             parts.append(js_string(msg["command"]))
     elif etype == "custom_message":
-        parts.append(js_string(entry.get("customType")))
-        parts.append(extract_content(entry.get("content")))
+        parts.append(_join(entry.get("customType")))
+        content = entry.get("content")
+        parts.append(content if isinstance(content, str) else extract_content(content))
+    elif etype == "context_edit":
+        parts.extend(["context edit", _edit_kind(entry), _join(entry.get("targetId"))])
     elif etype == "compaction":
         parts.append("compaction")
     elif etype == "branch_summary":

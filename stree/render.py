@@ -5,7 +5,7 @@ render) without the interactive parts. Iterative throughout.
 """
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
-_SETTINGS = ("label", "custom", "model_change", "thinking_level_change", "session_info")
+_SETTINGS = ("label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info")
 
 
 class Row:
@@ -29,6 +29,8 @@ class Row:
 
 
 def _passes(etype, role, hidden, id, filter, label, leaf):
+    if etype == "usage":
+        return False  # pi 1.5: usage entries are never shown, not even as the leaf
     if etype == "message" and role == "assistant" and hidden and id != leaf:
         return False  # tool-call-only assistant messages are hidden in every mode
     settings = etype in _SETTINGS

@@ -540,35 +540,6 @@ def migrate_entry(obj, node, version):
             msg["role"] = "custom"
 
 
-_JS_SPACE_BYTES = tuple(c.encode() for c in JS_WHITESPACE)
-
-
-def _js_lstrip(data):
-    """Offset of the first byte that JavaScript's trim() keeps."""
-    pos = 0
-    while pos < len(data):
-        for ws in _JS_SPACE_BYTES:
-            if data.startswith(ws, pos):
-                pos += len(ws)
-                break
-        else:
-            break
-    return pos
-
-
-def _js_rstrip(data):
-    """Offset just past the last byte that JavaScript's trim() keeps."""
-    end = len(data)
-    while end > 0:
-        for ws in _JS_SPACE_BYTES:
-            if data.endswith(ws, 0, end):
-                end -= len(ws)
-                break
-        else:
-            break
-    return end
-
-
 def iter_lines(data):
     """Yield (line number, offset, bytes) for every line, without copying the whole file."""
     pos = 0
@@ -718,10 +689,9 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
     if end_all:
         s.ends_with_newline = data.endswith(b"\n")
     find = data.find
-    # pi reads content.trim().split("\n") and JSON.parse's each line as it is: JavaScript
-    # whitespace (a BOM too) goes from the start and the end of the file only
-    trim_start = _js_lstrip(data) if base == 0 else 0
-    trim_end = _js_rstrip(data) if base + end_all == size else end_all
+    # pi (1.5) splits the file on "\n" and JSON.parse's each line as it is: a BOM or other
+    # Unicode space around a line (even the first or the last) makes it malformed
+    last = base + end_all == size
     while pos < end_all:
         end = find(b"\n", pos)
         if end < 0:
@@ -729,9 +699,6 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
         line += 1
         start = pos
         pos = end + 1
-        if start < trim_start or end > trim_end:  # the file's first or last line
-            start = max(start, trim_start)
-            end = max(min(end, trim_end), start)
         raw = data[start:end]
         offset = base + start
         length = end - start
@@ -764,13 +731,19 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
             except ValueError as e:
                 if not raw.decode("utf-8", errors="replace").strip(JS_WHITESPACE):
                     continue  # only Unicode spaces: pi's line.trim() skips the line too
-                reason = "torn last line" if end == trim_end and base + end_all == size \
+                reason = "torn last line" if end == end_all and last \
                     and not data.endswith(b"\n") else f"invalid JSON ({str(e).split(':')[0]})"
                 malformed.append((line, reason))
                 continue
         if obj.__class__ is not dict:
+            if obj is None or obj is False or obj == "" or (obj.__class__ in (int, float) and obj == 0):
+                malformed.append((line, "not a JSON object"))
+                continue  # pi (1.5) drops a falsy value: it is not counted
+            if s.header is None:
+                raise BadFile(f"{s.path}: line {line} is not a session header; this is not a pi session file",
+                              hint="a session file starts with {\"type\":\"session\",...}")
             malformed.append((line, "not a JSON object"))
-            index += 1  # pi keeps any JSON value in its list, so v1 indexes count it
+            index += 1  # pi keeps any other JSON value in its list, so v1 indexes count it
             continue
         if s.header is None:
             s.line, s.index = line, index

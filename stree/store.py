@@ -44,26 +44,56 @@ def project_session_dir(cwd, agent=None, session_dir=None):
     return agent_dir(agent) / "sessions" / encode_cwd(cwd)
 
 
+HEADER_SCAN = 1 << 20  # pi (1.5) looks for the header within the first MiB
+
+
 def read_header(path):
-    """The header object of a session file, or None (cheap: reads the first bytes only)."""
-    from .session import decode_line
+    """The header object of a session file, or None: pi's readSessionHeader, which takes
+    the first line that parses (blank and malformed lines skipped) within 1 MiB. Cheap:
+    reads 4 KiB at a time. oh-my-pi's title slot may come first."""
+    from .session import JS_WHITESPACE, decode_line
 
     try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_PROBE)
+        f = open(path, "rb")
     except OSError:
         return None
-    for raw in head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:2]:  # a BOM, as parse() allows
-        try:
-            obj = decode_line(raw)
-        except ValueError:
-            return None
-        if not isinstance(obj, dict):
-            return None
-        if obj.get("type") == "session" and isinstance(obj.get("id"), str):
-            return obj
-        if obj.get("type") != "title":
-            return None
+    with f:
+        pending = b""
+        scanned = 0
+        while True:
+            try:
+                block = f.read(min(HEADER_PROBE, HEADER_SCAN + 1 - scanned))
+            except OSError:
+                return None
+            scanned += len(block)
+            lines = (pending + block).split(b"\n")
+            pending = lines.pop() if block else b""  # at the end of the file, its last line counts
+            for raw in lines:
+                verdict = _header_candidate(raw, decode_line, JS_WHITESPACE)
+                if verdict is not _SKIP:
+                    return verdict
+            if not block or scanned > HEADER_SCAN:
+                return None  # no header, or none within the first MiB: not a session for discovery
+
+
+_SKIP = object()
+
+
+def _header_candidate(raw, decode_line, spaces):
+    if not raw.decode("utf-8", errors="replace").strip(spaces):
+        return _SKIP
+    try:
+        obj = decode_line(raw)
+    except ValueError:
+        return _SKIP
+    if obj is None or obj is False or obj == "" or (obj.__class__ in (int, float) and obj == 0):
+        return _SKIP  # pi skips a falsy value
+    if not isinstance(obj, dict):
+        return None
+    if obj.get("type") == "session" and isinstance(obj.get("id"), str):
+        return obj
+    if obj.get("type") == "title":
+        return _SKIP  # oh-my-pi's title slot (stree reads these files; pi does not)
     return None
 
 
@@ -89,6 +119,44 @@ def session_files(directory):
     return [Path(p) for _, p in found]
 
 
+def custom_session_dir(cwd, agent=None, session_dir=None):
+    """The session dir --session-dir or $PI_CODING_AGENT_SESSION_DIR names, when it is not
+    this project's own: pi (1.5) then takes only the sessions whose header cwd is `cwd`."""
+    directory = session_dir or os.environ.get("PI_CODING_AGENT_SESSION_DIR")
+    if not directory:
+        return None
+    directory = expand(directory)
+    default = agent_dir(agent) / "sessions" / encode_cwd(cwd)
+    return None if _resolved(str(directory)) == _resolved(str(default)) else directory
+
+
+def _resolved(path):
+    """pi's resolvePath: ~ expanded, absolute, normalised (symlinks are not followed)."""
+    import posixpath
+
+    path = os.path.expanduser(path)
+    if not path.startswith("/"):
+        path = posixpath.join(os.getcwd(), path)
+    path = posixpath.normpath(path)
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def cwd_matches(header, cwd):
+    """pi's sessionCwdMatches: the header names this directory."""
+    value = header.get("cwd")
+    return isinstance(value, str) and value != "" and _resolved(value) == _resolved(str(cwd))
+
+
+def project_sessions(cwd, agent=None, session_dir=None):
+    """This project's session files, newest mtime first, as pi's -c and session list see
+    them: in a custom session dir, only those whose header cwd is `cwd`."""
+    directory = project_session_dir(cwd, agent, session_dir)
+    paths = session_files(directory)
+    if custom_session_dir(cwd, agent, session_dir) is None:
+        return paths
+    return [p for p in paths if (h := read_header(p)) is not None and cwd_matches(h, cwd)]
+
+
 def all_session_dirs(agent=None, session_dir=None, cwd=None):
     """This project's directory first, then every project under the agent dir."""
     dirs = []
@@ -108,7 +176,7 @@ def all_session_dirs(agent=None, session_dir=None, cwd=None):
 def newest_session(cwd, agent=None, session_dir=None):
     """pi -c: the most recently modified valid session of this project."""
     directory = project_session_dir(cwd, agent, session_dir)
-    for path in session_files(directory):
+    for path in project_sessions(cwd, agent, session_dir):
         if read_header(path) is not None:
             return path
     raise NotFound(
@@ -136,29 +204,38 @@ def resolve_session(value, cwd, agent=None, session_dir=None):
         if not path.exists():
             raise NotFound(f"{value}: no such session file")
         return path
-    prefix = value.lower()
     local = project_session_dir(cwd, agent, session_dir)
-    searched = []
-    for scope in ([local], [d for d in all_session_dirs(agent, session_dir) if d != local]):
-        matches = []
-        for directory in scope:
-            searched.append(directory)
-            for path in session_files(directory):
-                stem_id = path.stem.rpartition("_")[2]
-                if not stem_id.lower().startswith(prefix):
-                    header = read_header(path)
-                    if header is None or not header["id"].lower().startswith(prefix):
-                        continue
-                elif read_header(path) is None:
-                    continue
+    custom = custom_session_dir(cwd, agent, session_dir)
+    # pi: this project's sessions first (in a custom dir, those of this cwd), then every
+    # project's (with a custom dir: all of that dir); in each, an exact id beats a prefix
+    scopes = [("local", lambda: project_sessions(cwd, agent, session_dir))]
+    if custom is not None:
+        scopes.append(("global", lambda: session_files(custom)))
+    else:
+        scopes.append(("global", lambda: [p for d in all_session_dirs(agent, session_dir) if d != local
+                                          for p in session_files(d)]))
+    prefix = value.lower()
+    searched = 0
+    for _, files in scopes:
+        exact, matches = [], []
+        for path in files():
+            searched += 1
+            header = read_header(path)
+            if header is None:
+                continue
+            if header["id"] == value:
+                exact.append(path)
+            elif header["id"].lower().startswith(prefix):
                 matches.append(path)
+        if exact:
+            return exact[0]  # the newest
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
             listing = "\n".join(f"  {(read_header(p) or {}).get('id', '?')}  {p}" for p in matches[:20])
             raise NotFound(f"session id prefix '{value}' is ambiguous; candidates:\n{listing}",
                            hint="give more characters of the id, or a path")
-    raise NotFound(f"no session with id starting '{value}' (searched {len(searched)} directories)",
+    raise NotFound(f"no session with id starting '{value}' (searched {searched} files)",
                    hint="'stree ls --all' lists every session")
 
 

@@ -113,7 +113,8 @@ class NewEntries:
     def session_info(self, name, parent):
         from .session import JS_WHITESPACE
 
-        return self.entry("session_info", parent, name=name.strip(JS_WHITESPACE))  # pi: name.trim()
+        # pi 1.5: name.replace(/[\r\n]+/g, " ").trim()
+        return self.entry("session_info", parent, name=re.sub(r"[\r\n]+", " ", name).strip(JS_WHITESPACE))
 
 
 class _Undefined:

@@ -127,8 +127,11 @@ def test_default_session_is_newest_of_this_directory(stree, tmp_path, isolated_h
     flat = tmp_path / "flat"
     flat.mkdir()
     (flat / "x.jsonl").write_text((sessions / newp.name).read_text())
-    assert "new session" in stree("log", cwd=tmp_path, env={"PI_CODING_AGENT_SESSION_DIR": str(flat)}).out
-    assert "new session" in stree("--session-dir", flat, "log", cwd=tmp_path).out
+    assert "new session" in stree("log", cwd=project, env={"PI_CODING_AGENT_SESSION_DIR": str(flat)}).out
+    assert "new session" in stree("--session-dir", flat, "log", cwd=project).out
+    # pi 1.5: a custom session dir serves the sessions of their own header cwd only
+    elsewhere = stree("--session-dir", flat, "log", cwd=tmp_path)
+    assert elsewhere.code == 3 and "no pi session" in elsewhere.err
     assert "new session" in stree("log", cwd=tmp_path, env={"STREE_SESSION": str(flat / "x.jsonl")}).out
     none = stree("log", cwd=tmp_path)
     assert none.code == 3 and "no pi session" in none.err

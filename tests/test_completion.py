@@ -155,8 +155,12 @@ def test_bash_revisions_follow_the_session_chosen_earlier(project, tmp_path):
     assert bash_complete(["stree", "-s", "1111", "log", ""], cwd=d)[0] == "alpha"
     assert bash_complete(["stree", "--session", str(project["other"]), "show", ""], cwd=d)[0] == "gamma"
     assert bash_complete(["stree", "-C", str(d), "log", ""], cwd=tmp_path)[0] == "beta"
+    elsewhere = tmp_path / "elsewhere"  # a session dir serves the sessions of their own cwd (pi 1.5)
+    elsewhere.mkdir(exist_ok=True)
     assert bash_complete(["stree", "--session-dir", str(project["other"].parent), "log", ""],
-                         cwd=tmp_path)[0] == "gamma"
+                         cwd=elsewhere)[0] == "gamma"
+    assert "gamma" not in bash_complete(["stree", "--session-dir", str(project["other"].parent), "log", ""],
+                                        cwd=tmp_path)
     rel = os.path.relpath(project["older"], d)
     assert bash_complete(["stree", "-C", str(d), "-s", rel, "log", ""], cwd=tmp_path)[0] == "alpha"
     assert bash_complete(["stree", "log", ""], cwd=tmp_path, env={"STREE_SESSION": str(project["other"])})[0] \

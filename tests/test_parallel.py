@@ -66,7 +66,8 @@ def troubled():
             lines.append(dumps({"type": "message", "parentId": b.leaf, "message": {"role": "user"}}))
         else:
             lines.append("[1, 2, 3]")
-    return "\ufeff" + "\n".join(lines) + "\n\u00a0\n{\"type\":\"message\",\"id\":\"torn"
+    lines.insert(3, "\ufeff{}")  # a BOM makes a line malformed (pi 1.5 does not trim the file)
+    return "\n".join(lines) + "\n\u00a0\n{\"type\":\"message\",\"id\":\"torn"
 
 
 def test_every_corpus_file_parses_the_same_with_any_number_of_processes(tmp_path, isolated_home, monkeypatch):

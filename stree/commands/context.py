@@ -16,9 +16,10 @@ Examples:
   stree context --format '{{role}}\\t{{text}}' | cut -c1-120
 
 \b
---json prints one object {{messages, thinkingLevel, model}}, exactly as pi's
+--json prints one object {{messages, thinkingLevel, model}}, exactly as pi 1.5.2's
 buildSessionContext returns it. --as openai|anthropic prints a request body
-({{model, messages}}) for replaying the context against that API.
+({{model, messages}}) for replaying the context against that API; the context's system
+messages become its system prompt and tools, as pi's providers send them.
 Fields for --format (one record per message):
 {describe(MESSAGE_FIELDS)}""")
 @click.argument("revision", required=False, default="@", metavar="[REV]")
@@ -29,10 +30,12 @@ Fields for --format (one record per message):
 def command(env, revision, as_, json_mode, fmt, nul):
     """Show the LLM context pi builds at REV (default @).
 
-    The same rules as pi: a compaction on the path puts its summary first, then the
-    kept entries from firstKeptEntryId, then everything after it; branch summaries
-    and custom messages join as user messages; thinking level and model are the
-    last ones set on the path.
+    The same rules as pi 1.5.2: a compaction on the path puts its system message and
+    summary first, then the kept entries from firstKeptEntryId (system messages left
+    out), then everything after it; the latest context_edit of an entry among those
+    replaces its content or omits it; branch summaries and custom messages join as user
+    messages; missing content reads as empty; thinking level and model are the last
+    ones set on the path.
     """
     session, tree = env.load()
     leaf = Resolver(tree).resolve(revision) if tree.nodes else None

@@ -9,7 +9,7 @@ from ..output import inert
 from ..preview import full_text, normalize
 from ..progress import Progress
 from ..session import parse
-from ..store import all_session_dirs, project_session_dir, session_files
+from ..store import all_session_dirs, project_session_dir, project_sessions, session_files
 from ..tree import Tree, ts_millis
 
 
@@ -35,7 +35,8 @@ def command(env, all_, json_mode, fmt, nul):
     paths = []
     seen = set()
     for directory in dirs:
-        for path in session_files(directory):
+        # this project's: in a custom session dir, only this directory's sessions (as pi lists them)
+        for path in session_files(directory) if all_ else project_sessions(env.cwd, env.agent_dir, env.session_dir):
             if str(path) not in seen:
                 seen.add(str(path))
                 paths.append(str(path))

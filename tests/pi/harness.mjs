@@ -194,6 +194,7 @@ const USAGE = `usage: harness.mjs [--pi 0.73.1|0.87.1|1.5.2] SUBCOMMAND ...
   harness.mjs clone FILE TARGET_ID [--position at|before]
   harness.mjs write FILE --ops JSON [--cwd DIR]
   harness.mjs rpc FILE --commands JSON [--in-place] [--timeout-ms N]   (0.87.1 and later)
+  harness.mjs request FILE --api openai-completions|anthropic-messages [--model ID]   (0.87.1 and later)
   harness.mjs batch    < one JSON array of the above arguments per line`;
 
 // ---------------------------------------------------------------------------
@@ -1109,6 +1110,55 @@ async function cmdBatch(argv) {
 	}
 }
 
+// ---------------------------------------------------------------------------
+// request: the body pi-ai sends for the session's context (system prompt, tools, messages)
+// ---------------------------------------------------------------------------
+
+/**
+ * buildSessionContext at the leaf, convertToLlm, then pi-ai's completeSimple against a
+ * loopback server that records the request body and answers 500 (no model is asked).
+ * -> {body}: the JSON pi's provider posted.
+ */
+async function cmdRequest(argv) {
+	const { positional, opts } = parseArgs(argv, { api: "value", model: "value" });
+	const [file] = needPositional(positional, 1, "request FILE --api API");
+	if (!APIS[opts.api]) throw new UsageError(`--api must be one of ${Object.keys(APIS).join("|")}`);
+	if (!isBundle(pi.version)) throw new UsageError(`request: pi ${pi.version} is not driven here (0.87.1 and later)`);
+	const b = await pi.bundle();
+	const completeSimple = await bundleInternal(pi.dir, "completeSimple");
+	const { createServer } = await import("node:http");
+	const { sm, cleanup } = await openSession(file);
+	let body = null;
+	const server = createServer((req, res) => {
+		let data = "";
+		req.on("data", (c) => {
+			data += c;
+		});
+		req.on("end", () => {
+			body = JSON.parse(data);
+			res.writeHead(500, { "content-type": "application/json" });
+			res.end("{}");
+		});
+	});
+	try {
+		await new Promise((r) => server.listen(0, "127.0.0.1", r));
+		const base = `http://127.0.0.1:${server.address().port}`;
+		const model = { id: opts.model ?? "m1", name: "m1", api: opts.api, provider: APIS[opts.api],
+			baseUrl: opts.api === "anthropic-messages" ? base : `${base}/v1`, reasoning: false, input: ["text", "image"],
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 100000, maxTokens: 1000 };
+		const context = { messages: b.convertToLlm(sm.buildSessionContext().messages) };
+		try {
+			await completeSimple(model, context, { apiKey: "harness-key", maxRetries: 0 });
+		} catch {
+			// the 500 answer: only the request matters
+		}
+		emit({ body });
+	} finally {
+		server.close();
+		cleanup();
+	}
+}
+
 const COMMANDS = {
 	inspect: cmdInspect,
 	graph: cmdGraph,
@@ -1118,6 +1168,7 @@ const COMMANDS = {
 	clone: cmdClone,
 	write: cmdWrite,
 	rpc: cmdRpc,
+	request: cmdRequest,
 	batch: cmdBatch,
 };
 
