@@ -12,11 +12,11 @@ from .convert import convert_to_llm
 from .errors import MODEL, StreeError
 from .fileops import FileOps, format_file_operations
 from .jsjson import entries as js_entries, stringify
-from .preview import js_len, js_slice, js_string
+from .preview import js_len, js_string
 from .providers import RESERVE_TOKENS, Options, Request, complete, resolve_options
-from .tree import branch_summary_message, compaction_message, custom_message
+from .tree import branch_summary_message, compaction_message, custom_message, latest_edits, project_entry
 
-SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
+SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI assistant, then produce a structured summary following the exact format specified.
 
 Do NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary."""  # noqa: E501
 
@@ -66,16 +66,36 @@ def _text(value):
     return "" if value is None else value if isinstance(value, str) else js_string(value)
 
 
+IMAGE_CHARS = 4800  # pi's estimate for an image block
+
+
+def _content_chars(content):
+    """pi's estimateTextAndImageContentChars."""
+    if isinstance(content, str):
+        return js_len(content)
+    chars = 0
+    for b in _blocks(content):
+        if b.get("type") == "text" and b.get("text"):
+            chars += js_len(_text(b["text"]))
+        elif b.get("type") == "image":
+            chars += IMAGE_CHARS
+    return chars
+
+
 def estimate_tokens(message):
+    """pi 1.5.2's estimateTokens: images count 4800 characters, system messages their
+    text, sections and added tools."""
     role = message.get("role")
     chars = 0
-    if role == "user":
-        content = message.get("content")
-        if isinstance(content, str):
-            chars = js_len(content)
-        elif isinstance(content, list):
-            chars = sum(js_len(_text(b.get("text"))) for b in content
-                        if isinstance(b, dict) and b.get("type") == "text" and b.get("text"))
+    if role == "system":
+        chars = _content_chars(message.get("content"))
+        sections = message.get("sections")
+        if isinstance(sections, dict):
+            chars += sum(js_len(v) for v in sections.values() if isinstance(v, str) and v)
+        if message.get("toolsAdded"):
+            chars += js_len(stringify(message["toolsAdded"]))
+    elif role in ("user", "custom", "toolResult"):
+        chars = _content_chars(message.get("content"))
     elif role == "assistant":
         for b in _blocks(message.get("content")):
             if b.get("type") == "text":
@@ -84,16 +104,6 @@ def estimate_tokens(message):
                 chars += js_len(_text(b.get("thinking")))
             elif b.get("type") == "toolCall":
                 chars += js_len(_text(b.get("name"))) + js_len(stringify(b.get("arguments")))
-    elif role in ("custom", "toolResult"):
-        content = message.get("content")
-        if isinstance(content, str):
-            chars = js_len(content)
-        else:
-            for b in _blocks(content):
-                if b.get("type") == "text" and b.get("text"):
-                    chars += js_len(_text(b["text"]))
-                if b.get("type") == "image":
-                    chars += 4800
     elif role == "bashExecution":
         chars = js_len(_text(message.get("command"))) + js_len(_text(message.get("output")))
     elif role in ("branchSummary", "compactionSummary"):
@@ -110,21 +120,27 @@ def _blocks(content):
 # -- preparing entries (pi's prepareBranchEntries) -----------------------------
 
 
-def message_from_entry(entry):
-    """pi's getMessageFromEntry for branch summaries: tool results are left out."""
+def message_from_entry(entry, edit=None):
+    """pi's getMessageFromEntry for branch summaries: tool results are left out; `edit`, the
+    latest context_edit of the entry among those summarized, hides or replaces its content."""
     etype = entry.get("type")
     if etype == "message":
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role") == "toolResult":
             return None
-        return message
+        return _edited(entry, edit) if edit is not None else message
     if etype == "custom_message":
-        return custom_message(entry)
+        return _edited(entry, edit) if edit is not None else custom_message(entry)
     if etype == "branch_summary":
         return branch_summary_message(entry)
     if etype == "compaction":
         return compaction_message(entry)
     return None
+
+
+def _edited(entry, edit):
+    messages = project_entry(entry, edit)
+    return messages[0] if messages else None
 
 
 @dataclass
@@ -149,10 +165,11 @@ def prepare_branch_entries(tree, entries, token_budget=0):
     ops = FileOps()
     for entry in loaded:
         ops.add_from_summary(entry)
+    edits = latest_edits(loaded)  # pi 1.5: only the edits among the summarized entries
     messages = []
     total = 0
     for entry in reversed(loaded):
-        message = message_from_entry(entry)
+        message = message_from_entry(entry, edits.get(entry.get("id")))
         if message is None:
             continue
         ops.add_from_message(message)
@@ -172,36 +189,34 @@ def prepare_branch_entries(tree, entries, token_budget=0):
 # -- serializing (pi's serializeConversation) ----------------------------------
 
 
-def _joined_text(content):
-    return "".join(_text(b.get("text")) for b in _blocks(content) if b.get("type") == "text")
+def _joined_text(content, separator=""):
+    """pi-ai's contentText: a string as it is, else the text blocks joined."""
+    if isinstance(content, str):
+        return content
+    return separator.join(_text(b.get("text")) for b in _blocks(content) if b.get("type") == "text")
 
 
 def serialize_conversation(messages):
-    """`[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`, `[Assistant tool calls]: …`
-    paragraphs (tool results, when present, cut at 2000 characters)."""
+    """`[User]: …`, `[Assistant]: …`, `[Assistant tool calls]: …` paragraphs, as pi 1.5.2
+    writes them: thinking is left out (1.2.0); tool results, when present, cut at 2000
+    characters."""
     parts = []
     for msg in messages:
         role = msg.get("role")
         if role == "user":
-            content = msg.get("content")
-            text = content if isinstance(content, str) else _joined_text(content)
+            text = _joined_text(msg.get("content"))
             if text:
                 parts.append(f"[User]: {text}")
         elif role == "assistant":
-            texts, thinking, calls = [], [], []
-            for b in _blocks(msg.get("content")):
-                if b.get("type") == "text":
-                    texts.append(_text(b.get("text")))
-                elif b.get("type") == "thinking":
-                    thinking.append(_text(b.get("thinking")))
-                elif b.get("type") == "toolCall":
+            blocks = _blocks(msg.get("content"))
+            calls = []
+            for b in blocks:
+                if b.get("type") == "toolCall":
                     args = b.get("arguments")
                     pairs = js_entries(args) if isinstance(args, dict) else []
                     calls.append(f"{_text(b.get('name'))}(" + ", ".join(f"{k}={stringify(v)}" for k, v in pairs) + ")")
-            if thinking:
-                parts.append("[Assistant thinking]: " + "\n".join(thinking))
-            if texts:
-                parts.append("[Assistant]: " + "\n".join(texts))
+            if any(b.get("type") == "text" for b in blocks):
+                parts.append("[Assistant]: " + _joined_text(blocks, "\n"))
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
         elif role == "toolResult":
@@ -215,7 +230,20 @@ def _truncate(text, limit):
     length = js_len(text)
     if length <= limit:
         return text
-    return f"{js_slice(text, limit)}\n\n[... {length - limit} more characters truncated]"
+    return f"{_slice_head(text, limit)}\n\n[... {length - limit} more characters truncated]"
+
+
+def _slice_head(text, units):
+    """pi's sliceHead: the first `units` UTF-16 units, never half a surrogate pair."""
+    if js_len(text) == len(text):
+        return text[:units]
+    out, used = [], 0
+    for c in text:
+        used += 2 if ord(c) > 0xFFFF else 1
+        if used > units:
+            break
+        out.append(c)
+    return "".join(out)
 
 
 # -- the request and the stored text -------------------------------------------
