@@ -59,13 +59,14 @@ def _read_json(call, response):
         raise call.fail("the answer has no content")
     texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
     text = "\n".join(t for t in texts if isinstance(t, str))
-    check(call, text, data.get("stop_reason"))
+    check(call, text, data.get("stop_reason"),
+          any(isinstance(b, dict) and b.get("type") in TOOL_BLOCKS for b in content))
     return Answer(text, data.get("model"), _usage(data.get("usage")), data.get("stop_reason"))
 
 
 def _read_stream(call, response):
     blocks = {}  # index -> text, for text blocks
-    model, usage, stop, done = None, {}, None, False
+    model, usage, stop, done, tool_call = None, {}, None, False, False
     for name, event in call.events(response):
         if not isinstance(event, dict):
             continue
@@ -80,6 +81,7 @@ def _read_stream(call, response):
             usage.update(message.get("usage") or {})
         elif kind == "content_block_start":
             block = event.get("content_block") or {}
+            tool_call = tool_call or block.get("type") in TOOL_BLOCKS
             if block.get("type") == "text":
                 blocks[event.get("index", 0)] = [block.get("text") or ""]
         elif kind == "content_block_delta":
@@ -94,12 +96,24 @@ def _read_stream(call, response):
     if not done:
         raise call.fail("the stream ended before the answer was complete")
     text = "\n".join("".join(blocks[i]) for i in sorted(blocks))
-    check(call, text, stop)
+    check(call, text, stop, tool_call)
     return Answer(text, model, _usage(usage) if usage else None, stop)
 
 
-def check(call, text, stop):
+TOOL_BLOCKS = ("tool_use",)
+OK_STOP = (None, "end_turn", "tool_use", "pause_turn", "stop_sequence")  # pi-ai's mapStopReason
+
+
+def check(call, text, stop, tool_call=False):
+    """pi 1.5.2's rules for a summary answer: a refusal, an unknown stop, an answer cut at
+    the token cap (`max_tokens`) or one that calls a tool is an error."""
     if stop == "refusal":
         raise call.fail("the model refused to summarize (stop_reason refusal)")
+    if stop == "max_tokens":
+        raise call.fail("the answer hit the token cap and the summary is incomplete (stop_reason max_tokens)")
+    if stop not in OK_STOP:
+        raise call.fail(f"the answer ended with stop_reason {stop}")
+    if tool_call:
+        raise call.fail("the model tried to call a tool instead of summarizing")
     if not text.strip():
         raise call.fail(f"empty answer (stop_reason {stop})", hint="try another --model")

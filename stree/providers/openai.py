@@ -68,12 +68,13 @@ def _read_json(call, response):
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise call.fail("the answer has no choices")
     message = choices[0].get("message") or {}
-    check(call, message.get("content"), message.get("refusal"), choices[0].get("finish_reason"))
+    check(call, message.get("content"), message.get("refusal"), choices[0].get("finish_reason"),
+          bool(message.get("tool_calls") or message.get("function_call")))
     return Answer(message["content"], data.get("model"), _usage(data.get("usage")), choices[0].get("finish_reason"))
 
 
 def _read_stream(call, response):
-    text, refusal, finish, model, usage, done = [], [], None, None, None, False
+    text, refusal, finish, model, usage, done, tool_call = [], [], None, None, None, False, False
     for _, event in call.events(response):
         if not isinstance(event, dict):
             continue
@@ -92,20 +93,32 @@ def _read_stream(call, response):
                 text.append(delta["content"])
             if isinstance(delta.get("refusal"), str):
                 refusal.append(delta["refusal"])
+            tool_call = tool_call or bool(delta.get("tool_calls") or delta.get("function_call"))
             if choice.get("finish_reason"):
                 finish = choice["finish_reason"]
                 done = True
     if not done:
         raise call.fail("the stream ended before the answer was complete")
     content = "".join(text)
-    check(call, content, "".join(refusal) or None, finish)
+    check(call, content, "".join(refusal) or None, finish, tool_call)
     return Answer(content, model, usage, finish)
 
 
-def check(call, content, refusal, finish):
+OK_FINISH = (None, "stop", "end", "tool_calls", "function_call")  # pi-ai's mapStopReason: not an error
+
+
+def check(call, content, refusal, finish, tool_call=False):
+    """pi 1.5.2's rules for a summary answer: a refusal, a filtered or unknown finish, an
+    answer cut at the token cap (`length`) or one that calls a tool is an error."""
     if refusal:
         raise call.fail(f"the model refused: {refusal}")
     if finish == "content_filter":
         raise call.fail("the answer was withheld by the content filter")
+    if finish == "length":
+        raise call.fail("the answer hit the token cap and the summary is incomplete (finish_reason length)")
+    if finish not in OK_FINISH:
+        raise call.fail(f"the answer ended with finish_reason {finish}")
+    if tool_call:
+        raise call.fail("the model tried to call a tool instead of summarizing")
     if not isinstance(content, str) or not content.strip():
         raise call.fail(f"empty answer (finish_reason {finish})", hint="try another --model")
