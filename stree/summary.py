@@ -13,7 +13,7 @@ from .errors import MODEL, StreeError
 from .fileops import FileOps, format_file_operations
 from .jsjson import entries as js_entries, stringify
 from .preview import js_len, js_string
-from .providers import RESERVE_TOKENS, Options, Request, complete, resolve_options
+from .providers import RESERVE_TOKENS, Options, Request, complete, reasoning_level, resolve_options
 from .tree import branch_summary_message, compaction_message, custom_message, latest_edits, project_entry
 
 SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI assistant, then produce a structured summary following the exact format specified.
@@ -55,7 +55,11 @@ Use this EXACT format:
 Keep each section concise. Preserve exact file paths, function names, and error messages."""
 
 NO_CONTENT = "No content to summarize"
-MAX_TOKENS = 2048  # pi asks for at most this many tokens
+# The answer's token cap: the one place it is set (the reliability caps size answers from it).
+# pi 0.73 asked for 2048, 0.87 for 4096, 1.5.2 for the model's whole output limit, which
+# stree does not know: 4096 every model accepts, plus the thinking budget when it reasons.
+MAX_TOKENS = 4096
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}  # pi-ai's defaults
 TOOL_RESULT_MAX_CHARS = 2000
 
 
@@ -257,11 +261,32 @@ def instructions(custom_instructions=None, replace_instructions=False):
     return BRANCH_SUMMARY_PROMPT
 
 
-def build_request(conversation, custom_instructions=None, replace_instructions=False):
-    """(system prompt, user text, max tokens) exactly as pi's generateBranchSummary sends them."""
+def build_request(conversation, custom_instructions=None, replace_instructions=False, options=None):
+    """The Request pi's generateBranchSummary sends: its system prompt, the user text, and
+    (stree's) the token cap and the reasoning effort for a reasoning model."""
     user = f"<conversation>\n{conversation}\n</conversation>\n\n" + \
         instructions(custom_instructions, replace_instructions)
-    return SUMMARIZATION_SYSTEM_PROMPT, user, MAX_TOKENS
+    options = options or Options()
+    effort = reasoning_level(options)
+    budget = THINKING_BUDGETS.get("high" if effort in ("xhigh", "max") else effort, 0)
+    window = options.window()
+    max_tokens = clamp_to_window(MAX_TOKENS + budget, window, input_tokens(SUMMARIZATION_SYSTEM_PROMPT, user))
+    return Request(SUMMARIZATION_SYSTEM_PROMPT, user, max_tokens, reasoning=effort,
+                   thinking_budget=min(budget, max(0, max_tokens - 1024)) if effort else None)
+
+
+def input_tokens(*texts):
+    """pi-ai's estimate of a request's input: ceil(length / 4) per message."""
+    return sum(math.ceil(js_len(t) / 4) for t in texts)
+
+
+def clamp_to_window(max_tokens, window, input_tokens):
+    """pi-ai's clampMaxTokensToContext: leave the input and a safety margin room in the window."""
+    margin = max(4096, math.ceil(input_tokens * 0.15))
+    room = window - input_tokens - margin
+    if room < 32768:
+        room = min(32768, window - input_tokens - 4096)
+    return min(max_tokens, max(1, room))
 
 
 def stored_summary(model_text, read_files, modified_files):
@@ -281,14 +306,16 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
     modifiedFiles, model, usage}; raises StreeError(code=5) when the model fails.
     """
     if options is None:
-        options = resolve_options(session_model=tree.build_context(tree.leaf)["model"])
+        options = resolve_options(session_model=tree.build_context(tree.leaf)["model"],
+                                  session_thinking=session_thinking_level(tree))
     elif isinstance(options, dict):
         options = Options(**options)
     prepared = prepare_branch_entries(tree, entries, token_budget(options))
     if not prepared.messages:
         return {"summary": NO_CONTENT, "readFiles": [], "modifiedFiles": [], "model": None, "usage": None}
-    system, user, max_tokens = build_request(prepared.conversation, custom_instructions, replace_instructions)
-    answer = complete(options, Request(system, user, max_tokens, prepared.loaded))
+    request = build_request(prepared.conversation, custom_instructions, replace_instructions, options)
+    request.entries = prepared.loaded
+    answer = complete(options, request)
     if not isinstance(answer.text, str) or not answer.text.strip():
         raise StreeError(f"{options.provider}: empty answer", code=MODEL)
     return {
@@ -298,3 +325,13 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
         "model": answer.model,
         "usage": answer.usage,
     }
+
+
+def session_thinking_level(tree):
+    """The thinking level pi would run the session at: its last thinking_level_change on the
+    path to the leaf, else pi's default (medium)."""
+    for node in reversed(tree.path(tree.leaf) if tree.leaf is not None else []):
+        if node.type == "thinking_level_change":
+            level = tree.load(node).get("thinkingLevel")
+            return level if isinstance(level, str) else None
+    return "medium"

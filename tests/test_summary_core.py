@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from builders import SessionBuilder
-from pi_harness import each_version, pi_constant, run_pi
+from pi_harness import REFERENCE, VERSIONS, each_version, pi_constant, run_pi
 from stree import summary
 from stree.jsjson import stringify
 from stree.providers import Options, resolve_options
@@ -59,12 +59,13 @@ def prompt(stree, path, *args):
     return json.loads(r.out)
 
 
-@each_version
-@pytest.mark.parametrize("window", [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 3000])
-def test_conversation_and_file_lists_equal_pis(stree, tmp_path, window, pi_version):
+@pytest.mark.parametrize("window", [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 1300, 16384 + 3000])
+def test_conversation_and_file_lists_equal_pis(stree, tmp_path, window):
+    """pi 1.5.2's text (no thinking), budget (images counted) and file lists; how older pis
+    differ: test_older_pis_summarize_differently."""
     path, tip, base, other = tricky(tmp_path)
     budget = 128000 - 16384 if window is None else window - 16384
-    want = run_pi("branch-prep", path, "--from", tip, "--to", other, "--budget", budget, version=pi_version)
+    want = run_pi("branch-prep", path, "--from", tip, "--to", other, "--budget", budget)
     args = ["--to", other] + ([] if window is None else ["--context-window", window])
     got = prompt(stree, path, *args)
     assert got["entryIds"] == want["entryIds"]
@@ -75,30 +76,46 @@ def test_conversation_and_file_lists_equal_pis(stree, tmp_path, window, pi_versi
     assert got["tokenBudget"] == budget
 
 
-@each_version
 @pytest.mark.parametrize("target", ["459e8d8a", "1b889d05", "9bd41591", "45dc3e92", "ba27091f"])
-def test_demo_prompt_text_is_pis(stree, target, pi_version):
+def test_demo_prompt_text_is_pis(stree, target):
     leaf = "f7e0df1c"
-    want = run_pi("branch-prep", DEMO, "--from", leaf, "--to", target, "--budget", 128000 - 16384,
-                  version=pi_version)
+    want = run_pi("branch-prep", DEMO, "--from", leaf, "--to", target, "--budget", 128000 - 16384)
     r = stree("-s", "demo", "summarize", "--to", target, "--prompt")
     assert r.code == 0, r
-    system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=pi_version)
-    instructions = pi_constant("BRANCH_SUMMARY_PROMPT", version=pi_version)
+    system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+    instructions = pi_constant("BRANCH_SUMMARY_PROMPT")
     assert r.out == f"{system}\n\n<conversation>\n{want['conversation']}\n</conversation>\n\n{instructions}\n"
 
 
-@each_version
-def test_instructions_added_or_replacing(stree, pi_version):
-    base = pi_constant("BRANCH_SUMMARY_PROMPT", version=pi_version)
+def test_instructions_added_or_replacing(stree):
+    base = pi_constant("BRANCH_SUMMARY_PROMPT")
     added = prompt(stree, "demo", "--to", "459e8d8a", "--instructions", "focus on tests")
     assert added["user"].endswith(f"</conversation>\n\n{base}\n\nAdditional focus: focus on tests")
     replaced = prompt(stree, "demo", "--to", "459e8d8a", "--instructions", "Just list files.",
                       "--replace-instructions")
     assert replaced["user"].endswith("</conversation>\n\nJust list files.")
-    assert replaced["maxTokens"] == 2048
-    assert replaced["system"] == pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js",
-                                             version=pi_version)
+    assert replaced["maxTokens"] == summary.MAX_TOKENS
+    assert replaced["system"] == pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+
+
+@pytest.mark.parametrize("pi_version", [v for v in VERSIONS if v != REFERENCE])
+def test_older_pis_summarize_differently(tmp_path, pi_version):
+    """Documented: pi before 1.2 put `[Assistant thinking]` paragraphs in the conversation,
+    0.73.1 said "AI coding assistant" in the system prompt and did not count a user
+    message's images in the budget. stree follows 1.5.2."""
+    path, tip, base, other = tricky(tmp_path)
+    old = run_pi("branch-prep", path, "--from", tip, "--to", other, version=pi_version)
+    new = run_pi("branch-prep", path, "--from", tip, "--to", other)
+    assert "[Assistant thinking]: weigh\noptions\n\n" in old["conversation"]
+    assert "[Assistant thinking]" not in new["conversation"]
+    assert old["conversation"].replace("[Assistant thinking]: weigh\noptions\n\n", "") == new["conversation"]
+    old_system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=pi_version)
+    new_system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+    if pi_version == "0.73.1":
+        assert old_system.replace("an AI coding assistant", "an AI assistant") == new_system != old_system
+        assert old["totalTokens"] < new["totalTokens"]  # the user's image: 1200 tokens in 1.5.2
+    else:
+        assert old_system == new_system
 
 
 def test_ranges_and_paths_select_entries(stree):
@@ -141,6 +158,11 @@ def test_estimate_tokens_counts_utf16_units():
     assert summary.estimate_tokens({"role": "user", "content": "😀"}) == 1  # 2 units -> ceil(2/4)
     assert summary.estimate_tokens({"role": "user", "content": "a" * 9}) == 3
     assert summary.estimate_tokens({"role": "custom", "content": [{"type": "image"}]}) == 1200
+    # pi 1.5.2: a user message's images count too, and system messages (text, sections, tools)
+    assert summary.estimate_tokens({"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "ab"}]}) \
+        == 1201
+    assert summary.estimate_tokens({"role": "system", "content": "abcd", "sections": {"a": "efgh", "b": None},
+                                    "toolsAdded": [{"name": "x"}]}) == 2 + 4  # 8 chars + 14 ([{"name":"x"}])
     assert summary.estimate_tokens({"role": "bashExecution", "command": "ab", "output": "cd"}) == 1
     assert summary.estimate_tokens({"role": "other"}) == 0
 

@@ -38,11 +38,12 @@ MODEL_FLAGS = ("provider", "model", "base_url", "timeout", "context_window", "st
 def resolve(env, tree, provider=None, model=None, base_url=None, timeout=None, context_window=None, stream=None):
     """providers.Options from the flags, the environment, the config file and the session's model."""
     from ..providers import resolve_options
+    from ..summary import session_thinking_level
 
     flags = {"provider": provider, "model": model, "base_url": base_url, "timeout": timeout,
              "context_window": context_window, "stream": stream, "debug": env.debug}
     session_model = tree.build_context(tree.leaf)["model"] if tree.leaf else None
-    return resolve_options(flags, session_model)
+    return resolve_options(flags, session_model, session_thinking=session_thinking_level(tree))
 
 
 @click.command("summarize", epilog="""\b
@@ -92,7 +93,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
     pi's branch summarizer exactly, so `--prompt` output can go to any other model.
     """
     from ..providers import Options
-    from ..summary import build_request, prepare_branch_entries, summarize_branch, token_budget
+    from ..summary import build_request, prepare_branch_entries, session_thinking_level, summarize_branch, token_budget
 
     session, tree = env.load()
     entries, what = _entries(tree, range_, target)
@@ -106,11 +107,13 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
         try:
             options = resolve(env, tree, provider, model, base_url, timeout, context_window, stream)
         except UsageError:  # no model needed to print a request; the window may still be given
-            options = Options(model=model, context_window=context_window)
+            options = Options(model=model, context_window=context_window, thinking_level=session_thinking_level(tree))
         prepared = prepare_branch_entries(tree, entries, token_budget(options))
-        system, user, max_tokens = build_request(prepared.conversation, instructions, replace_instructions)
+        request = build_request(prepared.conversation, instructions, replace_instructions, options)
+        system, user = request.system, request.user
         if json_mode:
-            click.echo(to_json({"system": system, "user": user, "maxTokens": max_tokens,
+            click.echo(to_json({"system": system, "user": user, "maxTokens": request.max_tokens,
+                                "reasoning": request.reasoning,
                                 "readFiles": prepared.read_files, "modifiedFiles": prepared.modified_files,
                                 "tokenBudget": token_budget(options), "totalTokens": prepared.total_tokens,
                                 "entryIds": [_id(e) for e in entries]}))

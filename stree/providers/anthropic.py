@@ -7,15 +7,19 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 
 def request_body(options, request):
-    """The body pi's anthropic-messages provider sends for a summary, without its
-    cache_control marks (a one-off request gains nothing from prompt caching)."""
-    return {
+    """The body pi's anthropic-messages provider sends for a summary; with reasoning, the
+    thinking budget for the session's thinking level (pi-ai's streamSimple)."""
+    body = {
         "model": options.model,
         "messages": [{"role": "user", "content": [{"type": "text", "text": request.user}]}],
         "max_tokens": request.max_tokens,
         "stream": bool(options.stream),
         "system": [{"type": "text", "text": request.system}],
     }
+    if request.reasoning:
+        body["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget or 1024,
+                            "display": "summarized"}
+    return body
 
 
 def complete(options, request):

@@ -6,13 +6,23 @@ from . import Answer, zero_cost
 from .http import post_completion, server_message
 
 
+# hosts pi-ai treats as non-standard OpenAI servers: no "developer" role (detectCompat)
+NON_STANDARD_HOSTS = ("openrouter.ai", "cerebras.ai", "api.x.ai", "chutes.ai", "deepseek.com", "api.z.ai",
+                      "open.bigmodel.cn", "api.moonshot.", "opencode.ai", "api.cloudflare.com",
+                      "integrate.api.nvidia.com", "api.together.", "api.ant-ling.com")
+
+
 def request_body(options, request):
     """The body pi's openai-completions provider sends for a summary, minus `store`
-    (OpenAI-only) and with plain-string message contents (what every server accepts)."""
+    (OpenAI-only) and with plain-string message contents (what every server accepts).
+    A reasoning model gets its instructions as a "developer" message and the session's
+    thinking level as reasoning_effort, as pi-ai sends them."""
+    standard = not any(host in (options.base_url or "").lower() for host in NON_STANDARD_HOSTS)
+    role = "developer" if options.reasons() and standard else "system"
     body = {
         "model": options.model,
         "messages": [
-            {"role": "system", "content": request.system},
+            {"role": role, "content": request.system},
             {"role": "user", "content": request.user},
         ],
         "stream": bool(options.stream),
@@ -20,6 +30,8 @@ def request_body(options, request):
     if options.stream:
         body["stream_options"] = {"include_usage": True}
     body[options.max_tokens_field or "max_completion_tokens"] = request.max_tokens
+    if request.reasoning:
+        body["reasoning_effort"] = "high" if request.reasoning in ("xhigh", "max") else request.reasoning
     return body
 
 
