@@ -40,8 +40,8 @@ Hooks (skipped with --no-hooks), executables in $STREE_HOOKS_DIR or
 <config dir>/stree/hooks: 'before-tree' gets the preparation as JSON on stdin
 (targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary,
 customInstructions, replaceInstructions, label) and may print {"cancel": true},
-{"summary": {"summary": "...", "details": {...}}} (used instead of --summarize),
-or overrides of customInstructions, replaceInstructions, label. 'tree' gets
+{"summary": {"summary": "...", "details": {...}, "usage": {...}}} (used instead of
+--summarize), or overrides of customInstructions, replaceInstructions, label. 'tree' gets
 {newLeafId, oldLeafId, summaryEntry, fromHook, appendedEntries} afterwards.
 A failing, hanging (STREE_HOOK_TIMEOUT, default 30 s) or garbled before-tree
 hook cancels the checkout: nothing is written.""")
@@ -62,8 +62,9 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     """Move the leaf to REV the way pi's /tree does, and persist it by appending.
 
     Without a summary a context-free marker entry (custom, stree/checkout) records the
-    move; with one, a branch_summary at the new position, as pi's branchWithSummary
-    writes it. Checking out the current position writes nothing.
+    move; with one, a branch_summary at the new position, as pi 1.5.2's branchWithSummary
+    writes it (fromId: the leaf left; usage: the model's). Checking out the current
+    position writes nothing.
     """
     if summary_file and summarize:
         raise UsageError("--summary and --summarize cannot be combined")

@@ -66,17 +66,25 @@ The model (first that is set):
   1. --provider, --model, --base-url
   2. STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL (also STREE_TIMEOUT)
   3. the config file: provider, model, base_url, timeout, context_window, stream,
-     api_key_env, max_retries, retry_max_time, max_tokens_field, and [openai]/[anthropic]
-     tables for per-provider settings
+     api_key_env, max_retries, retry_max_time, max_tokens_field, reasoning, thinking_level,
+     and [openai]/[anthropic] tables for per-provider settings
   4. the session's current model, if it is an openai or anthropic model and its key is set
 Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY (never printed). Base URLs: OPENAI_BASE_URL
 (with /v1), ANTHROPIC_BASE_URL (without). --provider extractive needs no model.
 
 \b
+As pi 1.5.2: thinking is left out, context edits among the entries apply, images
+(4800 characters) and system messages count in the budget. A reasoning model (known
+names, or reasoning = true) gets the session's thinking level as its reasoning effort.
+The answer may use 4096 tokens (plus the thinking budget); one that calls a tool or
+stops at that cap is an error (exit 5).
+
+\b
 Output: pi's preamble, the model's text, then <read-files>/<modified-files> blocks:
 exactly what `checkout --summarize` stores. --json prints
 {summary, readFiles, modifiedFiles, model, usage}; --prompt prints the request
-(system prompt, a blank line, the user text; --json: {system, user, maxTokens, ...}).""")
+(system prompt, a blank line, the user text; --json: {system, user, maxTokens,
+reasoning, ...}).""")
 @click.argument("range_", required=False, metavar="[RANGE]")
 @click.option("--to", "target", metavar="REV", help="Summarize what `checkout REV` would abandon.")
 @model_options
