@@ -142,6 +142,25 @@ def message_from_entry(entry, edit=None):
     return None
 
 
+def edited_entries(loaded):
+    """The entries with their context edits applied (hidden ones left out), for summarizers
+    that read entries rather than the conversation text (extractive)."""
+    edits = latest_edits(loaded)
+    out = []
+    for entry in loaded:
+        edit = edits.get(entry.get("id"))
+        if edit is not None and entry.get("type") in ("message", "custom_message"):
+            messages = project_entry(entry, edit)
+            if not messages:
+                continue
+            if entry["type"] == "message":
+                entry = dict(entry, message=messages[0])
+            else:
+                entry = dict(entry, content=messages[0].get("content"))
+        out.append(entry)
+    return out
+
+
 def _edited(entry, edit):
     messages = project_entry(entry, edit)
     return messages[0] if messages else None
@@ -314,7 +333,7 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
     if not prepared.messages:
         return {"summary": NO_CONTENT, "readFiles": [], "modifiedFiles": [], "model": None, "usage": None}
     request = build_request(prepared.conversation, custom_instructions, replace_instructions, options)
-    request.entries = prepared.loaded
+    request.entries = edited_entries(prepared.loaded)
     answer = complete(options, request)
     if not isinstance(answer.text, str) or not answer.text.strip():
         raise StreeError(f"{options.provider}: empty answer", code=MODEL)

@@ -344,3 +344,11 @@ def test_checkout_summary_entry_loads_in_pi(stree, server, branch):
     seen = pi("inspect", path)
     assert seen["entries"][-1] == entry and seen["leafId"] == entry["id"]
     assert seen["context"]["messages"][-1]["summary"] == entry["summary"]
+
+
+def test_extractive_summary_honours_context_edits(stree, branch):
+    path, leaf, target = branch
+    r = stree("-s", path, "summarize", "--to", target, "--provider", "extractive")
+    assert r.code == 0, r
+    assert "forget this line" not in r.out  # hidden by a context edit
+    assert "an answer to replace" not in r.out and "last question in the branch" in r.out
