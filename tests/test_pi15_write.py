@@ -352,3 +352,28 @@ def test_extractive_summary_honours_context_edits(stree, branch):
     assert r.code == 0, r
     assert "forget this line" not in r.out  # hidden by a context edit
     assert "an answer to replace" not in r.out and "last question in the branch" in r.out
+
+
+def test_given_summary_gets_pis_file_lists_with_context_edits(stree, tmp_path, isolated_home):
+    """checkout --summary FILE stores the details pi computes for the abandoned entries:
+    a tool call in a message a context edit replaced no longer counts."""
+    (isolated_home / "proj").mkdir()
+    b = Steps()
+    b.user("start")
+    base = b.text("ok")
+    b.user("elsewhere")
+    b.call("branch", base)
+    b.tool("c1", "read", {"path": "kept.md"})
+    edited = b.assistant([{"type": "toolCall", "id": "c2", "name": "edit",
+                           "arguments": {"path": "gone.py", "oldText": "a", "newText": "b"}}], stopReason="toolUse")
+    b.call("appendContextEdit", edited, {"content": "(edit withdrawn)"})
+    b.text("done")
+    path = write(tmp_path / "edits.jsonl", b, isolated_home)
+    target = next(e["id"] for e in entries_of(path) if e["type"] == "message"
+                  and e["message"]["content"] == "elsewhere")
+    nav = pi("navigate", path, target, "--summary", "notes")
+    (tmp_path / "notes.md").write_text("notes")
+    r = stree("-s", path, "checkout", target, "--summary", tmp_path / "notes.md")
+    assert r.code == 0, r
+    entry = entries_of(path)[-1]
+    assert entry["details"] == nav["summaryEntry"]["details"] == {"readFiles": ["kept.md"], "modifiedFiles": []}

@@ -5,7 +5,6 @@ import click
 from .. import hooks
 from ..cli import warn_user
 from ..errors import CONFLICT, StreeError, UsageError
-from ..fileops import branch_file_lists
 from ..navigate import Checkout
 from ..output import inert, to_json
 from ..revs import Resolver
@@ -107,7 +106,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         summary, details, usage = _summarize(env, tree, plan.abandoned, instructions, replace_instructions,
                                              model_flags)
     elif summary is not None:
-        details = branch_file_lists(plan.abandoned)
+        details = _file_lists(tree, plan.abandoned)
 
     written = append_entries(path, lambda s, t, new: plan.entries(
         t, new, summary, details, hook_summary is not None, label, usage), dry_run=dry_run, say=warn_user)
@@ -137,6 +136,14 @@ def _summarize(env, tree, entries, instructions, replace_instructions, model_fla
                                   replace_instructions=replace_instructions, options=options)
     return (result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]},
             result["usage"])
+
+
+def _file_lists(tree, entries):
+    """pi's details for a summary of `entries`: their file operations, context edits applied."""
+    from ..summary import prepare_branch_entries
+
+    prepared = prepare_branch_entries(tree, entries)
+    return {"readFiles": prepared.read_files, "modifiedFiles": prepared.modified_files}
 
 
 def _after(plan, path, leaf, summary_entry, from_hook, written):
