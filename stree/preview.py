@@ -153,6 +153,23 @@ def _line_number(value):
     return None
 
 
+def _js_number_of(value, present=True):
+    """JavaScript's Number(value) for a JSON value (arithmetic on a field): a float."""
+    if not present:
+        return math.nan
+    if value is None or value is False:
+        return 0.0
+    if value is True:
+        return 1.0
+    if value.__class__ in (int, float):
+        return float(value)
+    if isinstance(value, str):
+        return _js_to_number(value)
+    if isinstance(value, list):  # via its string: [] -> 0, [5] -> 5
+        return _js_to_number(js_string(value))
+    return math.nan
+
+
 def _js_num(x):
     if x.__class__ is float and math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
@@ -249,27 +266,29 @@ def entry_preview(entry, tool_call=None):
         if role == "bashExecution":
             cmd = msg.get("command")
             return [("dim", f"[bash]: {normalize(js_string(cmd) if cmd is not None else '')}")]
-        return [("dim", f"[{js_string(role)}]")]
+        return [("dim", f"[{_template(role, 'role' in msg)}]")]
     if etype == "custom_message":
         content = entry.get("content")
         text = content if isinstance(content, str) else full_text(content)
-        return [("customMessageLabel", f"[{js_string(entry.get('customType'))}]: "), ("", normalize(text))]
+        custom_type = _template(entry.get("customType"), "customType" in entry)
+        return [("customMessageLabel", f"[{custom_type}]: "), ("", normalize(text))]
     if etype == "compaction":
-        tokens = entry.get("tokensBefore")
-        k = math.floor(tokens / 1000 + 0.5) if isinstance(tokens, (int, float)) else "NaN"
+        tokens = _js_number_of(entry.get("tokensBefore"), "tokensBefore" in entry)
+        k = _js_num(math.floor(tokens / 1000 + 0.5)) if math.isfinite(tokens) else _js_num(tokens) \
+            if not math.isnan(tokens) else "NaN"
         return [("borderAccent", f"[compaction: {k}k tokens]")]
     if etype == "branch_summary":
         summary = entry.get("summary")
         return [("warning", "[branch summary]: "), ("", normalize(summary if isinstance(summary, str) else ""))]
     if etype == "model_change":
-        model_id = entry.get("modelId")
-        if model_id is None and isinstance(entry.get("model"), str):  # oh-my-pi
+        model_id = _template(entry.get("modelId"), "modelId" in entry)
+        if entry.get("modelId") is None and isinstance(entry.get("model"), str):  # oh-my-pi
             model_id = entry["model"].partition("/")[2] or entry["model"]
-        return [("dim", f"[model: {js_string(model_id)}]")]
+        return [("dim", f"[model: {model_id}]")]
     if etype == "thinking_level_change":
-        return [("dim", f"[thinking: {js_string(entry.get('thinkingLevel'))}]")]
+        return [("dim", f"[thinking: {_template(entry.get('thinkingLevel'), 'thinkingLevel' in entry)}]")]
     if etype == "custom":
-        return [("dim", f"[custom: {js_string(entry.get('customType'))}]")]
+        return [("dim", f"[custom: {_template(entry.get('customType'), 'customType' in entry)}]")]
     if etype == "context_edit":
         return [("dim", f"[context {_edit_kind(entry)}: {_template(entry.get('targetId'), 'targetId' in entry)}]")]
     if etype == "label":
@@ -277,7 +296,7 @@ def entry_preview(entry, tool_call=None):
         return [("dim", f"[label: {'(cleared)' if label is None else js_string(label)}]")]
     if etype == "session_info":
         name = entry.get("name")
-        return [("dim", f"[title: {name if name else 'empty'}]")]
+        return [("dim", f"[title: {js_string(name) if _truthy(name) else 'empty'}]")]
     return []  # an entry type pi does not know (a `leaf` a port wrote, a future one): pi shows nothing
 
 
@@ -305,7 +324,7 @@ def searchable_text(entry, label=None):
     etype = entry.get("type")
     if etype == "message":
         msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        parts.append(js_string(msg.get("role")))
+        parts.append(_join(msg.get("role")))  # Array.join: null and undefined read ""
         if msg.get("content"):
             parts.append(extract_content(msg.get("content")))
         if msg.get("role") == "bashExecution" and msg.get("command"):
@@ -319,19 +338,19 @@ def searchable_text(entry, label=None):
     elif etype == "compaction":
         parts.append("compaction")
     elif etype == "branch_summary":
-        parts.extend(["branch summary", js_string(entry.get("summary"))])
+        parts.extend(["branch summary", _join(entry.get("summary"))])
     elif etype == "session_info":
         parts.append("title")
         if entry.get("name"):
             parts.append(js_string(entry["name"]))
     elif etype == "model_change":
-        parts.extend(["model", js_string(entry.get("modelId"))])
+        parts.extend(["model", _join(entry.get("modelId"))])
     elif etype == "thinking_level_change":
-        parts.extend(["thinking", js_string(entry.get("thinkingLevel"))])
+        parts.extend(["thinking", _join(entry.get("thinkingLevel"))])
     elif etype == "custom":
-        parts.extend(["custom", js_string(entry.get("customType"))])
+        parts.extend(["custom", _join(entry.get("customType"))])
     elif etype == "label":
-        parts.extend(["label", js_string(entry.get("label") or "")])  # a label may be any JSON value
+        parts.extend(["label", _join(entry.get("label"))])  # entry.label ?? "": a label may be any JSON value
     return " ".join(parts)
 
 

@@ -634,7 +634,13 @@ def entry_model(entry):
     provider, model_id = entry.get("provider"), entry.get("modelId")
     if provider is None and model_id is None and isinstance(entry.get("model"), str):
         provider, _, model_id = entry["model"].partition("/")
-    return {"provider": provider, "modelId": model_id}
+        return {"provider": provider, "modelId": model_id}
+    return _defined(("provider", entry, "provider"), ("modelId", entry, "modelId"))
+
+
+def _defined(*fields):
+    """An object literal of fields as JSON.stringify writes it: a missing one is left out."""
+    return {name: source[key] for name, source, key in fields if key in source}
 
 
 def _js_truthy(value):
@@ -757,7 +763,7 @@ def build_context(path):
         elif etype == "message" and isinstance(entry.get("message"), dict) \
                 and entry["message"].get("role") == "assistant":
             msg = entry["message"]
-            model = {"provider": msg.get("provider"), "modelId": msg.get("model")}
+            model = _defined(("provider", msg, "provider"), ("modelId", msg, "model"))
     entries = context_entries(path)
     edits = latest_edits(entries)
     messages = []

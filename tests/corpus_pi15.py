@@ -209,8 +209,25 @@ def unknown_types(home):
     return b
 
 
+def missing_fields(home):
+    b = Steps()
+    b.user("fields a port left out")
+    b.raw({"type": "model_change", "id": "d0000001", "provider": "openai"})  # no modelId
+    b.raw({"type": "thinking_level_change", "id": "d0000002", "thinkingLevel": None})
+    b.raw({"type": "custom", "id": "d0000003"})  # no customType
+    b.raw({"type": "label", "id": "d0000004", "targetId": "d0000001", "label": False})
+    b.raw({"type": "branch_summary", "id": "d0000005", "fromId": "d0000001", "summary": "summed up"})
+    b.raw({"type": "message", "id": "d0000006", "message": {"content": "a message without a role"}})
+    b.raw({"type": "context_edit", "id": "d0000007", "targetId": None, "replacement": None})
+    b.text("the end")
+    b.raw({"type": "compaction", "id": "d0000008", "summary": "tokens as text", "tokensBefore": "5000"})
+    b.raw({"type": "compaction", "id": "d0000009", "tokensBefore": None})  # no summary, no firstKeptEntryId
+    b.user("after two odd compactions")
+    return b
+
+
 BUILDERS = {f.__name__: f for f in (context_edits, edits_and_compaction, system_messages, null_content,
-                                    usage_entries, read_ranges, home_paths, unknown_types)}
+                                    usage_entries, read_ranges, home_paths, unknown_types, missing_fields)}
 
 
 def write(path, steps, home, version="1.5.2"):

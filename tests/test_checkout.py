@@ -67,9 +67,38 @@ def variant_args(variant):
 
 
 @pytest.fixture(scope="module")
-def navigations(tmp_path_factory):
-    """pi's own /tree navigation (on a copy) to every target with every variant, and the labels
-    before: per version, from one node process on the same (deterministic) session."""
+def checkouts(tmp_path_factory):
+    """stree checkout to every target with every variant, each on its own copy of the session:
+    run once (on first use, inside a test) and compared with every pi version."""
+    done = {}
+
+    def get():
+        if not done:
+            from conftest import run_stree
+
+            for kind in TARGETS:
+                for variant in VARIANTS:
+                    tmp = tmp_path_factory.mktemp("checkout")
+                    path, note = build_session(tmp)
+                    target = note if TARGETS[kind] == "custom" else TARGETS[kind]
+                    summary_file = tmp / "summary.md"
+                    summary_file.write_text(SUMMARY)
+                    args = []
+                    if "summary" in variant:
+                        args += ["--summary", summary_file]
+                    if "label" in variant:
+                        args += ["--label", "here"]
+                    original = path.read_bytes()
+                    done[kind, variant] = path, target, original, run_stree("-s", path, "checkout", target, *args)
+        return done
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def navigations(tmp_path_factory, checkouts):
+    """Per version, from one node process: pi's own /tree navigation (on a copy) to every target
+    with every variant, the labels before, and what pi sees in each file stree checked out."""
     cache = {}
 
     def get(version):
@@ -78,8 +107,11 @@ def navigations(tmp_path_factory):
             keys = [(kind, variant) for kind in TARGETS for variant in VARIANTS]
             requests = [["navigate", path, note if TARGETS[k] == "custom" else TARGETS[k], *variant_args(v)]
                         for k, v in keys]
-            results = pi_batch([*requests, ["inspect", path]], version=version)
-            cache[version] = dict(zip(keys, results)), results[-1]["labels"]
+            ours = checkouts()
+            requests += [["inspect", path]] + [["inspect", ours[key][0]] for key in keys]
+            results = pi_batch(requests, version=version)
+            n = len(keys)
+            cache[version] = dict(zip(keys, results[:n])), results[n]["labels"], dict(zip(keys, results[n + 1:]))
         return cache[version]
 
     return get
@@ -107,29 +139,18 @@ def pre_080_from_id(expected):
 @each_version
 @pytest.mark.parametrize("kind", list(TARGETS))
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_checkout_matches_pi_navigation(stree, session, navigations, tmp_path, kind, variant, pi_version):
-    path, note = session
-    target = note if TARGETS[kind] == "custom" else TARGETS[kind]
-    original = path.read_bytes()
-    summary_file = tmp_path / "summary.md"
-    summary_file.write_text(SUMMARY)
-    args = []
-    if "summary" in variant:
-        args += ["--summary", summary_file]
-    if "label" in variant:
-        args += ["--label", "here"]
-
-    by_case, labels_before = navigations(pi_version)
+def test_checkout_matches_pi_navigation(checkouts, navigations, kind, variant, pi_version):
+    path, target, original, r = checkouts()[kind, variant]  # (the same stree checkout for every version)
+    assert r.code == 0, r
+    by_case, labels_before, after = navigations(pi_version)
     expected = by_case[kind, variant]  # pi's own /tree, on a copy
     if pi_version == "0.73.1" and expected["summaryEntry"]:
         expected = pre_080_from_id(expected)
-    r = stree("-s", path, "checkout", target, *args)
-    assert r.code == 0, r
 
     data = path.read_bytes()
     assert data.startswith(original), "checkout must only append"
     appended = [json.loads(line) for line in data[len(original):].decode().splitlines()]
-    seen = pi("inspect", path, version=pi_version)
+    seen = after[kind, variant]  # pi's inspect of stree's file
     assert not seen["rewritten"]
     assert without_timestamps(seen["context"]) == without_timestamps(expected["context"])
     assert seen["leafId"] == appended[-1]["id"]

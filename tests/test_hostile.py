@@ -140,18 +140,20 @@ def test_json_output_escapes_what_a_terminal_would_act_on(tmp_path, stree):
 def test_ls_with_a_hostile_cwd_and_file_names(tmp_path, stree):
     sessions = tmp_path / "sessions"
     sessions.mkdir()
+    project = tmp_path / "\x1b]0;cwd-title\x07proj"  # a session dir serves the sessions of this cwd (pi 1.5)
+    project.mkdir()
     names = ["-weird name.jsonl", "new\nline.jsonl", "tab\tand \x1b]0;t\x07.jsonl", "plain.jsonl"]
     for n, name in enumerate(names):
-        hostile_session(sessions / name)
+        hostile_session(sessions / name, cwd=str(project))
         os.utime(sessions / name, (1_800_000_000 + n, 1_800_000_000 + n))
-    r = stree("--session-dir", sessions, "ls", "-z", "--format", "{path}")
+    r = stree("--session-dir", sessions, "ls", "-z", "--format", "{path}", cwd=project)
     assert r.code == 0, r
     paths = r.raw.split(b"\0")
     assert paths[-1] == b"" and sorted(os.path.basename(p.decode()) for p in paths[:-1]) == sorted(names)
     for p in paths[:-1]:
         shown = stree("-s", p.decode(), "rev-parse", "@")
         assert shown.code == 0 and shown.out.strip(), (p, shown)
-    human = stree("--session-dir", sessions, "ls")
+    human = stree("--session-dir", sessions, "ls", cwd=project)
     assert human.code == 0 and len(human.out.splitlines()) == len(names)
     assert_inert(human.out, "ls")
     code, out, err = on_pty(["--session-dir", sessions, "ls", "--all"])

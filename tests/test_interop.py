@@ -6,11 +6,13 @@ test id). pi's answers for a module come from one node process per version (pi_b
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from corpus import build
 from conftest import ROOT
-from pi_harness import REFERENCE, each_version, pi, pi_batch, pi_rpc
+from pi_harness import NODE22, PI_DIR, REFERENCE, VERSIONS, each_version, package_dir, pi, pi_batch, pi_rpc
 
 from stree.session import parse
 from stree.tree import Tree
@@ -265,8 +267,9 @@ def test_real_pi_cli_resumes_a_file_stree_wrote(stree, tmp_path):
     assert state["messageCount"] == len(context["messages"])
     assert state["thinkingLevel"] == context["thinkingLevel"]
     assert messages["messages"] == context["messages"]
-    # pi holds exactly the entries stree wrote; what it appends on start (1.5.2: the thinking
-    # level it runs with) hangs off stree's leaf
+    # pi holds exactly the entries stree wrote; what it appends on start hangs off stree's leaf
+    # (1.5.2 records the thinking level it runs with when the leaf's branch has none: here the
+    # checkout left the demo's thinking_level_change on the abandoned branch)
     appended = seen["appendedEntries"]
     assert entries["entries"] == ours + appended
     assert all(e["type"] == "thinking_level_change" for e in appended), appended
@@ -375,3 +378,18 @@ def test_files_written_by_pis_own_writers_read_the_same(stree, tmp_path, case, p
     assert tree.name() == seen["name"] == ("pi\nwrote this" if pi_version == "0.73.1" else "pi wrote this")
     assert [s.load(n) for n in s.nodes] == seen["entries"]
     assert json.loads(stree("-s", path, "context", "--json").out) == seen["context"]
+
+
+def test_the_pinned_pis_are_installed(tmp_path):
+    """make test installed every pinned pi (and Node 22) as pinned: the package versions, and the
+    real `pi --version` of the bundled ones (offline, in an empty home)."""
+    check = subprocess.run([sys.executable, str(PI_DIR / "install.py"), "--check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    for version in VERSIONS:
+        assert json.loads((package_dir(version) / "package.json").read_text())["version"] == version
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1",
+           "PI_TELEMETRY": "0"}
+    for version in [v for v in VERSIONS if v != "0.73.1"]:
+        cli = package_dir(version) / "dist" / "bundle" / "cli.js"
+        r = subprocess.run([str(NODE22), str(cli), "--version"], capture_output=True, text=True, env=env, timeout=60)
+        assert (r.returncode, r.stdout.strip()) == (0, version), r.stderr

@@ -3,8 +3,9 @@
 The corpus (tests/corpus_pi15.py) is written by pi 1.5.2's own SessionManager through
 the harness (plus a few raw lines, as ports write them); pi 1.5.2 then says what it
 reads from each file (context at every entry, /tree rows for every filter, searches)
-and stree, driven as a user drives it, must say the same. Older pis do not know the
-new entry types: a test documents how 0.73.1 differs.
+and stree, driven as a user drives it, must say the same. The same files go to every
+pinned pi: where an older one reads them differently (OLDER below), 1.5.2 is the answer
+and the test records where the older version disagreed.
 """
 
 import json
@@ -13,15 +14,25 @@ import shutil
 
 import pytest
 from corpus_pi15 import BUILDERS, ODD_FILES, write
-from pi_harness import pi_batch
+from pi_harness import VERSIONS, pi_batch
 
+from stree.render import graph
 from stree.session import parse
 from stree.tree import Tree
 
 FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"]
 QUERIES = ["context", "omit", "replace", "edit", "system", "usage", "hello", "note", "ok", "first", "toolresult 8",
-           "port"]
+           "port", "null", "undefined", "false", "summed"]
 NAMES = sorted(BUILDERS)
+# where an older pi reads this corpus differently from 1.5.2 (found by running them; stree follows 1.5.2)
+OLDER = {
+    "0.87.1": {"context": set(),
+               "rows": {"read_ranges", "home_paths"}},  # 1.3.0: read line ranges; 1.5.0: ~ only inside $HOME
+    "0.73.1": {"context": {"context_edits", "edits_and_compaction", "system_messages", "null_content"},  # no
+               # context_edit, no compaction systemMessage, no content normalisation
+               "rows": {"context_edits", "edits_and_compaction", "usage_entries", "read_ranges", "home_paths",
+                        "missing_fields"}},  # context_edit rows shown
+}
 
 
 def ask(requests, home, version="1.5.2"):
@@ -62,10 +73,10 @@ def test_corpus_covers_every_rule(corpus):
             obj = json.loads(line)
             kinds.add(obj["type"])
             if obj["type"] == "message":
-                kinds.add("role:" + obj["message"]["role"])
+                kinds.add("role:" + str(obj["message"].get("role")))
             if obj["type"] == "compaction" and "systemMessage" in obj:
                 kinds.add("compaction+systemMessage")
-            if obj["type"] == "compaction" and obj["firstKeptEntryId"] == obj["id"]:
+            if obj["type"] == "compaction" and obj.get("firstKeptEntryId") == obj["id"]:
                 kinds.add("compaction keeps nothing")
             if obj["type"] == "context_edit":
                 kinds.add("edit:" + ("omit" if obj["replacement"] is None else "replace"))
@@ -106,7 +117,8 @@ def test_graph_rows_are_pi_tree_selector(name, filter, corpus, stree, monkeypatc
     ours = [line.split("\t", 1) for line in r.out.splitlines()]
     assert [id for id, _ in ours] == expected["ids"]
     # pi draws fold markers (⊟/⊞) in connectors for its interactive folding; stree draws plain ─
-    assert [row.rstrip() for _, row in ours] == [row.replace("⊟", "─").replace("⊞", "─") for row in expected["rows"]]
+    assert [row.rstrip() for _, row in ours] == [row.replace("⊟", "─").replace("⊞", "─")
+                                                 for row in expected["rows"]]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -116,7 +128,12 @@ def test_search_matches_pi(name, corpus, stree, monkeypatch):
     found = [q for q, result in seen["search"].items() if result.get("ids")]
     empty = [q for q, result in seen["search"].items() if result.get("ids") == []]
     assert found or name == "null_content"
-    for query in found + empty[:1]:
+    s = parse(str(path))
+    tree = Tree(s.nodes, s.load)
+    for query, result in seen["search"].items():  # every query in process, a few on the command line
+        if "ids" in result:
+            assert [row.node.id for row in graph(tree, "all", query)] == result["ids"], query
+    for query in found[:3] + empty[:1]:
         r = stree("-s", path, "log", "--graph", "--filter", "all", "--search", query, "--format", "{id}")
         assert r.out.split() == seen["search"][query]["ids"], query
 
@@ -138,8 +155,8 @@ def test_older_pi_ignores_what_it_does_not_know(corpus):
     """pi 0.73.1 predates context_edit and usage entries: it ignores edits and shows the
     entries as rows. stree follows 1.5.2 (compared above); this records the difference."""
     path, home, seen = corpus["context_edits"]
-    old_inspect, old_graph = ask([["inspect", path, "--context-at", "e0000001"], ["graph", path, "--filter", "default"]],
-                                 home, version="0.73.1")
+    old_inspect, old_graph = ask([["inspect", path, "--context-at", "e0000001"],
+                                  ["graph", path, "--filter", "default"]], home, version="0.73.1")
     old, new = old_inspect["contexts"]["e0000001"], seen["inspect"]["contexts"]["e0000001"]
     assert old != new
     assert any("contents of a.py" in json.dumps(m) for m in old["messages"])  # the omitted tool result is back
@@ -167,6 +184,8 @@ def test_fsck_knows_the_new_entry_types(name, corpus, stree):
     kinds = [json.loads(line)["kind"] for line in r.out.splitlines() if line.strip()]
     if name == "unknown_types":  # entries a port wrote (a `leaf` entry) and a type no pi writes
         assert r.code == 1 and kinds == ["unknown-type", "unknown-type"], r
+    elif name == "missing_fields":  # an edit with a null targetId, compactions without firstKeptEntryId
+        assert r.code == 1 and kinds == ["dangling-edit", "dangling-first-kept", "dangling-first-kept"], r
     else:
         assert r.code == 0 and kinds == [], r
 
@@ -298,3 +317,44 @@ def test_a_context_without_system_messages_sends_no_system_prompt(corpus, stree)
         body = json.loads(stree("-s", path, "context", "--as", as_).out)
         assert "tools" not in body and "system" not in body
         assert body["messages"][0]["role"] == "user"
+
+
+@pytest.fixture(scope="module")
+def older(corpus):
+    """version -> name -> (inspect at every entry, rows per filter) of the older pis."""
+    out = {}
+    for version in VERSIONS:
+        if version == "1.5.2":
+            continue
+        requests = []
+        for name in NAMES:
+            path, home, seen = corpus[name]
+            requests.append(["inspect", path, *[a for id in seen["inspect"]["contexts"] for a in ("--context-at", id)]])
+            requests += [["graph", path, "--filter", f] for f in FILTERS]
+        answers = iter(ask(requests, corpus[NAMES[0]][1], version=version))
+        out[version] = {name: (next(answers), {f: next(answers) for f in FILTERS}) for name in NAMES}
+    return out
+
+
+def _view(answer):
+    return answer.get("rows"), answer.get("ids"), "error" in answer
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v != "1.5.2"])
+@pytest.mark.parametrize("name", NAMES)
+def test_older_pis_differ_only_where_recorded(name, version, corpus, older, stree, monkeypatch):
+    """stree's answer is 1.5.2's (tested above); each older pi agrees with it except on the
+    files OLDER names for that version."""
+    path, home, seen = corpus[name]
+    inspect, graph = older[version][name]
+    same_context = (inspect["contexts"] == seen["inspect"]["contexts"]
+                    and inspect["context"] == seen["inspect"]["context"])
+    assert same_context == (name not in OLDER[version]["context"]), f"pi {version} on {name}: context"
+    same_rows = all(_view(graph[f]) == _view(seen["graph"][f]) for f in FILTERS)
+    assert same_rows == (name not in OLDER[version]["rows"]), f"pi {version} on {name}: /tree rows"
+    if not same_rows:  # and stree shows 1.5.2's rows, not this version's
+        monkeypatch.setenv("HOME", home)
+        r = stree("-s", path, "log", "--graph", "--filter", "all", "--format", "{row}")
+        rows = [row.rstrip() for row in r.out.splitlines()]
+        expected = [row.replace("⊟", "─").replace("⊞", "─") for row in seen["graph"]["all"].get("rows") or []]
+        assert rows == expected

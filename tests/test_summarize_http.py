@@ -57,6 +57,7 @@ def summarize(stree, server, provider, *args, env=None, session=DEMO):
                  "--base-url", base, *args, env=full_env)
 
 
+@functools.cache
 def pi_stored(text, version):
     """What pi stores for a model answer `text` on the demo branch (harness: pi's own navigate)."""
     nav = run_pi("navigate", DEMO, TARGET, "--summary", text, "--pi-format", version=version)

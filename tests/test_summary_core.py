@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from builders import SessionBuilder
-from pi_harness import REFERENCE, VERSIONS, each_version, pi_constant, run_pi
+from pi_harness import REFERENCE, VERSIONS, each_version, pi_batch, pi_constant, run_pi
 from stree import summary
 from stree.jsjson import stringify
 from stree.providers import Options, resolve_options
@@ -59,13 +59,42 @@ def prompt(stree, path, *args):
     return json.loads(r.out)
 
 
-@pytest.mark.parametrize("window", [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 1300, 16384 + 3000])
-def test_conversation_and_file_lists_equal_pis(stree, tmp_path, window):
+WINDOWS = [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 1300, 16384 + 3000]
+DEMO_TARGETS = ["459e8d8a", "1b889d05", "9bd41591", "45dc3e92", "ba27091f"]
+DEMO_LEAF = "f7e0df1c"
+
+
+def budget_of(window):
+    return 128000 - 16384 if window is None else window - 16384
+
+
+@pytest.fixture(scope="module")
+def pi_preps(tmp_path_factory):
+    """pi's branch-prep of tricky() at every window and of the demo at every target: per version,
+    from one node process (tricky() is deterministic: the same ids in every test's copy)."""
+    cache = {}
+
+    def get(version):
+        if version not in cache:
+            path, tip, _, other = tricky(tmp_path_factory.mktemp(f"tricky-{version}"))
+            keys = [("tricky", w) for w in WINDOWS] + [("demo", t) for t in DEMO_TARGETS]
+            requests = [["branch-prep", path, "--from", tip, "--to", other, "--budget", budget_of(w)]
+                        for w in WINDOWS]
+            requests += [["branch-prep", DEMO, "--from", DEMO_LEAF, "--to", t, "--budget", 128000 - 16384]
+                         for t in DEMO_TARGETS]
+            cache[version] = dict(zip(keys, pi_batch(requests, version=version)))
+        return cache[version]
+
+    return get
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+def test_conversation_and_file_lists_equal_pis(stree, tmp_path, pi_preps, window):
     """pi 1.5.2's text (no thinking), budget (images counted) and file lists; how older pis
     differ: test_older_pis_summarize_differently."""
     path, tip, base, other = tricky(tmp_path)
-    budget = 128000 - 16384 if window is None else window - 16384
-    want = run_pi("branch-prep", path, "--from", tip, "--to", other, "--budget", budget)
+    budget = budget_of(window)
+    want = pi_preps(REFERENCE)["tricky", window]
     args = ["--to", other] + ([] if window is None else ["--context-window", window])
     got = prompt(stree, path, *args)
     assert got["entryIds"] == want["entryIds"]
@@ -76,10 +105,9 @@ def test_conversation_and_file_lists_equal_pis(stree, tmp_path, window):
     assert got["tokenBudget"] == budget
 
 
-@pytest.mark.parametrize("target", ["459e8d8a", "1b889d05", "9bd41591", "45dc3e92", "ba27091f"])
-def test_demo_prompt_text_is_pis(stree, target):
-    leaf = "f7e0df1c"
-    want = run_pi("branch-prep", DEMO, "--from", leaf, "--to", target, "--budget", 128000 - 16384)
+@pytest.mark.parametrize("target", DEMO_TARGETS)
+def test_demo_prompt_text_is_pis(stree, pi_preps, target):
+    want = pi_preps(REFERENCE)["demo", target]
     r = stree("-s", "demo", "summarize", "--to", target, "--prompt")
     assert r.code == 0, r
     system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")

@@ -1055,7 +1055,8 @@ async function cmdRpc(argv) {
 			signal,
 			stderr,
 			fileChanged: after === null || !after.equals(original),
-			// what pi appended to the file (e.g. 1.5.2 records the thinking level it started with)
+			// what pi appended to the file (1.5.2 records the thinking level it starts with when the
+			// branch to the leaf has no thinking_level_change entry)
 			appendedEntries:
 				after !== null && after.length >= original.length && after.subarray(0, original.length).equals(original)
 					? after
