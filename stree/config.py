@@ -19,7 +19,7 @@ from .errors import UsageError
 KEYS = {
     "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float), "max_time": (int, float),
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
-    "max_tokens_field": str,
+    "max_tokens_field": str, "reasoning": bool, "thinking_level": str,
 }
 SECTIONS = ("openai", "anthropic", "extractive")
 

@@ -80,13 +80,14 @@ class Checkout:
             "label": label,
         }
 
-    def entries(self, tree, new, summary=None, details=None, from_hook=False, label=None):
+    def entries(self, tree, new, summary=None, details=None, from_hook=False, label=None, usage=None):
         """The entries to append, computed under the lock from the file as it is now."""
         if position(tree) != self.old_leaf or tree.get(self.target) is None:
             raise StreeError("the session changed while stree was working (new entries were appended); "
                              "nothing written", code=CONFLICT, hint="run the checkout again")
         if summary:
-            first = new.branch_summary(self.new_leaf, summary, details, from_hook)
+            # fromId: the leaf pi would have on this file (its last entry, a marker included)
+            first = new.branch_summary(self.new_leaf, summary, details, from_hook, tree.leaf, usage)
             label_target = first["id"]
         else:
             first = new.custom(CHECKOUT_MARKER, {"from": self.old_leaf, "to": self.target}, self.new_leaf)

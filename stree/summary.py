@@ -12,11 +12,11 @@ from .convert import convert_to_llm
 from .errors import MODEL, StreeError
 from .fileops import FileOps, format_file_operations
 from .jsjson import entries as js_entries, stringify
-from .preview import js_len, js_slice, js_string
-from .providers import RESERVE_TOKENS, Options, Request, complete, resolve_options
-from .tree import branch_summary_message, compaction_message, custom_message
+from .preview import js_len, js_string
+from .providers import RESERVE_TOKENS, Options, Request, complete, reasoning_level, resolve_options
+from .tree import branch_summary_message, compaction_message, custom_message, latest_edits, project_entry
 
-SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
+SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI assistant, then produce a structured summary following the exact format specified.
 
 Do NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary."""  # noqa: E501
 
@@ -55,7 +55,11 @@ Use this EXACT format:
 Keep each section concise. Preserve exact file paths, function names, and error messages."""
 
 NO_CONTENT = "No content to summarize"
-MAX_TOKENS = 2048  # pi asks for at most this many tokens
+# The answer's token cap: the one place it is set (the reliability caps size answers from it).
+# pi 0.73 asked for 2048, 0.87 for 4096, 1.5.2 for the model's whole output limit, which
+# stree does not know: 4096 every model accepts, plus the thinking budget when it reasons.
+MAX_TOKENS = 4096
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}  # pi-ai's defaults
 TOOL_RESULT_MAX_CHARS = 2000
 
 
@@ -66,16 +70,36 @@ def _text(value):
     return "" if value is None else value if isinstance(value, str) else js_string(value)
 
 
+IMAGE_CHARS = 4800  # pi's estimate for an image block
+
+
+def _content_chars(content):
+    """pi's estimateTextAndImageContentChars."""
+    if isinstance(content, str):
+        return js_len(content)
+    chars = 0
+    for b in _blocks(content):
+        if b.get("type") == "text" and b.get("text"):
+            chars += js_len(_text(b["text"]))
+        elif b.get("type") == "image":
+            chars += IMAGE_CHARS
+    return chars
+
+
 def estimate_tokens(message):
+    """pi 1.5.2's estimateTokens: images count 4800 characters, system messages their
+    text, sections and added tools."""
     role = message.get("role")
     chars = 0
-    if role == "user":
-        content = message.get("content")
-        if isinstance(content, str):
-            chars = js_len(content)
-        elif isinstance(content, list):
-            chars = sum(js_len(_text(b.get("text"))) for b in content
-                        if isinstance(b, dict) and b.get("type") == "text" and b.get("text"))
+    if role == "system":
+        chars = _content_chars(message.get("content"))
+        sections = message.get("sections")
+        if isinstance(sections, dict):
+            chars += sum(js_len(v) for v in sections.values() if isinstance(v, str) and v)
+        if message.get("toolsAdded"):
+            chars += js_len(stringify(message["toolsAdded"]))
+    elif role in ("user", "custom", "toolResult"):
+        chars = _content_chars(message.get("content"))
     elif role == "assistant":
         for b in _blocks(message.get("content")):
             if b.get("type") == "text":
@@ -84,16 +108,6 @@ def estimate_tokens(message):
                 chars += js_len(_text(b.get("thinking")))
             elif b.get("type") == "toolCall":
                 chars += js_len(_text(b.get("name"))) + js_len(stringify(b.get("arguments")))
-    elif role in ("custom", "toolResult"):
-        content = message.get("content")
-        if isinstance(content, str):
-            chars = js_len(content)
-        else:
-            for b in _blocks(content):
-                if b.get("type") == "text" and b.get("text"):
-                    chars += js_len(_text(b["text"]))
-                if b.get("type") == "image":
-                    chars += 4800
     elif role == "bashExecution":
         chars = js_len(_text(message.get("command"))) + js_len(_text(message.get("output")))
     elif role in ("branchSummary", "compactionSummary"):
@@ -110,21 +124,46 @@ def _blocks(content):
 # -- preparing entries (pi's prepareBranchEntries) -----------------------------
 
 
-def message_from_entry(entry):
-    """pi's getMessageFromEntry for branch summaries: tool results are left out."""
+def message_from_entry(entry, edit=None):
+    """pi's getMessageFromEntry for branch summaries: tool results are left out; `edit`, the
+    latest context_edit of the entry among those summarized, hides or replaces its content."""
     etype = entry.get("type")
     if etype == "message":
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role") == "toolResult":
             return None
-        return message
+        return _edited(entry, edit) if edit is not None else message
     if etype == "custom_message":
-        return custom_message(entry)
+        return _edited(entry, edit) if edit is not None else custom_message(entry)
     if etype == "branch_summary":
         return branch_summary_message(entry)
     if etype == "compaction":
         return compaction_message(entry)
     return None
+
+
+def edited_entries(loaded):
+    """The entries with their context edits applied (hidden ones left out), for summarizers
+    that read entries rather than the conversation text (extractive)."""
+    edits = latest_edits(loaded)
+    out = []
+    for entry in loaded:
+        edit = edits.get(entry.get("id"))
+        if edit is not None and entry.get("type") in ("message", "custom_message"):
+            messages = project_entry(entry, edit)
+            if not messages:
+                continue
+            if entry["type"] == "message":
+                entry = dict(entry, message=messages[0])
+            else:
+                entry = dict(entry, content=messages[0].get("content"))
+        out.append(entry)
+    return out
+
+
+def _edited(entry, edit):
+    messages = project_entry(entry, edit)
+    return messages[0] if messages else None
 
 
 @dataclass
@@ -149,10 +188,11 @@ def prepare_branch_entries(tree, entries, token_budget=0):
     ops = FileOps()
     for entry in loaded:
         ops.add_from_summary(entry)
+    edits = latest_edits(loaded)  # pi 1.5: only the edits among the summarized entries
     messages = []
     total = 0
     for entry in reversed(loaded):
-        message = message_from_entry(entry)
+        message = message_from_entry(entry, edits.get(entry.get("id")))
         if message is None:
             continue
         ops.add_from_message(message)
@@ -172,36 +212,34 @@ def prepare_branch_entries(tree, entries, token_budget=0):
 # -- serializing (pi's serializeConversation) ----------------------------------
 
 
-def _joined_text(content):
-    return "".join(_text(b.get("text")) for b in _blocks(content) if b.get("type") == "text")
+def _joined_text(content, separator=""):
+    """pi-ai's contentText: a string as it is, else the text blocks joined."""
+    if isinstance(content, str):
+        return content
+    return separator.join(_text(b.get("text")) for b in _blocks(content) if b.get("type") == "text")
 
 
 def serialize_conversation(messages):
-    """`[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`, `[Assistant tool calls]: …`
-    paragraphs (tool results, when present, cut at 2000 characters)."""
+    """`[User]: …`, `[Assistant]: …`, `[Assistant tool calls]: …` paragraphs, as pi 1.5.2
+    writes them: thinking is left out (1.2.0); tool results, when present, cut at 2000
+    characters."""
     parts = []
     for msg in messages:
         role = msg.get("role")
         if role == "user":
-            content = msg.get("content")
-            text = content if isinstance(content, str) else _joined_text(content)
+            text = _joined_text(msg.get("content"))
             if text:
                 parts.append(f"[User]: {text}")
         elif role == "assistant":
-            texts, thinking, calls = [], [], []
-            for b in _blocks(msg.get("content")):
-                if b.get("type") == "text":
-                    texts.append(_text(b.get("text")))
-                elif b.get("type") == "thinking":
-                    thinking.append(_text(b.get("thinking")))
-                elif b.get("type") == "toolCall":
+            blocks = _blocks(msg.get("content"))
+            calls = []
+            for b in blocks:
+                if b.get("type") == "toolCall":
                     args = b.get("arguments")
                     pairs = js_entries(args) if isinstance(args, dict) else []
                     calls.append(f"{_text(b.get('name'))}(" + ", ".join(f"{k}={stringify(v)}" for k, v in pairs) + ")")
-            if thinking:
-                parts.append("[Assistant thinking]: " + "\n".join(thinking))
-            if texts:
-                parts.append("[Assistant]: " + "\n".join(texts))
+            if any(b.get("type") == "text" for b in blocks):
+                parts.append("[Assistant]: " + _joined_text(blocks, "\n"))
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
         elif role == "toolResult":
@@ -215,7 +253,20 @@ def _truncate(text, limit):
     length = js_len(text)
     if length <= limit:
         return text
-    return f"{js_slice(text, limit)}\n\n[... {length - limit} more characters truncated]"
+    return f"{_slice_head(text, limit)}\n\n[... {length - limit} more characters truncated]"
+
+
+def _slice_head(text, units):
+    """pi's sliceHead: the first `units` UTF-16 units, never half a surrogate pair."""
+    if js_len(text) == len(text):
+        return text[:units]
+    out, used = [], 0
+    for c in text:
+        used += 2 if ord(c) > 0xFFFF else 1
+        if used > units:
+            break
+        out.append(c)
+    return "".join(out)
 
 
 # -- the request and the stored text -------------------------------------------
@@ -229,11 +280,32 @@ def instructions(custom_instructions=None, replace_instructions=False):
     return BRANCH_SUMMARY_PROMPT
 
 
-def build_request(conversation, custom_instructions=None, replace_instructions=False):
-    """(system prompt, user text, max tokens) exactly as pi's generateBranchSummary sends them."""
+def build_request(conversation, custom_instructions=None, replace_instructions=False, options=None):
+    """The Request pi's generateBranchSummary sends: its system prompt, the user text, and
+    (stree's) the token cap and the reasoning effort for a reasoning model."""
     user = f"<conversation>\n{conversation}\n</conversation>\n\n" + \
         instructions(custom_instructions, replace_instructions)
-    return SUMMARIZATION_SYSTEM_PROMPT, user, MAX_TOKENS
+    options = options or Options()
+    effort = reasoning_level(options)
+    budget = THINKING_BUDGETS.get("high" if effort in ("xhigh", "max") else effort, 0)
+    window = options.window()
+    max_tokens = clamp_to_window(MAX_TOKENS + budget, window, input_tokens(SUMMARIZATION_SYSTEM_PROMPT, user))
+    return Request(SUMMARIZATION_SYSTEM_PROMPT, user, max_tokens, reasoning=effort,
+                   thinking_budget=min(budget, max(0, max_tokens - 1024)) if effort else None)
+
+
+def input_tokens(*texts):
+    """pi-ai's estimate of a request's input: ceil(length / 4) per message."""
+    return sum(math.ceil(js_len(t) / 4) for t in texts)
+
+
+def clamp_to_window(max_tokens, window, input_tokens):
+    """pi-ai's clampMaxTokensToContext: leave the input and a safety margin room in the window."""
+    margin = max(4096, math.ceil(input_tokens * 0.15))
+    room = window - input_tokens - margin
+    if room < 32768:
+        room = min(32768, window - input_tokens - 4096)
+    return min(max_tokens, max(1, room))
 
 
 def stored_summary(model_text, read_files, modified_files):
@@ -253,14 +325,16 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
     modifiedFiles, model, usage}; raises StreeError(code=5) when the model fails.
     """
     if options is None:
-        options = resolve_options(session_model=tree.build_context(tree.leaf)["model"])
+        options = resolve_options(session_model=tree.build_context(tree.leaf)["model"],
+                                  session_thinking=session_thinking_level(tree))
     elif isinstance(options, dict):
         options = Options(**options)
     prepared = prepare_branch_entries(tree, entries, token_budget(options))
     if not prepared.messages:
         return {"summary": NO_CONTENT, "readFiles": [], "modifiedFiles": [], "model": None, "usage": None}
-    system, user, max_tokens = build_request(prepared.conversation, custom_instructions, replace_instructions)
-    answer = complete(options, Request(system, user, max_tokens, prepared.loaded))
+    request = build_request(prepared.conversation, custom_instructions, replace_instructions, options)
+    request.entries = edited_entries(prepared.loaded)
+    answer = complete(options, request)
     if not isinstance(answer.text, str) or not answer.text.strip():
         raise StreeError(f"{options.provider}: empty answer", code=MODEL)
     return {
@@ -270,3 +344,13 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
         "model": answer.model,
         "usage": answer.usage,
     }
+
+
+def session_thinking_level(tree):
+    """The thinking level pi would run the session at: its last thinking_level_change on the
+    path to the leaf, else pi's default (medium)."""
+    for node in reversed(tree.path(tree.leaf) if tree.leaf is not None else []):
+        if node.type == "thinking_level_change":
+            level = tree.load(node).get("thinkingLevel")
+            return level if isinstance(level, str) else None
+    return "medium"

@@ -103,11 +103,12 @@ class NewEntries:
         label = (label or "").strip()
         return self.entry("label", parent, targetId=target, label=label or _UNDEFINED)
 
-    def branch_summary(self, parent, summary, details, from_hook):
-        """pi's branchWithSummary: fromId is "root" for an empty leaf."""
-        return self.entry("branch_summary", parent, fromId=parent if parent is not None else "root",
+    def branch_summary(self, parent, summary, details, from_hook, old_leaf, usage=None):
+        """pi's branchWithSummary (1.5.2): fromId is the leaf navigated away from ("root" for
+        the empty leaf); usage, when the summary came from a model, before fromHook."""
+        return self.entry("branch_summary", parent, fromId=old_leaf if old_leaf is not None else "root",
                           summary=summary, details=_UNDEFINED if details is None else details,
-                          fromHook=bool(from_hook))
+                          usage=_UNDEFINED if usage is None else usage, fromHook=bool(from_hook))
 
     def session_info(self, name, parent):
         from .session import JS_WHITESPACE
@@ -512,15 +513,22 @@ def session_file_name(header):
 
 def forked(session, tree, leaf, header, full=False):
     """The bytes of a new session holding the path root -> leaf (pi's createBranchedSession),
-    or every entry with `full` (pi's forkFrom). Returns (data, the new file's leaf id)."""
+    or every entry with `full` (pi's forkFrom). Returns (data, the new file's leaf id).
+
+    As pi 0.79.2 and later: label entries on the path are dropped and the entries after one
+    re-chained to the entry before it; a compaction's firstKeptEntryId that named a dropped
+    label names the next kept entry. The labels of kept entries are appended at the end."""
     if full:
-        kept = list(session.nodes)
+        kept, rewired = list(session.nodes), {}
     else:
-        kept = [n for n in tree.path(leaf) if n.type != "label"] if leaf is not None else []
+        kept, rewired = _without_labels(tree.path(leaf) if leaf is not None else [], session.load)
     lines = [js_dumps(header).encode("utf-8")]
     for node in kept:
-        if session.needs_migration:
-            lines.append(js_dumps(session.load(node)).encode("utf-8"))
+        if node.id in rewired or session.needs_migration:
+            entry = session.load(node)
+            if node.id in rewired:
+                entry = dict(entry, **rewired[node.id])  # in place: pi's {...entry, parentId}
+            lines.append(js_dumps(entry).encode("utf-8"))
         else:
             lines.append(session.raw(node).strip())  # the entry's bytes as they are
     last = kept[-1].id if kept else None
@@ -536,3 +544,28 @@ def forked(session, tree, leaf, header, full=False):
                 lines.append(js_dumps(entry).encode("utf-8"))
                 last = entry["id"]
     return b"\n".join(lines) + b"\n", last
+
+
+def _without_labels(path, load):
+    """(the path's Nodes without label entries, {id: changed fields}) for pi's re-chaining."""
+    kept, rewired, pending, replacement = [], {}, [], {}
+    parent = None
+    for node in path:
+        if node.type == "label":
+            pending.append(node.id)
+            continue
+        for label in pending:
+            replacement[label] = node.id
+        pending.clear()
+        changes = {}
+        if node.parent != parent:
+            changes["parentId"] = parent
+        if node.type == "compaction" and replacement:
+            first = load(node).get("firstKeptEntryId")
+            if isinstance(first, str) and first in replacement and first != node.id:
+                changes["firstKeptEntryId"] = replacement[first]
+        if changes:
+            rewired[node.id] = changes
+        kept.append(node)
+        parent = node.id
+    return kept, rewired

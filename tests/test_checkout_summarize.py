@@ -16,7 +16,7 @@ from conftest import interruptible
 
 from conftest import ROOT
 from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
-from pi_harness import each_version, pi
+from pi_harness import REFERENCE, each_version, pi
 
 KEY = "sk-checkout-test-0123456789-SECRET"
 LEAF, TARGET = "f7e0df1c", "459e8d8a"  # the demo: leave the validate branch for the csv attempt's start
@@ -75,13 +75,27 @@ def test_summary_entry_is_what_pi_stores(stree, demo, server, provider, label, p
     assert len(server.requests) == 1
     ours = appended(demo, before)
     pi_args = ["--label", label] if label else []
-    theirs = pi("navigate", ROOT / "stree" / "data" / "demo.jsonl", TARGET, "--summary", ANSWER, "--pi-format",
-                *pi_args, version=pi_version)["appendedEntries"]
-    assert without_ids(ours) == without_ids(theirs)
+    nav = pi("navigate", ROOT / "stree" / "data" / "demo.jsonl", TARGET, "--summary", ANSWER, "--pi-format",
+             *pi_args, version=pi_version)
+    theirs = nav["appendedEntries"]
     entry = ours[0]
-    assert entry["type"] == "branch_summary" and entry["fromHook"] is False  # as pi's branchWithSummary
+    # the harness's navigate stores a given text, so its entry has no usage: pi's own summarizer
+    # reports the usage it would store (1.5.2), from the same server answer
+    usage = entry.pop("usage")
+    if pi_version == REFERENCE:
+        said = pi("summarize", ROOT / "stree" / "data" / "demo.jsonl", "--from", nav["oldLeafId"], "--to", TARGET,
+                  "--base-url", f"{server.url}/v1" if provider == "openai" else server.url,
+                  "--api", "openai-completions" if provider == "openai" else "anthropic-messages",
+                  "--model", "test-model", "--api-key", KEY, version=pi_version)
+        assert usage == said["usage"]
+        assert json.dumps(usage) == json.dumps(said["usage"])  # key order too
     parent = stree("-s", demo, "rev-parse", f"{TARGET}^").out.strip()  # a user message: the leaf goes above it
-    assert entry["parentId"] == entry["fromId"] == parent
+    assert entry["parentId"] == parent and entry["fromId"] == nav["oldLeafId"]  # fromId: the old leaf (1.5.2)
+    if pi_version == "0.73.1":  # it wrote the new position as fromId
+        assert theirs[0]["fromId"] == parent
+        theirs = [dict(theirs[0], fromId=nav["oldLeafId"]), *theirs[1:]]
+    assert without_ids(ours) == without_ids(theirs)
+    assert entry["type"] == "branch_summary" and entry["fromHook"] is False  # as pi's branchWithSummary
     assert set(entry["details"]) == {"readFiles", "modifiedFiles"}
     # pi resumes there and shows the summary in its context
     seen = pi("inspect", demo, version=pi_version)

@@ -171,9 +171,22 @@ def step(run, path, m, rng, n, tmp, forks):
         code, out, err = run("-s", path, "fork", revision_for(m, rng, target), "-o", out_path)
         assert code == 0, err
         assert path.read_bytes() == before
-        # pi's createBranchedSession: the path without label entries (parentIds kept as they
-        # are, so an entry under a label becomes a root, in pi too), then the path's labels
-        kept = [m.get(x) for x in m.path_ids(target) if m.get(x)["type"] != "label"]
+        # pi's createBranchedSession (1.5.2): the path without label entries, each entry
+        # re-chained to the kept one before it (a compaction's firstKeptEntryId that named a
+        # dropped label names the next kept entry), then the path's labels
+        kept, parent, pending, replaced = [], None, [], {}
+        for x in m.path_ids(target):
+            e = m.get(x)
+            if e["type"] == "label":
+                pending.append(e["id"])
+                continue
+            replaced.update((p, e["id"]) for p in pending)
+            pending = []
+            e = dict(e, parentId=parent)
+            if e["type"] == "compaction" and e.get("firstKeptEntryId") in replaced:
+                e["firstKeptEntryId"] = replaced[e["firstKeptEntryId"]]
+            kept.append(e)
+            parent = e["id"]
         lines = [json.loads(line) for line in out_path.read_bytes().split(b"\n") if line]
         assert lines[0]["type"] == "session" and lines[1:len(kept) + 1] == kept
         relabels = lines[len(kept) + 1:]
@@ -228,7 +241,8 @@ def checkout(run, path, m, rng, n, before, ids):
     first = new[0]
     assert first["parentId"] == new_leaf
     if summary and abandoned:
-        assert first["type"] == "branch_summary" and first["fromId"] == (new_leaf or "root")
+        # pi 1.5.2: fromId is the leaf pi would have on the file (its last entry)
+        assert first["type"] == "branch_summary" and first["fromId"] == (m.leaf or "root")
         assert first["summary"]
         labelled = first["id"]
     else:

@@ -16,9 +16,15 @@ from conftest import interruptible, read_pty
 from builders import SessionBuilder
 from conftest import ROOT
 from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
-from pi_harness import each_version, pi_constant, run_pi
+from pi_harness import REFERENCE, each_version, pi_constant, run_pi
+from stree.summary import MAX_TOKENS
+
+# what pi asks as max tokens: 0.73.1 2048, 0.87.1 4096, 1.5.2 the model's output limit (the
+# harness's model: 8192). stree asks MAX_TOKENS (documented difference).
+PI_MAX_TOKENS = {"0.73.1": 2048, "0.87.1": 4096, "1.5.2": 8192}
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"
+ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0, "totalFromProvider": False}
 DEMO = str(ROOT / "stree" / "data" / "demo.jsonl")
 LEAF, TARGET = "f7e0df1c", "459e8d8a"
 
@@ -74,7 +80,7 @@ def pi_stored(text, version):
 @each_version
 @pytest.mark.parametrize("stream", [True, False])
 def test_openai_request_and_summary(stree, server, stream, pi_version):
-    prep = pi_prep(pi_version)
+    prep = pi_prep(REFERENCE)  # stree sends 1.5.2's request; what every version stores is the same
     r = summarize(stree, server, "openai", "--stream" if stream else "--no-stream")
     assert r.code == 0, r
     (req,) = server.requests
@@ -82,9 +88,9 @@ def test_openai_request_and_summary(stree, server, stream, pi_version):
     assert req.headers["authorization"] == f"Bearer {KEY}"
     assert req.headers["content-type"] == "application/json"
     body = {"model": "test-model",
-            "messages": [{"role": "system", "content": system_prompt(pi_version)},
-                         {"role": "user", "content": expected_user(prep, pi_version)}],
-            "stream": stream, "max_completion_tokens": 2048}
+            "messages": [{"role": "system", "content": system_prompt(REFERENCE)},
+                         {"role": "user", "content": expected_user(prep, REFERENCE)}],
+            "stream": stream, "max_completion_tokens": MAX_TOKENS}
     if stream:
         body["stream_options"] = {"include_usage": True}
     assert req.json == body
@@ -96,7 +102,7 @@ def test_openai_request_and_summary(stree, server, stream, pi_version):
 @each_version
 @pytest.mark.parametrize("stream", [True, False])
 def test_anthropic_request_and_summary(stree, server, stream, pi_version):
-    prep = pi_prep(pi_version)
+    prep = pi_prep(REFERENCE)
     r = summarize(stree, server, "anthropic", "--json", "--stream" if stream else "--no-stream")
     assert r.code == 0, r
     (req,) = server.requests
@@ -106,15 +112,16 @@ def test_anthropic_request_and_summary(stree, server, stream, pi_version):
     assert "authorization" not in req.headers
     assert req.json == {"model": "test-model",
                         "messages": [{"role": "user",
-                                      "content": [{"type": "text", "text": expected_user(prep, pi_version)}]}],
-                        "max_tokens": 2048, "stream": stream,
-                        "system": [{"type": "text", "text": system_prompt(pi_version)}]}
+                                      "content": [{"type": "text", "text": expected_user(prep, REFERENCE)}]}],
+                        "max_tokens": MAX_TOKENS, "stream": stream,
+                        "system": [{"type": "text", "text": system_prompt(REFERENCE)}]}
     out = json.loads(r.out)
     stored = pi_stored(ANSWER, pi_version)
     assert out["summary"] == stored["summary"]
     assert [out["readFiles"], out["modifiedFiles"]] == [prep["readFiles"], prep["modifiedFiles"]]
     assert out["model"] == "served-claude"
-    assert out["usage"] == {"input": 1500, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1540}
+    assert out["usage"] == {"input": 1500, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1540,
+                            "cost": ZERO_COST, "cacheWrite1h": 0}  # pi-ai's shape (stree knows no prices)
 
 
 def test_openai_json_output_reports_model_and_usage(stree, server):
@@ -122,7 +129,8 @@ def test_openai_json_output_reports_model_and_usage(stree, server):
     out = json.loads(r.out)
     assert set(out) == {"summary", "readFiles", "modifiedFiles", "model", "usage"}
     assert out["model"] == "served-model"
-    assert out["usage"] == {"input": 1200, "output": 34, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1234}
+    assert out["usage"] == {"input": 1200, "output": 34, "cacheRead": 0, "cacheWrite": 0, "reasoning": 0,
+                            "totalTokens": 1234, "cost": ZERO_COST}
 
 
 # -- failures -------------------------------------------------------------------
@@ -328,7 +336,17 @@ def test_pi_and_stree_send_the_same_openai_request(stree, server, pi_version):
     assert want.pop("store") is False
     (block,) = want["messages"][1]["content"]
     want["messages"][1]["content"] = block["text"]
-    assert our_req.json == want
+    ours = dict(our_req.json)
+    assert (want.pop("max_completion_tokens"), ours.pop("max_completion_tokens")) == \
+        (PI_MAX_TOKENS[pi_version], MAX_TOKENS)
+    if pi_version == "0.73.1":  # documented: its system prompt said "AI coding assistant"
+        assert want["messages"][0]["content"] == system_prompt(pi_version) != system_prompt(REFERENCE)
+        want["messages"][0]["content"] = system_prompt(REFERENCE)
+    if pi_version != REFERENCE:  # documented: before 1.2.0 the text held [Assistant thinking] paragraphs
+        assert "\n\n[Assistant thinking]: " in want["messages"][1]["content"]
+        assert "[Assistant thinking]" not in ours["messages"][1]["content"]
+        want["messages"][1]["content"] = ours["messages"][1]["content"]  # 1.5.2's text: the test above
+    assert ours == want
     assert r.out == pi["summary"] + "\n"
 
 
@@ -338,7 +356,8 @@ def test_pi_and_stree_send_the_same_anthropic_request(stree, server, pi_version)
     r = summarize(stree, server, "anthropic", "--json")
     assert r.code == 0, r
     pi_req, our_req = server.requests
-    assert pi_req.path == our_req.path == "/v1/messages"
+    # pi 0.87 and later post to the SDK's beta endpoint, /v1/messages?beta=true (documented)
+    assert pi_req.path.split("?")[0] == our_req.path == "/v1/messages"
     for header in ("x-api-key", "anthropic-version"):
         assert pi_req.headers[header] == our_req.headers[header]
 
@@ -349,7 +368,14 @@ def test_pi_and_stree_send_the_same_anthropic_request(stree, server, pi_version)
             return [without_cache_control(v) for v in value]
         return value
 
-    assert our_req.json == without_cache_control(pi_req.json)
+    want, ours = without_cache_control(pi_req.json), dict(our_req.json)
+    assert (want.pop("max_tokens"), ours.pop("max_tokens")) == (PI_MAX_TOKENS[pi_version], MAX_TOKENS)
+    if pi_version == "0.73.1":
+        want["system"][0]["text"] = system_prompt(REFERENCE)
+    if pi_version != REFERENCE:  # thinking paragraphs, as above
+        assert "\n\n[Assistant thinking]: " in want["messages"][0]["content"][0]["text"]
+        want["messages"][0]["content"][0]["text"] = ours["messages"][0]["content"][0]["text"]
+    assert ours == want
     out = json.loads(r.out)
     assert out["summary"] == pi["summary"]
     assert [out["readFiles"], out["modifiedFiles"]] == [pi["readFiles"], pi["modifiedFiles"]]

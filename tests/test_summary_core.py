@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from builders import SessionBuilder
-from pi_harness import each_version, pi_batch, pi_constant, run_pi
+from pi_harness import REFERENCE, VERSIONS, each_version, pi_batch, pi_constant, run_pi
 from stree import summary
 from stree.jsjson import stringify
 from stree.providers import Options, resolve_options
@@ -59,7 +59,7 @@ def prompt(stree, path, *args):
     return json.loads(r.out)
 
 
-WINDOWS = [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 3000]
+WINDOWS = [None, 16384 + 14, 16384 + 40, 16384 + 400, 16384 + 1300, 16384 + 3000]
 DEMO_TARGETS = ["459e8d8a", "1b889d05", "9bd41591", "45dc3e92", "ba27091f"]
 DEMO_LEAF = "f7e0df1c"
 
@@ -88,12 +88,13 @@ def pi_preps(tmp_path_factory):
     return get
 
 
-@each_version
 @pytest.mark.parametrize("window", WINDOWS)
-def test_conversation_and_file_lists_equal_pis(stree, tmp_path, pi_preps, window, pi_version):
+def test_conversation_and_file_lists_equal_pis(stree, tmp_path, pi_preps, window):
+    """pi 1.5.2's text (no thinking), budget (images counted) and file lists; how older pis
+    differ: test_older_pis_summarize_differently."""
     path, tip, base, other = tricky(tmp_path)
     budget = budget_of(window)
-    want = pi_preps(pi_version)["tricky", window]
+    want = pi_preps(REFERENCE)["tricky", window]
     args = ["--to", other] + ([] if window is None else ["--context-window", window])
     got = prompt(stree, path, *args)
     assert got["entryIds"] == want["entryIds"]
@@ -104,28 +105,45 @@ def test_conversation_and_file_lists_equal_pis(stree, tmp_path, pi_preps, window
     assert got["tokenBudget"] == budget
 
 
-@each_version
 @pytest.mark.parametrize("target", DEMO_TARGETS)
-def test_demo_prompt_text_is_pis(stree, pi_preps, target, pi_version):
-    want = pi_preps(pi_version)["demo", target]
+def test_demo_prompt_text_is_pis(stree, pi_preps, target):
+    want = pi_preps(REFERENCE)["demo", target]
     r = stree("-s", "demo", "summarize", "--to", target, "--prompt")
     assert r.code == 0, r
-    system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=pi_version)
-    instructions = pi_constant("BRANCH_SUMMARY_PROMPT", version=pi_version)
+    system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+    instructions = pi_constant("BRANCH_SUMMARY_PROMPT")
     assert r.out == f"{system}\n\n<conversation>\n{want['conversation']}\n</conversation>\n\n{instructions}\n"
 
 
-@each_version
-def test_instructions_added_or_replacing(stree, pi_version):
-    base = pi_constant("BRANCH_SUMMARY_PROMPT", version=pi_version)
+def test_instructions_added_or_replacing(stree):
+    base = pi_constant("BRANCH_SUMMARY_PROMPT")
     added = prompt(stree, "demo", "--to", "459e8d8a", "--instructions", "focus on tests")
     assert added["user"].endswith(f"</conversation>\n\n{base}\n\nAdditional focus: focus on tests")
     replaced = prompt(stree, "demo", "--to", "459e8d8a", "--instructions", "Just list files.",
                       "--replace-instructions")
     assert replaced["user"].endswith("</conversation>\n\nJust list files.")
-    assert replaced["maxTokens"] == 2048
-    assert replaced["system"] == pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js",
-                                             version=pi_version)
+    assert replaced["maxTokens"] == summary.MAX_TOKENS
+    assert replaced["system"] == pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+
+
+@pytest.mark.parametrize("pi_version", [v for v in VERSIONS if v != REFERENCE])
+def test_older_pis_summarize_differently(tmp_path, pi_version):
+    """Documented: pi before 1.2 put `[Assistant thinking]` paragraphs in the conversation,
+    0.73.1 said "AI coding assistant" in the system prompt and did not count a user
+    message's images in the budget. stree follows 1.5.2."""
+    path, tip, base, other = tricky(tmp_path)
+    old = run_pi("branch-prep", path, "--from", tip, "--to", other, version=pi_version)
+    new = run_pi("branch-prep", path, "--from", tip, "--to", other)
+    assert "[Assistant thinking]: weigh\noptions\n\n" in old["conversation"]
+    assert "[Assistant thinking]" not in new["conversation"]
+    assert old["conversation"].replace("[Assistant thinking]: weigh\noptions\n\n", "") == new["conversation"]
+    old_system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=pi_version)
+    new_system = pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js")
+    if pi_version == "0.73.1":
+        assert old_system.replace("an AI coding assistant", "an AI assistant") == new_system != old_system
+        assert old["totalTokens"] < new["totalTokens"]  # the user's image: 1200 tokens in 1.5.2
+    else:
+        assert old_system == new_system
 
 
 def test_ranges_and_paths_select_entries(stree):
@@ -168,6 +186,11 @@ def test_estimate_tokens_counts_utf16_units():
     assert summary.estimate_tokens({"role": "user", "content": "😀"}) == 1  # 2 units -> ceil(2/4)
     assert summary.estimate_tokens({"role": "user", "content": "a" * 9}) == 3
     assert summary.estimate_tokens({"role": "custom", "content": [{"type": "image"}]}) == 1200
+    # pi 1.5.2: a user message's images count too, and system messages (text, sections, tools)
+    assert summary.estimate_tokens({"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "ab"}]}) \
+        == 1201
+    assert summary.estimate_tokens({"role": "system", "content": "abcd", "sections": {"a": "efgh", "b": None},
+                                    "toolsAdded": [{"name": "x"}]}) == 2 + 4  # 8 chars + 14 ([{"name":"x"}])
     assert summary.estimate_tokens({"role": "bashExecution", "command": "ab", "output": "cd"}) == 1
     assert summary.estimate_tokens({"role": "other"}) == 0
 

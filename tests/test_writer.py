@@ -39,9 +39,14 @@ def test_entry_key_orders_follow_pi():
     assert list(new.custom("t", {"x": 1}, "p")) == ["type", "customType", "data", "id", "parentId", "timestamp"]
     assert list(new.label("a", "  x ", "p")) == ["type", "id", "parentId", "timestamp", "targetId", "label"]
     assert "label" not in new.label("a", "   ", "p")  # blank clears: pi leaves the key undefined
-    summary = new.branch_summary(None, "s", None, False)
+    summary = new.branch_summary(None, "s", None, False, None)
     assert summary["fromId"] == "root" and list(summary) == ["type", "id", "parentId", "timestamp", "fromId",
                                                              "summary", "fromHook"]
+    # pi 1.5.2: fromId is the old leaf, not the new position; usage goes before fromHook
+    summary = new.branch_summary("p", "s", {"readFiles": []}, False, "old", {"input": 1})
+    assert (summary["parentId"], summary["fromId"]) == ("p", "old")
+    assert list(summary) == ["type", "id", "parentId", "timestamp", "fromId", "summary", "details", "usage",
+                             "fromHook"]
 
 
 def test_file_lists_like_pi():

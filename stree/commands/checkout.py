@@ -5,7 +5,6 @@ import click
 from .. import hooks
 from ..cli import warn_user
 from ..errors import CONFLICT, StreeError, UsageError
-from ..fileops import branch_file_lists
 from ..navigate import Checkout
 from ..output import inert, to_json
 from ..revs import Resolver
@@ -42,8 +41,8 @@ Hooks (skipped with --no-hooks), executables in $STREE_HOOKS_DIR or
 <config dir>/stree/hooks: 'before-tree' gets the preparation as JSON on stdin
 (targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary,
 customInstructions, replaceInstructions, label) and may print {"cancel": true},
-{"summary": {"summary": "...", "details": {...}}} (used instead of --summarize),
-or overrides of customInstructions, replaceInstructions, label. 'tree' gets
+{"summary": {"summary": "...", "details": {...}, "usage": {...}}} (used instead of
+--summarize), or overrides of customInstructions, replaceInstructions, label. 'tree' gets
 {newLeafId, oldLeafId, summaryEntry, fromHook, appendedEntries} afterwards.
 A failing, hanging (STREE_HOOK_TIMEOUT, default 30 s) or garbled before-tree
 hook cancels the checkout: nothing is written. A hook or hooks dir owned by another
@@ -66,8 +65,9 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     """Move the leaf to REV the way pi's /tree does, and persist it by appending.
 
     Without a summary a context-free marker entry (custom, stree/checkout) records the
-    move; with one, a branch_summary at the new position, as pi's branchWithSummary
-    writes it. Checking out the current position writes nothing.
+    move; with one, a branch_summary at the new position, as pi 1.5.2's branchWithSummary
+    writes it (fromId: the leaf left; usage: the model's). Checking out the current
+    position writes nothing.
     """
     if summary_file and summarize:
         raise UsageError("--summary and --summarize cannot be combined")
@@ -108,19 +108,20 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         replace_instructions = answer.get("replaceInstructions", replace_instructions)
         label = answer.get("label", label)
 
-    details = None
+    details = usage = None
     if hook_summary is not None:
-        summary, details = hook_summary["summary"], hook_summary.get("details")
+        summary, details, usage = hook_summary["summary"], hook_summary.get("details"), hook_summary.get("usage")
     elif wants_summary and not plan.abandoned:
         click.echo("stree: nothing is left behind by this move, so no summary is stored", err=True)
         summary = None
     elif summarize:
-        summary, details = _summarize(env, tree, plan.abandoned, instructions, replace_instructions, model_flags)
+        summary, details, usage = _summarize(env, tree, plan.abandoned, instructions, replace_instructions,
+                                             model_flags)
     elif summary is not None:
-        details = branch_file_lists(plan.abandoned)
+        details = _file_lists(tree, plan.abandoned)
 
     written = append_entries(path, lambda s, t, new: plan.entries(
-        t, new, summary, details, hook_summary is not None, label), dry_run=dry_run, say=warn_user)
+        t, new, summary, details, hook_summary is not None, label, usage), dry_run=dry_run, say=warn_user)
     if dry_run:
         for entry in written:
             click.echo(to_json(entry))
@@ -182,7 +183,7 @@ def _warn_if_pi_is_live(tree, path):
 
 
 def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):
-    """The model's summary of the abandoned entries: (text, details). Raises (exit 5) when
+    """The model's summary of the abandoned entries: (text, details, usage). Raises (exit 5) when
     the model fails; Ctrl-C propagates. Either way nothing has been written yet."""
     from ..summary import summarize_branch
 
@@ -190,7 +191,16 @@ def _summarize(env, tree, entries, instructions, replace_instructions, model_fla
     with Waiting(f"Summarizing {len(entries)} entries with {options.label}"):
         result = summarize_branch(tree, entries, custom_instructions=instructions,
                                   replace_instructions=replace_instructions, options=options)
-    return result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]}
+    return (result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]},
+            result["usage"])
+
+
+def _file_lists(tree, entries):
+    """pi's details for a summary of `entries`: their file operations, context edits applied."""
+    from ..summary import prepare_branch_entries
+
+    prepared = prepare_branch_entries(tree, entries)
+    return {"readFiles": prepared.read_files, "modifiedFiles": prepared.modified_files}
 
 
 def _after(plan, path, leaf, summary_entry, from_hook, written):

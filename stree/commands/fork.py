@@ -20,8 +20,10 @@ Examples:
   pi --session "$(stree fork @~4)"   continue in pi from an earlier point
 
 \b
-Labels on the kept entries are carried over with their timestamps. The new header
-has a fresh id, the source's cwd (or --cwd) and parentSession = the source file.
+As pi 1.5.2: label entries on the path are dropped, the entries after one are
+re-chained to the entry before it, and the labels of the kept entries are appended
+at the end with their timestamps. The new header has a fresh id, the source's cwd
+(or --cwd) and parentSession = the source file.
 The new file goes next to the source (or in --cwd's session directory), with the
 source's permissions; its path is printed on stdout.""")
 @click.argument("revision", required=False, metavar="[REV]")

@@ -38,11 +38,12 @@ MODEL_FLAGS = ("provider", "model", "base_url", "timeout", "context_window", "st
 def resolve(env, tree, provider=None, model=None, base_url=None, timeout=None, context_window=None, stream=None):
     """providers.Options from the flags, the environment, the config file and the session's model."""
     from ..providers import resolve_options
+    from ..summary import session_thinking_level
 
     flags = {"provider": provider, "model": model, "base_url": base_url, "timeout": timeout,
              "context_window": context_window, "stream": stream, "debug": env.debug}
     session_model = tree.build_context(tree.leaf)["model"] if tree.leaf else None
-    return resolve_options(flags, session_model)
+    return resolve_options(flags, session_model, session_thinking=session_thinking_level(tree))
 
 
 @click.command("summarize", epilog="""\b
@@ -65,8 +66,8 @@ The model (first that is set):
   1. --provider, --model, --base-url
   2. STREE_PROVIDER, STREE_MODEL, STREE_BASE_URL (also STREE_TIMEOUT, STREE_MAX_TIME)
   3. the config file: provider, model, base_url, timeout, max_time, context_window, stream,
-     api_key_env, max_retries, retry_max_time, max_tokens_field, and [openai]/[anthropic]
-     tables for per-provider settings
+     api_key_env, max_retries, retry_max_time, max_tokens_field, reasoning, thinking_level,
+     and [openai]/[anthropic] tables for per-provider settings
   4. the session's current model, if it is an openai or anthropic model and its key is set
 Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY (never printed), sent only to api.openai.com /
 api.anthropic.com over https; another server gets the variable named by api_key_env in
@@ -74,12 +75,20 @@ the config, or no key. Base URLs: OPENAI_BASE_URL (with /v1), ANTHROPIC_BASE_URL
 (without). --provider extractive needs no model.
 
 \b
+As pi 1.5.2: thinking is left out, context edits among the entries apply, images
+(4800 characters) and system messages count in the budget. A reasoning model (known
+names, or reasoning = true) gets the session's thinking level as its reasoning effort.
+The answer may use 4096 tokens (plus the thinking budget); one that calls a tool or
+stops at that cap is an error (exit 5).
+
+\b
 Output: pi's preamble, the model's text, then <read-files>/<modified-files> blocks:
 exactly what `checkout --summarize` stores. --json prints
 {summary, readFiles, modifiedFiles, model, usage}; --prompt prints the request
-(system prompt, a blank line, the user text; --json: {system, user, maxTokens, ...}).
-An answer over 64 bytes per token asked for (128 KiB), a response over 16 times that
-plus 1 MiB, or a request past max_time (default 600 s) exits 5: nothing is stored.""")
+(system prompt, a blank line, the user text; --json: {system, user, maxTokens,
+reasoning, ...}).
+An answer over 64 bytes per token asked for (256 KiB for 4096), a response over 16 times
+that plus 1 MiB, or a request past max_time (default 600 s) exits 5: nothing is stored.""")
 @click.argument("range_", required=False, metavar="[RANGE]")
 @click.option("--to", "target", metavar="REV", help="Summarize what `checkout REV` would abandon.")
 @model_options
@@ -96,7 +105,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
     pi's branch summarizer exactly, so `--prompt` output can go to any other model.
     """
     from ..providers import Options
-    from ..summary import build_request, prepare_branch_entries, summarize_branch, token_budget
+    from ..summary import build_request, prepare_branch_entries, session_thinking_level, summarize_branch, token_budget
 
     session, tree = env.load()
     entries, what = _entries(tree, range_, target)
@@ -110,11 +119,13 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
         try:
             options = resolve(env, tree, provider, model, base_url, timeout, context_window, stream)
         except UsageError:  # no model needed to print a request; the window may still be given
-            options = Options(model=model, context_window=context_window)
+            options = Options(model=model, context_window=context_window, thinking_level=session_thinking_level(tree))
         prepared = prepare_branch_entries(tree, entries, token_budget(options))
-        system, user, max_tokens = build_request(prepared.conversation, instructions, replace_instructions)
+        request = build_request(prepared.conversation, instructions, replace_instructions, options)
+        system, user = request.system, request.user
         if json_mode:
-            click.echo(to_json({"system": system, "user": user, "maxTokens": max_tokens,
+            click.echo(to_json({"system": system, "user": user, "maxTokens": request.max_tokens,
+                                "reasoning": request.reasoning,
                                 "readFiles": prepared.read_files, "modifiedFiles": prepared.modified_files,
                                 "tokenBudget": token_budget(options), "totalTokens": prepared.total_tokens,
                                 "entryIds": [_id(e) for e in entries]}))

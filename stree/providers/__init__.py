@@ -7,6 +7,7 @@ set). Provider modules are imported only when a request is sent (httpx lives the
 
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
 
 from ..errors import UsageError, seconds
@@ -26,7 +27,7 @@ DEFAULT_MAX_TIME = 600.0  # seconds a whole request may take, retries and stream
 
 # How big a model's answer may be, from the max tokens the request asked for (the one place
 # these are set). A token is a few bytes of text; 64 bytes each leaves room for any tokenizer
-# and still keeps a 2048-token summary under 128 KiB, far below what pi can read back (one
+# and still keeps a 4096-token summary under 256 KiB, far below what pi can read back (one
 # JSONL line is one JavaScript string, at most 2**29 - 24 UTF-16 units in V8). A bigger answer
 # is refused (exit 5), never written.
 BYTES_PER_TOKEN = 64
@@ -71,6 +72,8 @@ class Options:
     max_retries: int = 3
     retry_max_time: float = 60.0  # total seconds spent waiting between retries
     max_tokens_field: str = "max_completion_tokens"  # OpenAI: pi's default; some servers want max_tokens
+    reasoning: bool = None  # a reasoning model? None: known model names (pi's registry flag)
+    thinking_level: str = None  # the session's (pi's) thinking level, sent as the reasoning effort
     debug: bool = False
     withheld_key: str = None  # the key variable that was set but not sent (another host)
     source: str = ""  # where the provider choice came from, for messages
@@ -93,12 +96,35 @@ class Options:
         return DEFAULT_CONTEXT_WINDOW
 
 
+    def reasons(self):
+        if self.reasoning is not None:
+            return bool(self.reasoning)
+        name = (self.model or "").rpartition("/")[2].lower()
+        return bool(REASONING_MODELS.match(name)) and not name.startswith("gpt-5-chat")
+
+
+# models pi's registry marks as reasoning (OpenAI o-series and GPT-5; Claude 3.7 and 4 on)
+REASONING_MODELS = re.compile(r"(o[134]|gpt-[5-9]|claude-(3-7|(sonnet|opus|haiku|fable)-[4-9]|[4-9]))")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def reasoning_level(options):
+    """The reasoning effort a summary request carries (pi: the session's thinking level, for
+    a reasoning model, unless off), or None."""
+    level = options.thinking_level
+    if not options.reasons() or level in (None, "off") or level not in THINKING_LEVELS:
+        return None
+    return level
+
+
 @dataclass
 class Request:
     system: str
     user: str
     max_tokens: int
     entries: list = field(default_factory=list, repr=False)  # loaded entries, for extractive
+    reasoning: str = None  # the reasoning effort (thinking level), for a reasoning model
+    thinking_budget: int = None  # Anthropic: budget_tokens with reasoning
 
 
 @dataclass
@@ -109,6 +135,11 @@ class Answer:
     stop_reason: str = None
 
 
+def zero_cost():
+    """pi-ai's usage.cost: stree knows no prices, so every figure is 0 (as pi's for an unpriced model)."""
+    return {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0, "totalFromProvider": False}
+
+
 def nothing_usable(config_file):
     return UsageError(
         "no model to summarize with: none given and the session's model is not reachable",
@@ -117,7 +148,8 @@ def nothing_usable(config_file):
              f"{config_file}, or use --provider extractive (offline, no model)")
 
 
-def resolve_options(flags=None, session_model=None, config=None, config_file=None, environ=None):
+def resolve_options(flags=None, session_model=None, config=None, config_file=None, environ=None,
+                    session_thinking=None):
     """Options from flags (a dict: provider, model, base_url, timeout, context_window, stream),
     the environment, the config file and the session's model (pi's {provider, modelId})."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
@@ -177,10 +209,16 @@ def resolve_options(flags=None, session_model=None, config=None, config_file=Non
         if value is not None:
             where = "--timeout" if name in flags else env_name if env.get(env_name) else f"{config_file}: {name}"
             setattr(options, name, seconds(value, where))
-    for name in ("context_window", "stream", "max_retries", "retry_max_time", "max_tokens_field"):
+    options.thinking_level = session_thinking if session_thinking in THINKING_LEVELS else None
+    for name in ("context_window", "stream", "max_retries", "retry_max_time", "max_tokens_field", "reasoning",
+                 "thinking_level"):
         value = pick(name)
         if value is not None:
             setattr(options, name, value)
+    if options.reasoning is not None and not isinstance(options.reasoning, bool):
+        raise UsageError("reasoning must be true or false")
+    if options.thinking_level not in (None, *THINKING_LEVELS):
+        raise UsageError(f"thinking_level must be one of {', '.join(THINKING_LEVELS)}")
     if options.context_window is not None and options.context_window <= RESERVE_TOKENS:
         raise UsageError(f"context_window must be more than {RESERVE_TOKENS} tokens (pi reserves that many)")
     if options.max_retries < 0 or not 0 <= options.retry_max_time < float("inf"):  # (nan fails both)

@@ -2,17 +2,27 @@
 
 import json
 
-from . import Answer
+from . import Answer, zero_cost
 from .http import post_completion, server_message
+
+
+# hosts pi-ai treats as non-standard OpenAI servers: no "developer" role (detectCompat)
+NON_STANDARD_HOSTS = ("openrouter.ai", "cerebras.ai", "api.x.ai", "chutes.ai", "deepseek.com", "api.z.ai",
+                      "open.bigmodel.cn", "api.moonshot.", "opencode.ai", "api.cloudflare.com",
+                      "integrate.api.nvidia.com", "api.together.", "api.ant-ling.com")
 
 
 def request_body(options, request):
     """The body pi's openai-completions provider sends for a summary, minus `store`
-    (OpenAI-only) and with plain-string message contents (what every server accepts)."""
+    (OpenAI-only) and with plain-string message contents (what every server accepts).
+    A reasoning model gets its instructions as a "developer" message and the session's
+    thinking level as reasoning_effort, as pi-ai sends them."""
+    standard = not any(host in (options.base_url or "").lower() for host in NON_STANDARD_HOSTS)
+    role = "developer" if options.reasons() and standard else "system"
     body = {
         "model": options.model,
         "messages": [
-            {"role": "system", "content": request.system},
+            {"role": role, "content": request.system},
             {"role": "user", "content": request.user},
         ],
         "stream": bool(options.stream),
@@ -20,6 +30,8 @@ def request_body(options, request):
     if options.stream:
         body["stream_options"] = {"include_usage": True}
     body[options.max_tokens_field or "max_completion_tokens"] = request.max_tokens
+    if request.reasoning:
+        body["reasoning_effort"] = "high" if request.reasoning in ("xhigh", "max") else request.reasoning
     return body
 
 
@@ -32,12 +44,30 @@ def complete(options, request):
 
 
 def _usage(usage):
+    """pi-ai's parseChunkUsage: the usage pi stores with a summary, key order included."""
     if not isinstance(usage, dict):
         return None
-    prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-    return {"input": prompt - cached, "output": completion, "cacheRead": cached, "cacheWrite": 0,
-            "totalTokens": usage.get("total_tokens") or prompt + completion}
+    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    cache_read = _first(details.get("cached_tokens"), usage.get("prompt_cache_hit_tokens"), usage.get("cached_tokens"))
+    cache_write = _count(details.get("cache_write_tokens"))
+    done = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), dict) else {}
+    prompt, output = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    input_ = max(0, prompt - cache_read - cache_write)
+    return {"input": input_, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
+            "reasoning": _count(done.get("reasoning_tokens")),
+            "totalTokens": input_ + output + cache_read + cache_write, "cost": zero_cost()}
+
+
+def _count(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value else 0
+
+
+def _first(*values):
+    """JavaScript's a ?? b ?? c ?? 0 over token counts."""
+    for value in values:
+        if value is not None:
+            return _count(value)
+    return 0
 
 
 def _read_json(call, response):
@@ -50,12 +80,13 @@ def _read_json(call, response):
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise call.fail("the answer has no choices")
     message = choices[0].get("message") or {}
-    check(call, message.get("content"), message.get("refusal"), choices[0].get("finish_reason"))
+    check(call, message.get("content"), message.get("refusal"), choices[0].get("finish_reason"),
+          bool(message.get("tool_calls") or message.get("function_call")))
     return Answer(message["content"], data.get("model"), _usage(data.get("usage")), choices[0].get("finish_reason"))
 
 
 def _read_stream(call, response):
-    text, refusal, finish, model, usage, done = [], [], None, None, None, False
+    text, refusal, finish, model, usage, done, tool_call = [], [], None, None, None, False, False
     for _, event in call.events(response):
         if not isinstance(event, dict):
             continue
@@ -74,20 +105,32 @@ def _read_stream(call, response):
                 text.append(delta["content"])
             if isinstance(delta.get("refusal"), str):
                 refusal.append(delta["refusal"])
+            tool_call = tool_call or bool(delta.get("tool_calls") or delta.get("function_call"))
             if choice.get("finish_reason"):
                 finish = choice["finish_reason"]
                 done = True
     if not done:
         raise call.fail("the stream ended before the answer was complete")
     content = "".join(text)
-    check(call, content, "".join(refusal) or None, finish)
+    check(call, content, "".join(refusal) or None, finish, tool_call)
     return Answer(content, model, usage, finish)
 
 
-def check(call, content, refusal, finish):
+OK_FINISH = (None, "stop", "end", "tool_calls", "function_call")  # pi-ai's mapStopReason: not an error
+
+
+def check(call, content, refusal, finish, tool_call=False):
+    """pi 1.5.2's rules for a summary answer: a refusal, a filtered or unknown finish, an
+    answer cut at the token cap (`length`) or one that calls a tool is an error."""
     if refusal:
         raise call.fail(f"the model refused: {refusal}")
     if finish == "content_filter":
         raise call.fail("the answer was withheld by the content filter")
+    if finish == "length":
+        raise call.fail("the answer hit the token cap and the summary is incomplete (finish_reason length)")
+    if finish not in OK_FINISH:
+        raise call.fail(f"the answer ended with finish_reason {finish}")
+    if tool_call:
+        raise call.fail("the model tried to call a tool instead of summarizing")
     if not isinstance(content, str) or not content.strip():
         raise call.fail(f"empty answer (finish_reason {finish})", hint="try another --model")
