@@ -78,15 +78,15 @@ class Env:
         self._loaded = None
 
     def session_path(self):
-        from .store import resolve_session
+        from .core.store import resolve_session
 
         return resolve_session(self.session_arg, self.cwd, self.agent_dir, self.session_dir)
 
     def load(self, warn=True):
         """(Session, Tree) of the selected session; warns once about skipped lines."""
         if self._loaded is None:
-            from . import index
-            from .tree import Tree
+            from .storage import index
+            from .core.tree import Tree
 
             import gc
 
@@ -97,7 +97,7 @@ class Env:
                     session, self.index_state = index.load(path, defer=True)
                     click.get_current_context().call_on_close(lambda: index.save(session))
                 else:
-                    from .session import parse
+                    from .storage.session import parse
 
                     session = parse(path)
             except OSError as e:  # an I/O error in the middle of reading (a failing disk, a vanished mount)
@@ -114,13 +114,13 @@ class Env:
         return self._loaded
 
     def output(self, json_mode=False, fmt=None, nul=False, fields=None):
-        from .output import Output
+        from .output.modes import Output
 
         return Output(json_mode, fmt, nul, self.color, self.pager, fields)
 
 
 def warn_user(message):
-    from .output import inert
+    from .output.modes import inert
 
     click.echo(f"stree: warning: {inert(message)}", err=True)
 
@@ -303,7 +303,7 @@ def _chdir(directory):
 def _print_stats(env):
     from .fast import stats_line
 
-    session = sys.modules.get("stree.session")
+    session = sys.modules.get("stree.storage.session")
     click.echo(stats_line(session.STATS["parsed"] if session else 0, env.index_state), err=True)
 
 
@@ -344,7 +344,7 @@ def run():
             import traceback
 
             traceback.print_exc()
-        from .output import inert
+        from .output.modes import inert
 
         click.echo(f"stree: error: {inert(str(e))}", err=True)
         if e.hint:
@@ -357,7 +357,7 @@ def run():
     except OSError as e:  # an I/O error after the session was read (content, cache): still one line
         if debug:
             raise
-        from .output import inert
+        from .output.modes import inert
 
         where = f"{e.filename}: " if e.filename else ""
         click.echo(f"stree: error: {inert(where, oneline=True)}I/O error: {e.strerror}", err=True)
@@ -371,7 +371,7 @@ def run():
     except Exception as e:  # a bug in stree: one line, the traceback only with --debug
         if debug:
             raise
-        from .output import inert
+        from .output.modes import inert
 
         click.echo(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"), err=True)
         sys.exit(INTERNAL)
@@ -400,7 +400,7 @@ def _reader_gone():
 
 def _click_error(e):
     """click's usage errors in stree's one style: `stree: error: ...`, then `hint:` lines."""
-    from .output import inert
+    from .output.modes import inert
 
     if type(e).__name__ == "NoArgsIsHelpError":  # bare `stree`: the help, as click prints it
         e.show()

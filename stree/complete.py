@@ -308,7 +308,7 @@ def _cwd(line):
 
 
 def _session_path(line):
-    from .store import resolve_session
+    from .core.store import resolve_session
 
     cwd = _cwd(line)
     if cwd != os.getcwd():
@@ -319,7 +319,7 @@ def _session_path(line):
 
 def _revisions(line, cur, labels_only=False):
     from .errors import StreeError
-    from .revs import list_revisions
+    from .core.revs import list_revisions
 
     lead, word = "", cur
     if not labels_only:
@@ -339,7 +339,7 @@ def _revisions(line, cur, labels_only=False):
     items += [("special", lead + value, desc) for value, desc in SPECIAL_REVISIONS
               if value.startswith(word) and not (lead and value == ":/")]
     if word.startswith("@") or (word.startswith("H") and "HEAD@{".startswith(word[:6])):
-        from .revs import list_moves
+        from .core.revs import list_moves
 
         head = "HEAD" if word.startswith("H") else ""
         try:
@@ -352,7 +352,7 @@ def _revisions(line, cur, labels_only=False):
 
 
 def _sessions(line, cur):
-    from .store import DEMO_NAME, looks_like_path, session_candidates
+    from .core.store import DEMO_NAME, looks_like_path, session_candidates
 
     if looks_like_path(cur) or cur.startswith(("~", ".")):
         return []  # a path: the shell completes files

@@ -63,14 +63,14 @@ def parse_log_graph(argv):
 
 def _kept_graph(argv):
     """Print a kept `log --graph` output for this command line; False when click must run."""
-    from . import graphcache
+    from .storage import graphcache
 
     if not graphcache.applies():
         return False
     got = parse_log_graph(argv)
     if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
         return False
-    from .render import FILTERS
+    from .output.render import FILTERS
 
     max_count = got.get("max_count")
     if max_count is not None:
@@ -117,7 +117,7 @@ def _session_path(got):
         if os.path.isfile(path):
             return path
     from .errors import StreeError
-    from .store import resolve_session
+    from .core.store import resolve_session
 
     try:
         return str(resolve_session(value, os.getcwd(), got.get("agent_dir"), got.get("session_dir")))
@@ -132,7 +132,7 @@ def stats_line(parsed, state):
     unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     line = f"stree: stats: parsed {parsed} lines, index {state}, peak rss {own * unit // 1024} KiB"
-    session = sys.modules.get("stree.session")
+    session = sys.modules.get("stree.storage.session")
     workers = session.STATS["workers"] if session else 0
     if workers:  # the largest of them (the parse workers are this process's only children then)
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from builders import SessionBuilder, branchy, dumps
 
-from stree.store import demo_path
+from stree.core.store import demo_path
 
 
 def kitchen_sink(home):

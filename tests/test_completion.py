@@ -62,7 +62,7 @@ def zsh_complete(line, cwd=None, env=None, source=SCRIPTS):
 @pytest.fixture
 def project(tmp_path, isolated_home):
     """A project directory with two pi sessions in its session dir, and an older one elsewhere."""
-    from stree.store import encode_cwd
+    from stree.core.store import encode_cwd
 
     proj = tmp_path / "proj"
     proj.mkdir()

@@ -6,9 +6,9 @@ import pytest
 from builders import SessionBuilder, branchy, dumps
 
 from stree.errors import BadFile, CycleError, NotFound
-from stree.revs import Resolver
-from stree.session import parse
-from stree.tree import Tree
+from stree.core.revs import Resolver
+from stree.storage.session import parse
+from stree.core.tree import Tree
 
 
 def load(path):
@@ -251,7 +251,7 @@ def test_fifty_thousand_deep_needs_no_recursion(tmp_path):
     assert len(tree.path(tree.leaf)) == 50_000
     assert len(tree.build_context(tree.leaf)["messages"]) == 50_000
     assert Resolver(tree).resolve("@~49999") == tree.roots[0].id
-    from stree.render import graph
+    from stree.output.render import graph
 
     rows = graph(tree, "all")
     assert len(rows) == 50_000 and rows[-1].leaf
@@ -264,7 +264,7 @@ def test_a_dropped_session_closes_its_file(tmp_path):
 
     from builders import branchy
 
-    from stree.session import parse
+    from stree.storage.session import parse
 
     path = branchy().write(tmp_path / "s.jsonl")
     before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None

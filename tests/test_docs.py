@@ -62,7 +62,7 @@ def test_man_page_renders_without_warnings(page):
 def test_man_pages_say_what_the_code_says():
     from stree.cli import COMMANDS
     from stree.errors import EXIT_CODES
-    from stree.fields import ENTRY_FIELDS
+    from stree.output.fields import ENTRY_FIELDS
 
     main = (MAN / "stree.1").read_text()
     log = (MAN / "stree-log.1").read_text()

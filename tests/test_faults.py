@@ -16,8 +16,8 @@ import pytest
 from builders import SessionBuilder, branchy, dumps
 from pi_harness import VERSIONS, pi_batch
 
-from stree.session import parse
-from stree.tree import Tree
+from stree.storage.session import parse
+from stree.core.tree import Tree
 
 FAULTY = Path(__file__).with_name("faulty_stree.py")
 KILLS = 200

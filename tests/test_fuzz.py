@@ -14,8 +14,8 @@ from fuzzkit import (NASTY_LINES, check_contract, command_lines, file_digest, ho
 from pi_harness import VERSIONS, each_version, pi_batch
 
 from stree.errors import StreeError
-from stree.session import parse
-from stree.tree import Tree
+from stree.storage.session import parse
+from stree.core.tree import Tree
 
 FAST_FILES = 60
 SOAK_FILES = 1500

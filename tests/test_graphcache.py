@@ -131,7 +131,7 @@ def test_a_damaged_kept_graph_is_drawn_again(stree, tmp_path, isolated_home):
 
 
 def test_each_session_keeps_a_few_option_sets(stree, tmp_path, isolated_home):
-    from stree.graphcache import KEEP
+    from stree.storage.graphcache import KEEP
 
     path = branchy().write(tmp_path / "s.jsonl")
     for n in range(KEEP + 3):
@@ -216,7 +216,7 @@ def test_a_kept_graph_is_printed_without_loading_click(stree, tmp_path, isolated
                           capture_output=True)
     assert proc.returncode == 0 and proc.stdout == fresh(stree, path, "--graph").raw
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
-    assert "stree.graphcache" in imported and "click" not in imported and "stree.cli" not in imported
+    assert "stree.storage.graphcache" in imported and "click" not in imported and "stree.cli" not in imported
 
 
 def test_bad_options_get_clicks_errors_even_with_a_kept_graph(stree, tmp_path, isolated_home):
@@ -269,7 +269,7 @@ def test_an_edited_stree_draws_again(stree, tmp_path, isolated_home):
     path = branchy().write(tmp_path / "s.jsonl")
     log(stree, path, "--graph")
     assert stats(log(stree, path, "--graph"))[1] == "graph-cache"
-    render = os.path.join(os.path.dirname(package.__file__), "render.py")
+    render = os.path.join(os.path.dirname(package.__file__), "output", "render.py")
     before = os.stat(render)
     try:
         os.utime(render, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9 * 3600))

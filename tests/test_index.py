@@ -185,7 +185,7 @@ def test_results_identical_with_and_without_index_over_the_corpus(stree, tmp_pat
 
 def test_parse_across_read_blocks_matches(tmp_path, monkeypatch):
     """Lines cut by the block-wise read (many tiny blocks) parse as one read of the whole file."""
-    from stree import session
+    from stree.storage import session
 
     b = SessionBuilder()
     for i in range(400):

@@ -14,8 +14,8 @@ from corpus import build
 from conftest import ROOT
 from pi_harness import NODE22, PI_DIR, REFERENCE, VERSIONS, each_version, package_dir, pi, pi_batch, pi_rpc
 
-from stree.session import parse
-from stree.tree import Tree
+from stree.storage.session import parse
+from stree.core.tree import Tree
 
 NAMES = ["demo", "branchy", "kitchen", "roots", "compactions", "v1", "v2", "malformed", "deep"]
 FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"]

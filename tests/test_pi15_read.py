@@ -16,9 +16,9 @@ import pytest
 from corpus_pi15 import BUILDERS, ODD_FILES, write
 from pi_harness import VERSIONS, pi_batch
 
-from stree.render import graph
-from stree.session import parse
-from stree.tree import Tree
+from stree.output.render import graph
+from stree.storage.session import parse
+from stree.core.tree import Tree
 
 FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"]
 QUERIES = ["context", "omit", "replace", "edit", "system", "usage", "hello", "note", "ok", "first", "toolresult 8",

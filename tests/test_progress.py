@@ -30,7 +30,7 @@ def run_tty(args, stdout_tty=True, stderr_tty=True, env=None, cwd=None):
 
 @pytest.fixture
 def many_sessions(isolated_home, tmp_path):
-    from stree.store import encode_cwd
+    from stree.core.store import encode_cwd
 
     for n in range(12):
         cwd = tmp_path / f"proj{n}"
@@ -70,7 +70,7 @@ def test_quick_work_stays_quiet(many_sessions):
 
 
 def test_waiting_spinner_draws_on_a_terminal_only(tmp_path):
-    probe = ("import time\nfrom stree.progress import Waiting\n"
+    probe = ("import time\nfrom stree.output.progress import Waiting\n"
              "with Waiting('asking the model'):\n    time.sleep(0.5)\nprint('answer')\n")
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-c", probe], stdout=slave, stderr=slave,

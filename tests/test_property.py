@@ -14,8 +14,8 @@ from pi_harness import VERSIONS, pi_batch
 
 import pytest
 
-from stree.session import parse
-from stree.tree import Tree
+from stree.storage.session import parse
+from stree.core.tree import Tree
 
 EXAMPLES = 80
 PI_SAMPLE = 25

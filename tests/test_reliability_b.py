@@ -166,7 +166,7 @@ def test_a_same_size_edit_in_the_middle_is_seen(stree, tmp_path, isolated_home, 
 def test_an_index_written_in_the_files_tick_checks_the_bytes(tmp_path, isolated_home):
     """git's racily clean entries: an index written in the same tick of the clock as the file's
     last change cannot trust an unchanged stat later; it keeps a CRC of the bytes instead."""
-    from stree import index
+    from stree.storage import index
 
     path = _labelled(tmp_path, "alpha").write(tmp_path / "s.jsonl")
     st = path.stat()
@@ -178,7 +178,7 @@ def test_an_index_written_in_the_files_tick_checks_the_bytes(tmp_path, isolated_
     meta = _fresh_index_meta(path)
     assert meta["racy_crc"] is not None  # written in the tick of the file's ctime
     time.sleep(index.RACY_NS / 1e9 + 0.05)
-    from stree.index import _LOADED, load
+    from stree.storage.index import _LOADED, load
 
     _LOADED.clear()
     s, state = load(str(path))
@@ -188,7 +188,7 @@ def test_an_index_written_in_the_files_tick_checks_the_bytes(tmp_path, isolated_
 
 
 def _fresh_index_meta(path):
-    from stree.index import _LOADED, load
+    from stree.storage.index import _LOADED, load
 
     _LOADED.clear()
     s, _ = load(str(path))
@@ -197,7 +197,7 @@ def _fresh_index_meta(path):
 
 
 def _read_index_meta(path):
-    from stree.index import _read, index_path
+    from stree.storage.index import _read, index_path
 
     return _read(index_path(os.stat(path)))[0]
 
@@ -415,12 +415,12 @@ def _whole(path, options):
     import io
 
     from stree.commands.log import _graph_line
-    from stree.fields import entry_record
-    from stree.output import Output
-    from stree.preview import Previewer
-    from stree.render import graph
-    from stree.session import parse
-    from stree.tree import Tree
+    from stree.output.fields import entry_record
+    from stree.output.modes import Output
+    from stree.core.preview import Previewer
+    from stree.output.render import graph
+    from stree.storage.session import parse
+    from stree.core.tree import Tree
 
     s = parse(str(path))
     tree = Tree(s.nodes, s.load)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stree.render import FILTERS
+from stree.output.render import FILTERS
 
 
 @pytest.mark.parametrize("filter", FILTERS)

@@ -17,7 +17,7 @@ from builders import SessionBuilder
 from conftest import ROOT
 from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
 from pi_harness import REFERENCE, each_version, pi_constant, run_pi
-from stree.summary import MAX_TOKENS
+from stree.core.summary import MAX_TOKENS
 
 # what pi asks as max tokens: 0.73.1 2048, 0.87.1 4096, 1.5.2 the model's output limit (the
 # harness's model: 8192). stree asks MAX_TOKENS (documented difference).

@@ -7,8 +7,8 @@ import pytest
 
 from builders import SessionBuilder
 from pi_harness import REFERENCE, VERSIONS, each_version, pi_batch, pi_constant, run_pi
-from stree import summary
-from stree.jsjson import stringify
+from stree.core import summary
+from stree.format.jsjson import stringify
 from stree.providers import Options, resolve_options
 from stree.errors import UsageError
 
@@ -238,9 +238,9 @@ def test_options_never_show_the_key():
 
 @each_version
 def test_file_ops_of_a_whole_branch_equal_pis(tmp_path, pi_version):
-    from stree.fileops import file_ops
-    from stree.session import parse
-    from stree.tree import Tree
+    from stree.core.fileops import file_ops
+    from stree.storage.session import parse
+    from stree.core.tree import Tree
 
     path, tip, base, other = tricky(tmp_path)
     want = run_pi("branch-prep", path, "--from", tip, "--to", other, version=pi_version)  # budget 0: no limit

@@ -298,7 +298,7 @@ def test_read_only_file_is_refused_and_unchanged(stree, tmp_path, command):
 
 WORKER = textwrap.dedent("""
     import sys
-    from stree.writer import append_entries
+    from stree.writing.append import append_entries
     path, worker = sys.argv[1], sys.argv[2]
     for n in range(50):
         append_entries(path, lambda session, tree, new: [

@@ -6,7 +6,7 @@ Everything a page says about a command comes from the code: the COMMANDS table
 (summary), the docstring (description), the options, and the epilog (examples,
 fields, notes). The sections every page shares are written here once: revision
 syntax (stree.1), exit status (errors.EXIT_CODES), environment (cli.ENV_HELP plus
-the variables below), files, and the record fields of stree.fields.
+the variables below), files, and the record fields of stree.output.fields.
 """
 
 import inspect
@@ -19,7 +19,8 @@ sys.path.insert(0, str(ROOT))
 
 import click  # noqa: E402
 
-from stree import __version__, fields  # noqa: E402
+from stree import __version__  # noqa: E402
+from stree.output import fields  # noqa: E402
 from stree.cli import COMMANDS, ENV_HELP, LIMITS_HELP, main  # noqa: E402
 from stree.errors import EXIT_CODES  # noqa: E402
 

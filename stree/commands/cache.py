@@ -3,7 +3,7 @@ import os
 import click
 
 from ..cli import output_options
-from ..fields import describe
+from ..output.fields import describe
 
 CACHE_FIELDS = {
     "path": "the cache file",
@@ -41,7 +41,7 @@ def command(env, action, json_mode, fmt, nul):
     and their temp files), never a link, a directory or any other file of the
     cache directory ($STREE_CACHE_DIR).
     """
-    from .. import index
+    from ..storage import index
 
     if action == "list":
         out = env.output(json_mode, fmt, nul, CACHE_FIELDS)
@@ -54,7 +54,7 @@ def command(env, action, json_mode, fmt, nul):
         out.close()
         return
     removed = collect(action == "clear")
-    from ..output import inert
+    from ..output.modes import inert
 
     click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)
 
@@ -67,7 +67,7 @@ def collect(everything):
     stree's own file names are ever removed (stree.cachedir.OWN_NAME), never a link."""
     import time
 
-    from .. import index
+    from ..storage import index
 
     removed = 0
     stale = [full for full, meta in index.entries() if everything or index.is_stale(full, meta)]

@@ -2,14 +2,14 @@ import sys
 
 import click
 
-from .. import hooks
+from ..core import hooks
 from ..cli import warn_user
 from ..errors import CONFLICT, StreeError, UsageError
-from ..navigate import Checkout
-from ..output import inert, to_json
-from ..revs import Resolver
-from ..writer import append_entries, refuse_bundled
-from ..progress import Waiting
+from ..core.navigate import Checkout
+from ..output.modes import inert, to_json
+from ..core.revs import Resolver
+from ..writing.append import append_entries, refuse_bundled
+from ..output.progress import Waiting
 from .summarize import MODEL_FLAGS, model_options, resolve
 
 
@@ -139,7 +139,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
 
 
 def _previous(tree):
-    from ..navigate import leaf_moves
+    from ..core.navigate import leaf_moves
 
     moves = leaf_moves(tree)
     if not moves:
@@ -185,7 +185,7 @@ def _warn_if_pi_is_live(tree, path):
 def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):
     """The model's summary of the abandoned entries: (text, details, usage). Raises (exit 5) when
     the model fails; Ctrl-C propagates. Either way nothing has been written yet."""
-    from ..summary import summarize_branch
+    from ..core.summary import summarize_branch
 
     options = resolve(env, tree, **model_flags)
     with Waiting(f"Summarizing {len(entries)} entries with {options.label}"):
@@ -197,7 +197,7 @@ def _summarize(env, tree, entries, instructions, replace_instructions, model_fla
 
 def _file_lists(tree, entries):
     """pi's details for a summary of `entries`: their file operations, context edits applied."""
-    from ..summary import prepare_branch_entries
+    from ..core.summary import prepare_branch_entries
 
     prepared = prepare_branch_entries(tree, entries)
     return {"readFiles": prepared.read_files, "modifiedFiles": prepared.modified_files}

@@ -1,11 +1,11 @@
 import click
 
 from ..cli import output_options
-from ..convert import convert_to_llm, to_anthropic, to_openai
-from ..fields import MESSAGE_FIELDS, describe
-from ..output import inert, to_json
-from ..preview import full_text, normalize
-from ..revs import Resolver
+from ..core.convert import convert_to_llm, to_anthropic, to_openai
+from ..output.fields import MESSAGE_FIELDS, describe
+from ..output.modes import inert, to_json
+from ..core.preview import full_text, normalize
+from ..core.revs import Resolver
 
 
 @click.command("context", epilog=f"""\b

@@ -4,11 +4,11 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..preview import full_text as message_text
-from ..output import inert, to_json
-from ..revs import Resolver
-from ..store import demo_path, project_session_dir
-from ..writer import NEW_FILE_MODE, forked, session_file_name, session_header, write_atomic
+from ..core.preview import full_text as message_text
+from ..output.modes import inert, to_json
+from ..core.revs import Resolver
+from ..core.store import demo_path, project_session_dir
+from ..writing.append import NEW_FILE_MODE, forked, session_file_name, session_header, write_atomic
 
 
 @click.command("fork", epilog="""\b

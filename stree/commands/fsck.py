@@ -2,9 +2,9 @@ import click
 
 from ..cli import output_options
 from ..errors import NEGATIVE
-from ..fields import describe
-from ..integrity import KINDS, check
-from ..output import inert
+from ..output.fields import describe
+from ..core.integrity import KINDS, check
+from ..output.modes import inert
 
 FSCK_FIELDS = {
     "line": "line number in the session file (null when the file has no line to point at)",

@@ -18,9 +18,9 @@ def command(everything):
     <dev>-<inode>-<crc>.graph and their temp files), never a link, a
     directory or any other file of the cache directory ($STREE_CACHE_DIR).
     """
-    from .. import index
+    from ..storage import index
 
     removed = collect(everything)
-    from ..output import inert
+    from ..output.modes import inert
 
     click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)

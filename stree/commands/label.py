@@ -2,11 +2,11 @@ import click
 
 from ..cli import output_options, warn_user
 from ..errors import CONFLICT, NotFound, StreeError, UsageError
-from ..fields import LABEL_FIELDS, describe
-from ..output import display_width, fit, inert, terminal_width
-from ..preview import Previewer
-from ..revs import Resolver
-from ..writer import append_entries
+from ..output.fields import LABEL_FIELDS, describe
+from ..output.modes import display_width, fit, inert, terminal_width
+from ..core.preview import Previewer
+from ..core.revs import Resolver
+from ..writing.append import append_entries
 
 
 @click.command("label", epilog=f"""\b

@@ -3,10 +3,10 @@ import sys
 import click
 
 from ..cli import output_options
-from ..dates import date_option, show as show_date
+from ..output.dates import date_option, show as show_date
 from ..errors import NEGATIVE, UsageError
-from ..fields import ENTRY_FIELDS, describe, entry_record
-from ..render import FILTERS
+from ..output.fields import ENTRY_FIELDS, describe, entry_record
+from ..output.render import FILTERS
 
 GRAPH_FIELDS = dict(ENTRY_FIELDS, row="the whole row exactly as pi's /tree draws it (graph, marker, label, preview)")
 
@@ -55,7 +55,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
         filter_ = filter_ or "default"
-        from .. import graphcache
+        from ..storage import graphcache
 
         if graphcache.applies(env.no_cache):
             # the whole output into a pipe depends on these and on the file only: a graph drawn
@@ -67,13 +67,13 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
                 env.index_state = "graph-cache"
                 graphcache.write(kept)
                 return
-    from ..preview import Previewer
+    from ..core.preview import Previewer
 
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     previewer = Previewer(tree)
     if as_graph:
-        from ..render import graph
+        from ..output.render import graph
 
         if options is not None:
             out.capture = graphcache.Capture()
@@ -112,7 +112,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
         return
-    from ..revs import Resolver
+    from ..core.revs import Resolver
 
     resolver = Resolver(tree)
     kind, *ends = resolver.resolve_range(revision)
@@ -130,7 +130,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
             rows = rows[:max_count]
     if reverse:
         rows.reverse()
-    from ..navigate import position
+    from ..core.navigate import position
 
     at = position(tree)
     if kind == "single" and ends[0] == at:
@@ -147,8 +147,8 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
 
 def _filtered(tree, rows, filter_, search):
     """The rows that pass a /tree filter and every word of the search, in their order."""
-    from ..navigate import position
-    from ..render import shown
+    from ..core.navigate import position
+    from ..output.render import shown
 
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
@@ -164,7 +164,7 @@ def _graph_line(out, row, width, no_ids):
         text += out.style("warning", "[" + _inert(row.label) + "] ")
     segments = row.segments
     if out.tty:  # like pi: one terminal line per row
-        from ..output import fit, terminal_width
+        from ..output.modes import fit, terminal_width
 
         used = (0 if no_ids else width + 2) + len(row.prefix) + (2 if row.active else 0) + \
             (len(row.label) + 3 if row.label else 0) + (10 if row.leaf else 0)
@@ -176,7 +176,7 @@ def _graph_line(out, row, width, no_ids):
 
 
 def _log_line(out, tree, node, previewer, date_style="local"):
-    from ..navigate import position
+    from ..core.navigate import position
 
     decorations = []
     if node.id == position(tree):
@@ -189,13 +189,13 @@ def _log_line(out, tree, node, previewer, date_style="local"):
     when = _inert(show_date(node.ts, date_style)) if node.ts else ""
     segments = previewer.segments(node)
     if out.tty:
-        from ..output import fit, terminal_width
+        from ..output.modes import fit, terminal_width
 
         segments = fit(segments, max(1, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
     return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(segments)}"
 
 
 def _inert(text):
-    from ..output import inert
+    from ..output.modes import inert
 
     return inert(text, oneline=True)

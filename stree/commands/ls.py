@@ -4,14 +4,14 @@ import click
 
 from ..cli import output_options
 from ..errors import StreeError
-from ..fields import SESSION_FIELDS, describe
-from ..dates import date_option, show as show_date
-from ..output import fit, inert, terminal_width
-from ..preview import full_text, normalize
-from ..progress import Progress
-from ..session import parse
-from ..store import all_session_dirs, project_session_dir, project_sessions, session_files
-from ..tree import Tree, ts_millis
+from ..output.fields import SESSION_FIELDS, describe
+from ..output.dates import date_option, show as show_date
+from ..output.modes import fit, inert, terminal_width
+from ..core.preview import full_text, normalize
+from ..output.progress import Progress
+from ..storage.session import parse
+from ..core.store import all_session_dirs, project_session_dir, project_sessions, session_files
+from ..core.tree import Tree, ts_millis
 
 
 @click.command("ls", epilog=f"""\b

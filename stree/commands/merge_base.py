@@ -1,8 +1,8 @@
 import click
 
 from ..cli import output_options
-from ..fields import REV_FIELDS, describe
-from ..revs import Resolver
+from ..output.fields import REV_FIELDS, describe
+from ..core.revs import Resolver
 
 
 @click.command("merge-base", epilog=f"""\b

@@ -1,9 +1,9 @@
 import click
 
 from ..errors import NEGATIVE
-from ..output import inert
-from ..session import CURRENT_VERSION
-from ..writer import migrate
+from ..output.modes import inert
+from ..storage.session import CURRENT_VERSION
+from ..writing.append import migrate
 
 
 @click.command("migrate", epilog="""\b

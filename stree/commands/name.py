@@ -2,8 +2,8 @@ import click
 
 from ..cli import warn_user
 from ..errors import NEGATIVE
-from ..output import inert
-from ..writer import append_entries
+from ..output.modes import inert
+from ..writing.append import append_entries
 
 
 @click.command("name", epilog="""\b

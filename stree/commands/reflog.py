@@ -1,8 +1,8 @@
 import click
 
 from ..cli import output_options
-from ..fields import describe
-from ..navigate import leaf_moves
+from ..output.fields import describe
+from ..core.navigate import leaf_moves
 
 REFLOG_FIELDS = {
     "index": "n in @{n}: 0 is the newest move",

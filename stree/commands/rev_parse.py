@@ -2,8 +2,8 @@ import click
 
 from ..cli import output_options
 from ..errors import NotFound, StreeError
-from ..fields import REV_FIELDS, describe
-from ..revs import Resolver
+from ..output.fields import REV_FIELDS, describe
+from ..core.revs import Resolver
 
 
 @click.command("rev-parse", epilog=f"""\b

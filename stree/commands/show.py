@@ -3,11 +3,11 @@ import json
 import click
 
 from ..cli import output_options
-from ..dates import date_option, show as show_date
-from ..fields import ENTRY_FIELDS, describe, entry_record
-from ..output import inert
-from ..preview import Previewer, entry_text, full_text
-from ..revs import Resolver
+from ..output.dates import date_option, show as show_date
+from ..output.fields import ENTRY_FIELDS, describe, entry_record
+from ..output.modes import inert
+from ..core.preview import Previewer, entry_text, full_text
+from ..core.revs import Resolver
 
 SHOW_FIELDS = dict(ENTRY_FIELDS, text="the entry's whole text (message text, summary, label, ...)")
 
@@ -52,7 +52,7 @@ def command(env, revisions, date_style, json_mode, fmt, nul):
 
 
 def _describe(out, tree, node, entry, date_style="local"):
-    from ..navigate import position
+    from ..core.navigate import position
 
     deco = ["@"] if node.id == position(tree) else []
     if tree.labels.get(node.id):

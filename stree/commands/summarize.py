@@ -4,9 +4,9 @@ import sys
 import click
 
 from ..errors import NEGATIVE, UsageError
-from ..output import inert, to_json
-from ..progress import Waiting
-from ..revs import Resolver
+from ..output.modes import inert, to_json
+from ..output.progress import Waiting
+from ..core.revs import Resolver
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -38,7 +38,7 @@ MODEL_FLAGS = ("provider", "model", "base_url", "timeout", "context_window", "st
 def resolve(env, tree, provider=None, model=None, base_url=None, timeout=None, context_window=None, stream=None):
     """providers.Options from the flags, the environment, the config file and the session's model."""
     from ..providers import resolve_options
-    from ..summary import session_thinking_level
+    from ..core.summary import session_thinking_level
 
     flags = {"provider": provider, "model": model, "base_url": base_url, "timeout": timeout,
              "context_window": context_window, "stream": stream, "debug": env.debug}
@@ -105,7 +105,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
     pi's branch summarizer exactly, so `--prompt` output can go to any other model.
     """
     from ..providers import Options
-    from ..summary import build_request, prepare_branch_entries, session_thinking_level, summarize_branch, token_budget
+    from ..core.summary import build_request, prepare_branch_entries, session_thinking_level, summarize_branch, token_budget
 
     session, tree = env.load()
     entries, what = _entries(tree, range_, target)
@@ -152,7 +152,7 @@ def _entries(tree, range_, target):
         raise UsageError("nothing to summarize: give --to TARGET (what checkout TARGET would abandon) or a RANGE",
                          hint="stree summarize --to REV, or stree summarize A..B")
     if target is not None:
-        from ..navigate import Checkout
+        from ..core.navigate import Checkout
 
         plan = Checkout(tree, resolver.resolve(target))  # the same entries checkout would leave behind
         return plan.abandoned, f"the branch from @ to its merge base with {target}"

@@ -5,7 +5,7 @@ the new position, or a context-free `custom` marker (customType stree/checkout)
 whose parent is the new position.
 """
 
-from .errors import CONFLICT, StreeError
+from ..errors import CONFLICT, StreeError
 from .preview import full_text as message_text
 
 CHECKOUT_MARKER = "stree/checkout"

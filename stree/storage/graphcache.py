@@ -23,7 +23,7 @@ import marshal
 import os
 from binascii import crc32
 
-from . import __version__
+from .. import __version__
 from .cachedir import cache_dir, write_file
 
 FORMAT = 2  # 2: ctime in the identity, CRCs of the description and of the output
@@ -109,11 +109,14 @@ def _key(options):
     return (FORMAT, __version__, _code_stamp(), home) + tuple(options)
 
 
+PACKAGES = ("format", "storage", "core", "writing", "output", "commands")  # stree's own code: what draws
+
+
 def _code_stamp():
     """When stree's own code last changed (an edited checkout draws differently)."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     stamp = 0
-    for directory in (here, os.path.join(here, "commands")):
+    for directory in (here, *(os.path.join(here, sub) for sub in PACKAGES)):
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
@@ -179,7 +182,7 @@ def write(found):
         utf8 = False
     with f:
         if not utf8:
-            from .output import write as write_text
+            from ..output.modes import write as write_text
 
             f.seek(start)
             write_text(f.read(length).decode("utf-8"))

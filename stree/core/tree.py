@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 from itertools import repeat
 from operator import eq
 
-from .errors import CycleError
-from .session import JS_WHITESPACE
+from ..errors import CycleError
+from ..storage.session import JS_WHITESPACE
 
 
 def ts_millis(ts):

@@ -88,7 +88,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     `leaf` defaults to the session's leaf.
 
     Works on rows and columns; a Node is made only for the rows shown."""
-    from .preview import Previewer, searchable_text
+    from ..core.preview import Previewer, searchable_text
 
     if filter not in FILTERS:
         raise ValueError(filter)
@@ -204,7 +204,7 @@ def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, m
 def shown(tree, row, filter="default", tokens=(), leaf=None):
     """Whether the entry at `row` passes a /tree filter and search (every token, lowercased),
     as in the graph; for lists other than the graph (log without --graph)."""
-    from .preview import searchable_text
+    from ..core.preview import searchable_text
 
     node = tree._nodes[row]
     label = tree.labels.get(node.id)

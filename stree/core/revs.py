@@ -10,7 +10,7 @@ A name is tried as an exact id, then a label, then an id prefix.
 
 import re
 
-from .errors import CycleError, NotFound, UsageError
+from ..errors import CycleError, NotFound, UsageError
 from .preview import Previewer, entry_text
 
 MIN_PREFIX = 4
@@ -230,7 +230,7 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
     other entries, newest first, at most `limit`. Both are filtered by `prefix`.
     This is the one place completion reads a session: an index can answer it instead.
     """
-    from . import index
+    from ..storage import index
     from .preview import Previewer
     from .tree import Tree
 
@@ -238,7 +238,7 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
     if cached:
         session, _ = index.load(str(path), defer=True)
     else:
-        from .session import parse
+        from ..storage.session import parse
 
         session = parse(str(path))
     try:
@@ -296,7 +296,7 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
 
 def list_moves(path, limit=10):
     """The leaf's last moves as `@{N}` revisions, for completion: [(N, position, preview)]."""
-    from . import index
+    from ..storage import index
     from .navigate import leaf_moves
     from .tree import Tree
 
@@ -304,7 +304,7 @@ def list_moves(path, limit=10):
     if cached:
         session, _ = index.load(str(path), defer=True)
     else:
-        from .session import parse
+        from ..storage.session import parse
 
         session = parse(str(path))
     try:

@@ -16,7 +16,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import CONFLICT, StreeError
+from ..errors import CONFLICT, StreeError
 
 LOCK_TIMEOUT = 30.0  # seconds; override with STREE_LOCK_TIMEOUT
 NEW_FILE_MODE = 0o600  # sessions hold secrets
@@ -51,7 +51,7 @@ def uuid7():
 
 def js_dumps(obj):
     """Compact JSON exactly as JSON.stringify writes it (None values kept as null)."""
-    from .jsjson import stringify
+    from ..format.jsjson import stringify
 
     return stringify(obj)
 
@@ -111,7 +111,7 @@ class NewEntries:
                           usage=_UNDEFINED if usage is None else usage, fromHook=bool(from_hook))
 
     def session_info(self, name, parent):
-        from .session import JS_WHITESPACE
+        from ..storage.session import JS_WHITESPACE
 
         # pi 1.5: name.replace(/[\r\n]+/g, " ").trim()
         return self.entry("session_info", parent, name=re.sub(r"[\r\n]+", " ", name).strip(JS_WHITESPACE))
@@ -130,7 +130,7 @@ _UNDEFINED = _Undefined()
 
 def refuse_bundled(path):
     """The bundled demo lives inside the installed package: never write to it."""
-    from .store import demo_path
+    from ..core.store import demo_path
 
     try:
         bundled = Path(path).resolve() == demo_path()
@@ -157,7 +157,7 @@ def _open_error(path, e):
 
 
 def _lock(fd, path):
-    from .errors import env_seconds
+    from ..errors import env_seconds
 
     deadline = time.monotonic() + env_seconds("STREE_LOCK_TIMEOUT", LOCK_TIMEOUT)
     delay = 0.001
@@ -179,8 +179,8 @@ def _read_locked(path, fd, own=False):
     """The session as it is under our lock: through the index (only appended lines
     are parsed) unless STREE_NO_CACHE, else a full read of the locked file. With `own`,
     read through `fd` (a lease is held: opening the file again would break it)."""
-    from . import index
-    from .session import parse
+    from ..storage import index
+    from ..storage.session import parse
 
     if index.enabled():
         session = index.load(path, fd=fd if own else None)[0]
@@ -194,7 +194,7 @@ def _warm(path):
     """Before the lock: parse a cold file and write its index now, so that the re-read under
     the lock parses only what was appended since (pi appends without the lock: the shorter
     the locked window, the less it can move the leaf under us)."""
-    from . import index
+    from ..storage import index
 
     if not index.enabled():
         return
@@ -223,7 +223,7 @@ class _Lease:
         setlease = getattr(fcntl, "F_SETLEASE", None)
         if setlease is None or not sys.platform.startswith("linux"):
             return
-        from .session import close_files
+        from ..storage.session import close_files
 
         close_files(path)  # our own reads of the file would refuse the lease
         import signal
@@ -301,8 +301,8 @@ def append_entries(path, make_entries, dry_run=False, say=None):
     migrated first. A torn last line is left alone and the new lines start on a fresh
     line. Returns the entries written (or that would be, with dry_run).
     """
-    from .session import as_v3
-    from .tree import Tree
+    from ..storage.session import as_v3
+    from ..core.tree import Tree
 
     path = str(path)
     refuse_bundled(path)
@@ -310,7 +310,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
         try:
             if not dry_run:
                 _refuse_read_only(path, os.stat(path))
-            from .session import open_nonblocking
+            from ..storage.session import open_nonblocking
 
             fd = open_nonblocking(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
@@ -320,7 +320,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
         lease = None
         try:
             st = os.fstat(fd)
-            from .session import require_regular
+            from ..storage.session import require_regular
 
             require_regular(path, st)  # a FIFO or a device: refused, not read or written
             if not dry_run:
@@ -406,7 +406,7 @@ def _say(say, message):
     if say is not None:
         say(message)
     else:
-        from .output import inert
+        from ..output.modes import inert
 
         print(f"stree: {inert(message, oneline=True)}", file=sys.stderr)
 

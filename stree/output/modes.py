@@ -8,7 +8,7 @@ import re
 import shutil
 import sys
 
-from .errors import UsageError
+from ..errors import UsageError
 
 # Characters that could act on a terminal: C0 controls (but \n and \t), DEL, C1
 # controls, bidi overrides that reorder what follows them, and lone surrogates

@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-from .errors import BadFile
+from ..errors import BadFile
 
 CURRENT_VERSION = 3
 
@@ -946,7 +946,7 @@ def as_v3(session):
     """The bytes of a v1/v2 session rewritten as v3, as pi's migration writes it, with
     stree's deterministic ids. Line 1 of oh-my-pi files (the title slot) and lines pi
     cannot parse are kept byte for byte; nothing is dropped."""
-    from .writer import js_dumps
+    from ..writing.append import js_dumps
 
     data = session._data
     header = dict(session.header)

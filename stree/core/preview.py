@@ -9,8 +9,8 @@ import math
 import os
 import re
 
-from .jsjson import number
-from .session import JS_WHITESPACE
+from ..format.jsjson import number
+from ..storage.session import JS_WHITESPACE
 
 
 

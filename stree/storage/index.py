@@ -30,7 +30,7 @@ from binascii import crc32
 
 from . import session as sessions
 from .cachedir import cache_dir, write_file
-from .errors import BadFile
+from ..errors import BadFile
 
 FORMAT = 7  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
@@ -186,7 +186,7 @@ def _load(path, defer=False, own=None):
 
 def _reshape(s, known):
     """Bring the stored tree shape up to date with the rows parsed after `known`."""
-    from .tree import compute_shape, extend_shape
+    from ..core.tree import compute_shape, extend_shape
 
     nodes = s.nodes
     if nodes.shape is not None and len(nodes.shape.prow) == len(nodes):
@@ -512,7 +512,7 @@ class _Columns:
 
 def _restore(target, path, fd, st, covered):
     """The Session an index holds for this file, or None when there is none worth trusting."""
-    from .tree import Shape
+    from ..core.tree import Shape
 
     try:
         f = open(target, "rb")
@@ -923,6 +923,6 @@ def is_stale(full, meta):
 
 def _debug(message):
     if os.environ.get("STREE_DEBUG") or os.environ.get("STREE_DEBUG_STATS"):
-        from .output import inert
+        from ..output.modes import inert
 
         print(inert(f"stree: debug: {message}", oneline=True), file=sys.stderr)

@@ -50,7 +50,7 @@ REV_FIELDS = {
 
 
 def entry_record(tree, node, previewer, **extra):
-    from .navigate import position
+    from ..core.navigate import position
 
     rec = {
         "id": node.id,

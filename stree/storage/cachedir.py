@@ -49,7 +49,7 @@ def refuse_shared(path, st, what, other_fix, error=None):
     """As ssh treats its config: refuse what another user owns or group/others may write
     (raises `error`, a UsageError by default). Root's own files are trusted (a user
     cannot write them either)."""
-    from .errors import UsageError
+    from ..errors import UsageError
 
     error = error or UsageError
     uid = os.getuid()

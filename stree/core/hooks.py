@@ -12,7 +12,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .errors import CONFLICT, StreeError
+from ..errors import CONFLICT, StreeError
 
 DEFAULT_TIMEOUT = 30.0
 BEFORE_TREE = "before-tree"
@@ -29,7 +29,7 @@ def hooks_dir():
 
 
 def timeout():
-    from .errors import env_seconds
+    from ..errors import env_seconds
 
     return env_seconds("STREE_HOOK_TIMEOUT", DEFAULT_TIMEOUT)
 
@@ -47,7 +47,7 @@ def environment(name, session_path, environ=None):
         return env
     named = set()
     try:
-        from .config import SECTIONS, load_config
+        from ..config import SECTIONS, load_config
 
         config = load_config()
         for table in [config] + [config.get(s) for s in SECTIONS]:
@@ -63,7 +63,7 @@ def find(name, warn):
     path = hooks_dir() / name
     if not path.is_file():
         return None
-    from .cachedir import refuse_shared
+    from ..storage.cachedir import refuse_shared
 
     # as ssh: a hook runs as you, so it and its directory must be yours and no one else's to write
     fix = "skip hooks with --no-hooks"

@@ -2,8 +2,8 @@
 
 import re
 
-from .errors import BadFile
-from .session import CURRENT_VERSION, parse
+from ..errors import BadFile
+from ..storage.session import CURRENT_VERSION, parse
 from .tree import Tree, ts_millis
 
 KINDS = {

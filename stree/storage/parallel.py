@@ -186,7 +186,7 @@ def _encode_share(s, fd, start, stop, end, own=False):
 
 def _own_parents(links):
     """The rows that name themselves as parent (pi makes them roots)."""
-    from .tree import positions
+    from ..core.tree import positions
 
     return positions(list(map(eq, links, range(len(links)))), True)
 
@@ -290,7 +290,7 @@ def _shape(nodes, shares):
     """The tree's Shape (stree.tree) from the links each share found among its own rows,
     exactly as compute_shape() makes it; None (compute_shape() then runs) when an id is
     repeated anywhere, or when many parents are in another share than their child."""
-    from .tree import Shape, _scan_labels, positions
+    from ..core.tree import Shape, _scan_labels, positions
 
     if any(share["links"] is None for share in shares):
         return None

@@ -1,0 +1,1 @@
+"""The entry tree, paths, context, revisions, navigation, summaries (over format and storage)."""

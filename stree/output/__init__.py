@@ -1,0 +1,1 @@
+"""Rendering, human and machine: the graph, output modes, progress, dates, record fields."""

@@ -1,0 +1,1 @@
+"""Writing a session file: append under a lock, atomic rewrite (used by core and commands)."""
