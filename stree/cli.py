@@ -303,7 +303,7 @@ def _chdir(directory):
 def _print_stats(env):
     from .fast import stats_line
 
-    session = sys.modules.get("stree.storage.session")
+    session = sys.modules.get("stree.storage.scan")
     click.echo(stats_line(session.STATS["parsed"] if session else 0, env.index_state), err=True)
 
 

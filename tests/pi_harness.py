@@ -123,7 +123,7 @@ def _loads(text):
     try:
         return json.loads(text)
     except RecursionError:  # pi answered about JSON nested deeper than Python's json module goes
-        from stree.storage.session import decode_deep
+        from stree.format.decode import decode_deep
 
         return decode_deep(text)
 

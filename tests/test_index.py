@@ -185,7 +185,7 @@ def test_results_identical_with_and_without_index_over_the_corpus(stree, tmp_pat
 
 def test_parse_across_read_blocks_matches(tmp_path, monkeypatch):
     """Lines cut by the block-wise read (many tiny blocks) parse as one read of the whole file."""
-    from stree.storage import session
+    from stree.storage import scan, session
 
     b = SessionBuilder()
     for i in range(400):
@@ -202,7 +202,7 @@ def test_parse_across_read_blocks_matches(tmp_path, monkeypatch):
                  for n in s.nodes], s.malformed, s.line, s.index)
 
     whole = session.parse(str(path))
-    monkeypatch.setattr(session, "BLOCK", 97)
+    monkeypatch.setattr(scan, "BLOCK", 97)
     blocks = session.parse(str(path))
     in_memory = session.parse(str(path), path.read_bytes())
     assert len(whole.nodes) == 800

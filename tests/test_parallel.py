@@ -15,22 +15,23 @@ import pytest
 from builders import SessionBuilder, branchy, dumps
 from corpus import build
 
-from stree.storage import parallel, session
+from stree.storage import parallel, scan, session
+from stree.storage.nodes import FIELDS
 
 JOBS = (2, 3, 5, 8)
 
 
 def parse(path, jobs, monkeypatch):
     monkeypatch.setenv("STREE_JOBS", str(jobs))
-    session.STATS["parsed"] = 0
+    scan.STATS["parsed"] = 0
     s = session.parse(str(path))
     try:
         nodes = s.nodes
         return {
-            "columns": {name: list(nodes.col(name)) for name in session.FIELDS},
+            "columns": {name: list(nodes.col(name)) for name in FIELDS},
             "nodes": [repr(n) for n in nodes],
             "malformed": s.malformed, "line": s.line, "index": s.index, "newline": s.ends_with_newline,
-            "header": s.header, "title": s.title, "version": s.version, "parsed": session.STATS["parsed"],
+            "header": s.header, "title": s.title, "version": s.version, "parsed": scan.STATS["parsed"],
         }
     finally:
         s.close()
@@ -145,7 +146,7 @@ def test_an_interrupted_parse_leaves_no_worker_behind(tmp_path, monkeypatch):
     def slow_worker(*args):
         time.sleep(60)
 
-    real_range = session.scan_range
+    real_range = scan.scan_range
 
     def interrupted(s, fd, start, stop, end):
         if pids:  # this process's own share, after the workers started
@@ -153,7 +154,7 @@ def test_an_interrupted_parse_leaves_no_worker_behind(tmp_path, monkeypatch):
         return real_range(s, fd, start, stop, end)
 
     monkeypatch.setattr(parallel, "_work", slow_worker)
-    monkeypatch.setattr(session, "scan_range", interrupted)
+    monkeypatch.setattr(scan, "scan_range", interrupted)
     monkeypatch.setenv("STREE_JOBS", "3")
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):

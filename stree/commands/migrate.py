@@ -2,7 +2,7 @@ import click
 
 from ..errors import NEGATIVE
 from ..output.modes import inert
-from ..storage.session import CURRENT_VERSION
+from ..format.header import CURRENT_VERSION
 from ..writing.append import migrate
 
 

@@ -3,7 +3,8 @@
 import re
 
 from ..errors import BadFile
-from ..storage.session import CURRENT_VERSION, parse
+from ..format.header import CURRENT_VERSION
+from ..storage.session import parse
 from .tree import Tree, ts_millis
 
 KINDS = {

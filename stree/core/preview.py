@@ -10,7 +10,7 @@ import os
 import re
 
 from ..format.jsjson import number
-from ..storage.session import JS_WHITESPACE
+from ..format.decode import JS_WHITESPACE
 
 
 

@@ -51,7 +51,7 @@ def read_header(path):
     """The header object of a session file, or None: pi's readSessionHeader, which takes
     the first line that parses (blank and malformed lines skipped) within 1 MiB. Cheap:
     reads 4 KiB at a time. oh-my-pi's title slot may come first."""
-    from ..storage.session import JS_WHITESPACE, decode_line
+    from ..format.decode import JS_WHITESPACE, decode_line
 
     try:
         f = open(path, "rb")
@@ -271,7 +271,7 @@ def session_title(path, scan=256 * 1024):
 
 def _name_or_first_message(data, scan):
     from .preview import full_text, normalize
-    from ..storage.session import JS_WHITESPACE, decode_line
+    from ..format.decode import JS_WHITESPACE, decode_line
 
     end = len(data)
     while True:  # newest session_info first

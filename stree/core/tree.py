@@ -10,7 +10,7 @@ from itertools import repeat
 from operator import eq
 
 from ..errors import CycleError
-from ..storage.session import JS_WHITESPACE
+from ..format.decode import JS_WHITESPACE
 
 
 def ts_millis(ts):

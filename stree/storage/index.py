@@ -29,6 +29,7 @@ from operator import add
 from binascii import crc32
 
 from . import session as sessions
+from .nodes import FIELDS, Nodes
 from .cachedir import cache_dir, write_file
 from ..errors import BadFile
 
@@ -115,7 +116,7 @@ def _identity(fd, st):
 def _load(path, defer=False, own=None):
     # `own`: a descriptor of the file to read through (a copy of it is kept) rather than opening
     # it again: the writer's, while it holds a lease that an open would break (stree.writer)
-    fd = os.dup(own) if own is not None else sessions._open(path)
+    fd = os.dup(own) if own is not None else sessions.open_file(path)
     try:
         st = os.fstat(fd)
     except OSError as e:
@@ -556,7 +557,7 @@ def _restore(target, path, fd, st, covered):
         s = sessions.Session(path)
         (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index) = meta["state"]
         n = meta["rows"]
-        s.nodes = sessions.Nodes(_Columns(blobs, meta["segments"], target), n)
+        s.nodes = Nodes(_Columns(blobs, meta["segments"], target), n)
         if meta.get("shape") is not None:
             where, rest = meta["shape"]
             prow = _decode("i", blobs, where[0])
@@ -700,7 +701,7 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         n = len(nodes)
         if start < n:
             segments.append((n - start, {name: _encode(name, nodes.tail(name, start) if start else nodes.col(name), put)
-                                         for name in sessions.FIELDS}))
+                                         for name in FIELDS}))
         shape = nodes.shape
         shape_where = None
         if shape is not None and s.version >= 2:

@@ -24,13 +24,14 @@ from collections import Counter
 from itertools import repeat
 from operator import eq
 
-from . import session as sessions
+from . import scan as scanner
+from .nodes import FIELDS, Nodes
 
 PER_JOB = 4 << 20  # bytes of lines each process gets at least, when STREE_JOBS is not set
 HEAD_BYTES = 64 << 10  # lines read first, in this process, looking for the header
 WORKER_COST = 0.1  # what a worker does besides parsing its share (a fresh process, sending its rows),
 #                   as a share of parsing: this process takes that much more
-SHARE_FIELDS = tuple(f for f in sessions.FIELDS if f not in ("line", "index"))  # those two are made
+SHARE_FIELDS = tuple(f for f in FIELDS if f not in ("line", "index"))  # those two are made
 #                   absolute here, once the lines before each share are counted
 
 
@@ -62,7 +63,7 @@ def scan_head(s, fd, start, end):
     limit = min(end, start + HEAD_BYTES)
     while s.header is None and start < limit:
         stop = line_end(fd, start, end)
-        sessions.scan_range(s, fd, start, stop, end)
+        scanner.scan_range(s, fd, start, stop, end)
         start = stop
     return start
 
@@ -106,7 +107,7 @@ def scan(s, fd, start, end, n):
             if w[0]:
                 _reap(w, kill=True)
     if None in results:  # a worker failed: every share here, in order (rare: keep it simple)
-        sessions.scan_range(s, fd, bounds[0], end, end)
+        scanner.scan_range(s, fd, bounds[0], end, end)
     else:
         _adopt(s, results + [own])
     return True
@@ -114,7 +115,7 @@ def scan(s, fd, start, end, n):
 
 def _share(s):
     """An empty Session that continues after the header of `s`, counting lines from 0."""
-    part = sessions.Session(s.path)
+    part = type(s)(s.path)  # a Session of its own (the caller's class: no import of it)
     part.header, part.title, part.version = s.header, s.title, s.version
     return part
 
@@ -138,7 +139,7 @@ def _fork(s, fd, start, stop, end):
             pass
         finally:
             os._exit(code)
-    sessions.STATS["workers"] += 1
+    scanner.STATS["workers"] += 1
     return [pid, out, start, stop]
 
 
@@ -156,17 +157,17 @@ def _encode_share(s, fd, start, stop, end, own=False):
     objects are dropped: only the encoded columns are kept."""
     from .index import Area, _encode
 
-    parsed = sessions.STATS["parsed"]
+    parsed = scanner.STATS["parsed"]
     part = _share(s)
-    sessions.scan_range(part, fd, start, stop, end)
+    scanner.scan_range(part, fd, start, stop, end)
     nodes = part.nodes
     area = Area()
     segment = {name: _encode(name, nodes.col(name), area.put) for name in SHARE_FIELDS}
     share = {"data": b"".join(area.chunks), "segment": segment, "rows": len(nodes), "lines": nodes.col("line"),
              "indexes": nodes.col("index"), "malformed": part.malformed, "nlines": part.line,
              "count": part.index, "newline": part.ends_with_newline,
-             "parsed": sessions.STATS["parsed"] - parsed, "links": None, "kids": None, "ids": None}
-    sessions.STATS["parsed"] = parsed  # counted when the share is adopted
+             "parsed": scanner.STATS["parsed"] - parsed, "links": None, "kids": None, "ids": None}
+    scanner.STATS["parsed"] = parsed  # counted when the share is adopted
     if s.version >= 2:  # (v1 ids are made once the whole file is read)
         ids = nodes.col("id")
         n = len(ids)
@@ -266,7 +267,7 @@ def _adopt(s, shares):
         s.index = index0 + share["count"]
         if share["nlines"]:
             s.ends_with_newline = share["newline"]
-        sessions.STATS["parsed"] += share["parsed"]
+        scanner.STATS["parsed"] += share["parsed"]
         rows = share["rows"]
         if not rows:
             continue
@@ -277,7 +278,7 @@ def _adopt(s, shares):
         segments.append((rows, segment))
         rows_total += rows
     blobs = _Parts(area.chunks)
-    s.nodes = sessions.Nodes(_Columns(blobs, segments, s.path), rows_total)
+    s.nodes = Nodes(_Columns(blobs, segments, s.path), rows_total)
     s._ready = (blobs, segments, rows_total)
     if s.version >= 2:
         s.nodes.shape = _shape(s.nodes, shares)

@@ -111,7 +111,7 @@ class NewEntries:
                           usage=_UNDEFINED if usage is None else usage, fromHook=bool(from_hook))
 
     def session_info(self, name, parent):
-        from ..storage.session import JS_WHITESPACE
+        from ..format.decode import JS_WHITESPACE
 
         # pi 1.5: name.replace(/[\r\n]+/g, " ").trim()
         return self.entry("session_info", parent, name=re.sub(r"[\r\n]+", " ", name).strip(JS_WHITESPACE))
@@ -301,7 +301,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
     migrated first. A torn last line is left alone and the new lines start on a fresh
     line. Returns the entries written (or that would be, with dry_run).
     """
-    from ..storage.session import as_v3
+    from ..format.header import as_v3
     from ..core.tree import Tree
 
     path = str(path)

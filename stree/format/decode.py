@@ -1,0 +1,120 @@
+"""JSON as pi reads it: JSON.parse of one line (lossy UTF-8, no NaN, every number a double,
+no depth limit), and JavaScript's whitespace."""
+
+import json
+import re
+
+# JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
+                "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def reject_constant(name):
+    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN/Infinity, so do we
+
+
+def _parse_int(text):
+    # JSON.parse reads every number as a double; Python refuses ints over 4300 digits
+    return int(text) if len(text) < 4000 else float(text)
+
+
+DECODER = json.JSONDecoder(parse_constant=reject_constant, parse_int=_parse_int)
+
+
+def decode_line(raw):
+    """Parse one line as pi does (JSON.parse after a lossy UTF-8 decode)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+    try:
+        return DECODER.decode(text)
+    except RecursionError:
+        return decode_deep(text)  # JSON.parse has no depth limit; neither may we
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def decode_deep(text):
+    """A JSON decoder without recursion, for lines nested deeper than Python's stack allows."""
+    stack = []  # open containers: [container, pending key or None]
+    pos = _WS.match(text, 0).end()
+    value_done = False
+    result = None
+    while True:
+        if value_done:
+            pos = _WS.match(text, pos).end()
+            if not stack:
+                if pos != len(text):
+                    raise ValueError(f"Extra data: line 1 column {pos + 1}")
+                return result
+            frame = stack[-1]
+            c = text[pos:pos + 1]
+            if c == ",":
+                pos = _WS.match(text, pos + 1).end()
+                if isinstance(frame[0], dict):
+                    pos = _read_key(text, pos, frame)
+                value_done = False
+                continue
+            closer = "}" if isinstance(frame[0], dict) else "]"
+            if c != closer:
+                raise ValueError(f"Expecting ',' delimiter: line 1 column {pos + 1}")
+            stack.pop()
+            result = frame[0]
+            pos += 1
+            if stack:
+                _attach(stack[-1], result)
+            continue
+        c = text[pos:pos + 1]
+        if c in ("{", "["):
+            frame = [{} if c == "{" else [], None]
+            pos = _WS.match(text, pos + 1).end()
+            if text[pos:pos + 1] == ("}" if c == "{" else "]"):
+                pos += 1
+                result = frame[0]
+                if stack:
+                    _attach(stack[-1], result)
+                value_done = True
+                continue
+            stack.append(frame)
+            if c == "{":
+                pos = _read_key(text, pos, frame)
+            continue
+        if c == '"':
+            value, pos = json.decoder.scanstring(text, pos + 1)
+        elif text.startswith("true", pos):
+            value, pos = True, pos + 4
+        elif text.startswith("false", pos):
+            value, pos = False, pos + 5
+        elif text.startswith("null", pos):
+            value, pos = None, pos + 4
+        else:
+            m = _NUMBER.match(text, pos)
+            if not m:
+                raise ValueError(f"Expecting value: line 1 column {pos + 1}")
+            value = float(m.group(0)) if m.group(1) or m.group(2) else _parse_int(m.group(0))
+            pos = m.end()
+        result = value
+        if stack:
+            _attach(stack[-1], value)
+        value_done = True
+
+
+def _read_key(text, pos, frame):
+    if text[pos:pos + 1] != '"':
+        raise ValueError(f"Expecting property name enclosed in double quotes: line 1 column {pos + 1}")
+    key, pos = json.decoder.scanstring(text, pos + 1)
+    pos = _WS.match(text, pos).end()
+    if text[pos:pos + 1] != ":":
+        raise ValueError(f"Expecting ':' delimiter: line 1 column {pos + 1}")
+    frame[1] = key
+    return _WS.match(text, pos + 1).end()
+
+
+def _attach(frame, value):
+    if isinstance(frame[0], dict):
+        frame[0][frame[1]] = value
+    else:
+        frame[0].append(value)
