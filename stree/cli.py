@@ -120,7 +120,7 @@ class Env:
 
 
 def warn_user(message):
-    from .output.modes import inert
+    from .format.terminal import inert
 
     click.echo(f"stree: warning: {inert(message)}", err=True)
 
@@ -344,7 +344,7 @@ def run():
             import traceback
 
             traceback.print_exc()
-        from .output.modes import inert
+        from .format.terminal import inert
 
         click.echo(f"stree: error: {inert(str(e))}", err=True)
         if e.hint:
@@ -357,7 +357,7 @@ def run():
     except OSError as e:  # an I/O error after the session was read (content, cache): still one line
         if debug:
             raise
-        from .output.modes import inert
+        from .format.terminal import inert
 
         where = f"{e.filename}: " if e.filename else ""
         click.echo(f"stree: error: {inert(where, oneline=True)}I/O error: {e.strerror}", err=True)
@@ -371,7 +371,7 @@ def run():
     except Exception as e:  # a bug in stree: one line, the traceback only with --debug
         if debug:
             raise
-        from .output.modes import inert
+        from .format.terminal import inert
 
         click.echo(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"), err=True)
         sys.exit(INTERNAL)
@@ -400,7 +400,7 @@ def _reader_gone():
 
 def _click_error(e):
     """click's usage errors in stree's one style: `stree: error: ...`, then `hint:` lines."""
-    from .output.modes import inert
+    from .format.terminal import inert
 
     if type(e).__name__ == "NoArgsIsHelpError":  # bare `stree`: the help, as click prints it
         e.show()

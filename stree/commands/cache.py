@@ -54,7 +54,7 @@ def command(env, action, json_mode, fmt, nul):
         out.close()
         return
     removed = collect(action == "clear")
-    from ..output.modes import inert
+    from ..format.terminal import inert
 
     click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)
 

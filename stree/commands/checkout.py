@@ -6,7 +6,8 @@ from ..core import hooks
 from ..cli import warn_user
 from ..errors import CONFLICT, StreeError, UsageError
 from ..core.navigate import Checkout
-from ..output.modes import inert, to_json
+from ..format.terminal import inert
+from ..output.modes import to_json
 from ..core.revs import Resolver
 from ..writing.append import append_entries, refuse_bundled
 from ..output.progress import Waiting

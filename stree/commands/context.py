@@ -3,7 +3,8 @@ import click
 from ..cli import output_options
 from ..core.convert import convert_to_llm, to_anthropic, to_openai
 from ..output.fields import MESSAGE_FIELDS, describe
-from ..output.modes import inert, to_json
+from ..format.terminal import inert
+from ..output.modes import to_json
 from ..core.preview import full_text, normalize
 from ..core.revs import Resolver
 

@@ -5,7 +5,8 @@ import click
 
 from ..errors import UsageError
 from ..core.preview import full_text as message_text
-from ..output.modes import inert, to_json
+from ..format.terminal import inert
+from ..output.modes import to_json
 from ..core.revs import Resolver
 from ..core.store import demo_path, project_session_dir
 from ..writing.append import NEW_FILE_MODE, forked, session_file_name, session_header, write_atomic

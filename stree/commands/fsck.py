@@ -4,7 +4,7 @@ from ..cli import output_options
 from ..errors import NEGATIVE
 from ..output.fields import describe
 from ..core.integrity import KINDS, check
-from ..output.modes import inert
+from ..format.terminal import inert
 
 FSCK_FIELDS = {
     "line": "line number in the session file (null when the file has no line to point at)",

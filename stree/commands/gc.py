@@ -21,6 +21,6 @@ def command(everything):
     from ..storage import index
 
     removed = collect(everything)
-    from ..output.modes import inert
+    from ..format.terminal import inert
 
     click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)

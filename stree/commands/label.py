@@ -3,7 +3,8 @@ import click
 from ..cli import output_options, warn_user
 from ..errors import CONFLICT, NotFound, StreeError, UsageError
 from ..output.fields import LABEL_FIELDS, describe
-from ..output.modes import display_width, fit, inert, terminal_width
+from ..output.modes import display_width, fit, terminal_width
+from ..format.terminal import inert
 from ..core.preview import Previewer
 from ..core.revs import Resolver
 from ..writing.append import append_entries

@@ -196,6 +196,6 @@ def _log_line(out, tree, node, previewer, date_style="local"):
 
 
 def _inert(text):
-    from ..output.modes import inert
+    from ..format.terminal import inert
 
     return inert(text, oneline=True)

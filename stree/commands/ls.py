@@ -6,7 +6,8 @@ from ..cli import output_options
 from ..errors import StreeError
 from ..output.fields import SESSION_FIELDS, describe
 from ..output.dates import date_option, show as show_date
-from ..output.modes import fit, inert, terminal_width
+from ..output.modes import fit, terminal_width
+from ..format.terminal import inert
 from ..core.preview import full_text, normalize
 from ..output.progress import Progress
 from ..storage.session import parse

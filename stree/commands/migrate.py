@@ -1,7 +1,7 @@
 import click
 
 from ..errors import NEGATIVE
-from ..output.modes import inert
+from ..format.terminal import inert
 from ..format.header import CURRENT_VERSION
 from ..writing.append import migrate
 

@@ -2,7 +2,7 @@ import click
 
 from ..cli import warn_user
 from ..errors import NEGATIVE
-from ..output.modes import inert
+from ..format.terminal import inert
 from ..writing.append import append_entries
 
 

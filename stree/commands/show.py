@@ -5,7 +5,7 @@ import click
 from ..cli import output_options
 from ..output.dates import date_option, show as show_date
 from ..output.fields import ENTRY_FIELDS, describe, entry_record
-from ..output.modes import inert
+from ..format.terminal import inert
 from ..core.preview import Previewer, entry_text, full_text
 from ..core.revs import Resolver
 

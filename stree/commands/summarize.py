@@ -4,7 +4,8 @@ import sys
 import click
 
 from ..errors import NEGATIVE, UsageError
-from ..output.modes import inert, to_json
+from ..format.terminal import inert
+from ..output.modes import to_json
 from ..output.progress import Waiting
 from ..core.revs import Resolver
 

@@ -122,7 +122,7 @@ class Waiting:
 
 
 def _draw(text):
-    from .modes import inert
+    from ..format.terminal import inert
 
     try:  # (a label may hold a session's model id: its bytes are text, never sequences)
         sys.stderr.write("\r" + inert(text, oneline=True) + "\x1b[K")

@@ -104,7 +104,7 @@ class Call:
 
     def debug(self, message):
         if self.options.debug:
-            from ..output.modes import inert
+            from ..format.terminal import inert
 
             sys.stderr.write(inert(self.redact(f"stree: debug: {message}"), oneline=True) + "\n")
             sys.stderr.flush()

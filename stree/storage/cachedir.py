@@ -106,3 +106,10 @@ def write_file(target, parts):
         except OSError:
             pass
         raise
+
+
+def debug(message):
+    if os.environ.get("STREE_DEBUG") or os.environ.get("STREE_DEBUG_STATS"):
+        from ..format.terminal import inert
+
+        print(inert(f"stree: debug: {message}", oneline=True), file=sys.stderr)

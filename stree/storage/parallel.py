@@ -25,6 +25,7 @@ from itertools import repeat
 from operator import eq
 
 from . import scan as scanner
+from .columns import Area, IndexColumns, Parts, encode_column
 from .nodes import FIELDS, Nodes
 
 PER_JOB = 4 << 20  # bytes of lines each process gets at least, when STREE_JOBS is not set
@@ -155,14 +156,12 @@ def _encode_share(s, fd, start, stop, end, own=False):
     share (-2: not in it), when the share's ids are distinct (else None); `ids` the
     ids (a worker's), or `map` id -> row (this process's own share). The rows' Python
     objects are dropped: only the encoded columns are kept."""
-    from .index import Area, _encode
-
     parsed = scanner.STATS["parsed"]
     part = _share(s)
     scanner.scan_range(part, fd, start, stop, end)
     nodes = part.nodes
     area = Area()
-    segment = {name: _encode(name, nodes.col(name), area.put) for name in SHARE_FIELDS}
+    segment = {name: encode_column(name, nodes.col(name), area.put) for name in SHARE_FIELDS}
     share = {"data": b"".join(area.chunks), "segment": segment, "rows": len(nodes), "lines": nodes.col("line"),
              "indexes": nodes.col("index"), "malformed": part.malformed, "nlines": part.line,
              "count": part.index, "newline": part.ends_with_newline,
@@ -255,8 +254,6 @@ def _shift(where, delta):
 
 def _adopt(s, shares):
     """Make the shares' segments the rows of `s`, numbered after its header."""
-    from .index import Area, _Columns, _encode, _Parts
-
     area = Area()
     segments = []
     rows_total = 0
@@ -273,12 +270,12 @@ def _adopt(s, shares):
             continue
         base, _ = area.put(share["data"])
         segment = {name: (kind, _shift(where, base)) for name, (kind, where) in share["segment"].items()}
-        segment["line"] = _encode("line", list(map(line0.__add__, share["lines"])), area.put)
-        segment["index"] = _encode("index", list(map(index0.__add__, share["indexes"])), area.put)
+        segment["line"] = encode_column("line", list(map(line0.__add__, share["lines"])), area.put)
+        segment["index"] = encode_column("index", list(map(index0.__add__, share["indexes"])), area.put)
         segments.append((rows, segment))
         rows_total += rows
-    blobs = _Parts(area.chunks)
-    s.nodes = Nodes(_Columns(blobs, segments, s.path), rows_total)
+    blobs = Parts(area.chunks)
+    s.nodes = Nodes(IndexColumns(blobs, segments, s.path), rows_total)
     s._ready = (blobs, segments, rows_total)
     if s.version >= 2:
         s.nodes.shape = _shape(s.nodes, shares)

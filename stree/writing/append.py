@@ -406,7 +406,7 @@ def _say(say, message):
     if say is not None:
         say(message)
     else:
-        from ..output.modes import inert
+        from ..format.terminal import inert
 
         print(f"stree: {inert(message, oneline=True)}", file=sys.stderr)
 

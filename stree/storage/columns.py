@@ -1,0 +1,356 @@
+"""The column encoding of an index: each field of the Nodes stored as a typed column
+(arrays, fixed-width or offset-indexed text, byte codes, marshal) in segments of rows,
+written through an Area and read back, field by field, from a data area."""
+
+import marshal
+import os
+from array import array
+from bisect import bisect_left, bisect_right
+from itertools import accumulate, repeat
+from operator import add
+
+from ..errors import BadFile
+
+INT_FIELDS = ("offset", "length", "line", "index")
+
+
+class Blobs:
+    """The data area of one index file, checked as a whole when it was read."""
+
+    def __init__(self, data):
+        self.data = memoryview(data)
+
+    def get(self, where):
+        off, length = where
+        return self.data[off:off + length]
+
+    def raw(self, off, length):
+        return bytes(self.data[off:off + length])
+
+
+class Area:
+    """A data area being built: put(blob) -> where it is, (offset, length)."""
+
+    def __init__(self):
+        self.chunks = []
+        self.size = 0
+
+    def put(self, data):
+        where = (self.size, len(data))
+        self.chunks.append(data)
+        self.size += len(data)
+        return where
+
+
+class Parts(Blobs):
+    """A data area kept as the parts it was written from (no joined copy); a blob never
+    spans two parts."""
+
+    def __init__(self, parts):
+        self.parts = [memoryview(p) for p in parts]
+        self.starts = list(accumulate((len(p) for p in self.parts[:-1]), initial=0))
+
+    def get(self, where):
+        off, length = where
+        k = bisect_right(self.starts, off) - 1
+        rel = off - self.starts[k]
+        return self.parts[k][rel:rel + length]
+
+    def raw(self, off, length):
+        return bytes(self.get((off, length)))
+
+
+STR_FIELDS = ("id", "parent", "ts")  # one value read without the others
+CODE_FIELDS = ("type", "role")  # few distinct values: a byte per row
+ARRAY_TYPES = {"offset": "q", "length": "I", "line": "I", "index": "I"}
+
+
+class _Strings:
+    """A column of str/None values as one NUL-separated UTF-8 text plus the byte
+    offset of every value: one value is read without decoding the others."""
+
+    def __init__(self, text, offsets, nones):
+        self.text = text
+        self.offsets = offsets
+        self.nones = nones
+
+    def value(self, i):
+        if self.nones and i in self.nones:
+            return None
+        o = self.offsets
+        return bytes(self.text[o[i]:o[i + 1] - 1]).decode("utf-8", "surrogatepass")
+
+    def find(self, value, lo=0):
+        """The last row >= lo holding `value`, or None."""
+        needle = value.encode("utf-8", "surrogatepass") + b"\0"
+        text = bytes(self.text) if self.text.__class__ is memoryview else self.text
+        self.text = text
+        o = self.offsets
+        end = len(text)
+        start = o[lo]
+        while True:
+            pos = text.rfind(needle, start, end)
+            if pos < 0:
+                return None
+            if pos == 0 or text[pos - 1] == 0:  # a whole value, not the end of a longer one
+                i = bisect_left(o, pos)
+                if i < len(o) - 1 and o[i] == pos and not (self.nones and i in self.nones):
+                    return i
+            end = pos + len(needle) - 1
+
+    def values(self):
+        out = bytes(self.text).decode("utf-8", "surrogatepass").split("\0")
+        out.pop()
+        for i in self.nones:
+            out[i] = None
+        return out
+
+
+class _Fixed:
+    """A column of ASCII values of one length: value i is bytes [i*w, (i+1)*w)."""
+
+    def __init__(self, text, width, nones):
+        self.text = text
+        self.width = width
+        self.nones = nones
+
+    def value(self, i):
+        if self.nones and i in self.nones:
+            return None
+        w = self.width
+        return self.text[i * w:(i + 1) * w].decode("ascii")
+
+    def find(self, value):
+        """The last row holding `value`, or None."""
+        w = self.width
+        if len(value) != w or not value.isascii():
+            return None
+        needle = value.encode("ascii")
+        text = self.text
+        end = len(text)
+        while True:
+            pos = text.rfind(needle, 0, end)
+            if pos < 0:
+                return None
+            if pos % w == 0:
+                return pos // w
+            end = pos + w - 1
+
+    def values(self):
+        w = self.width
+        text = self.text.decode("ascii")
+        out = [text[i:i + w] for i in range(0, len(text), w)]
+        for i in self.nones:
+            out[i] = None
+        return out
+
+
+class _Codes:
+    """A column of few distinct values: one byte per row, an index into `vocab`."""
+
+    def __init__(self, vocab, codes):
+        self.vocab = vocab
+        self.codes = codes
+
+    def value(self, i):
+        return self.vocab[self.codes[i]]
+
+    def values(self):
+        vocab = self.vocab
+        return [vocab[c] for c in self.codes]
+
+    def find(self, value):
+        return None
+
+
+_VALUE_KINDS = (_Strings, _Codes, _Fixed)
+
+
+def decode_column(kind, blobs, where):
+    if kind == "v":
+        return _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
+    if kind == "f":
+        text, width, nones = where
+        return _Fixed(bytes(blobs.get(text)), int.from_bytes(blobs.get(width), "little"),
+                      set(marshal.loads(blobs.get(nones))))
+    if kind == "s":
+        text, offsets, nones = where
+        o = array("I")
+        o.frombytes(blobs.get(offsets))
+        return _Strings(blobs.get(text), o, set(marshal.loads(blobs.get(nones))))
+    data = blobs.get(where)
+    if kind in ("q", "I", "i"):
+        a = array(kind)
+        a.frombytes(data)
+        return a
+    if kind == "b":
+        return bytes(data)
+    return marshal.loads(data)
+
+
+class IndexColumns:
+    """The columns of an index, decoded field by field on first use; one value of a
+    text column (ids, parents, timestamps, ...) can be read without the others."""
+
+    def __init__(self, blobs, segments, path):
+        self.blobs = blobs
+        self.segments = segments  # [(rows, {name: (kind, where)})]
+        self.path = path
+        self.starts = []
+        pos = 0
+        for rows, _ in segments:
+            self.starts.append(pos)
+            pos += rows
+        self._raw = {}
+
+    def _part(self, name, k):
+        key = (name, k)
+        got = self._raw.get(key)
+        if got is None:
+            kind, where = self.segments[k][1][name]
+            got = self._raw[key] = decode_column(kind, self.blobs, where)
+        return got
+
+    def __call__(self, name):
+        try:
+            out = None
+            for k in range(len(self.segments)):
+                part = self._part(name, k)
+                if part.__class__ in _VALUE_KINDS:
+                    part = part.values()
+                elif part.__class__ is bytes:
+                    part = [b == 1 for b in part]
+                elif out is None and (part.__class__ is list or len(self.segments) > 1):
+                    part = list(part)  # a copy: the caller may extend it, and value() reads the original
+                if out is None:
+                    out = part
+                else:
+                    out.extend(part)
+            return out if out is not None else []
+        except Exception as e:
+            drop(self.path)  # the next command parses the file again
+            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
+                          "removed: run the command again", hint="or pass --no-cache") from None
+
+    def value(self, name, row):
+        k = bisect_right(self.starts, row) - 1
+        part = self._part(name, k)
+        i = row - self.starts[k]
+        if part.__class__ in _VALUE_KINDS:
+            return part.value(i)
+        if part.__class__ is bytes:
+            return part[i] == 1
+        return part[i]
+
+    def find(self, name, value):
+        """The last row holding `value` in a text column, or None (not decoded)."""
+        for k in range(len(self.segments) - 1, -1, -1):
+            part = self._part(name, k)
+            if part.__class__ is _Strings or part.__class__ is _Fixed:
+                i = part.find(value)
+            else:
+                try:
+                    i = len(part) - 1 - part[::-1].index(value)
+                except ValueError:
+                    i = None
+            if i is not None:
+                return self.starts[k] + i
+        return None
+
+
+def _positions(values, value):
+    """The indexes of `value` in a list (C-speed scans: it is rare)."""
+    out = []
+    if values.count(value):
+        i = -1
+        try:
+            while True:
+                i = values.index(value, i + 1)
+                out.append(i)
+        except ValueError:
+            pass
+    return out
+
+
+def _fixed(strings, nones, put):
+    """The "f" encoding when every value is as long as the others (ids, timestamps): no
+    offsets needed; a missing value is a run of NULs, which no value holds."""
+    width = 0
+    for v in strings[:len(nones) + 1]:
+        if v:
+            width = len(v)
+            break
+    n = len(strings)
+    if not width or n * width >= 1 << 31:
+        return None
+    if nones:
+        strings = list(strings)
+        for i in nones:
+            strings[i] = "\0" * width
+    # one pass over the values (the join); the checks run on the joined text: a separator
+    # exactly every width + 1 characters and nowhere else means every value has that width
+    text = "\1".join(strings)
+    if len(text) != n * (width + 1) - 1 or text.count("\1") != n - 1 or text[width::width + 1] != "\1" * (n - 1):
+        return None
+    text = text.replace("\1", "")
+    if text.count("\0") != len(nones) * width:
+        return None
+    return "f", (put(text.encode("ascii")), put(width.to_bytes(4, "little")), put(marshal.dumps(nones, 4)))
+
+
+def encode_column(name, values, put):
+    """(kind, where) of one column of a segment, its blobs written through put()."""
+    if name in INT_FIELDS:
+        kind = ARRAY_TYPES[name]
+        if kind == "I" and values and max(values) >= 1 << 32:
+            kind = "q"
+        return kind, put(array(kind, values).tobytes())
+    if name == "hidden":
+        return "b", put(bytes(map(bool, values)))
+    if values.__class__ is not list:
+        values = list(values)
+    if name in CODE_FIELDS:
+        try:
+            vocab = list(dict.fromkeys(values))
+        except TypeError:  # a role that is not a str (any JSON value): marshal below
+            vocab = [{}]
+        if len(vocab) <= 255 and all(v is None or v.__class__ is str for v in vocab):
+            code = {v: i for i, v in enumerate(vocab)}
+            return "v", (put(marshal.dumps(vocab, 4)), put(bytes(map(code.__getitem__, values))))
+    if name in STR_FIELDS:
+        nones = _positions(values, None)
+        try:
+            fixed = _fixed(values, nones, put)
+        except (TypeError, UnicodeEncodeError):  # not all str, or not ASCII
+            fixed = None
+        if fixed is not None:
+            return fixed
+        strings = values
+        if nones:
+            strings = list(values)
+            for i in nones:
+                strings[i] = ""
+        try:
+            joined = "\0".join(strings) + "\0"  # (a value that is not a str: TypeError, marshal below)
+        except TypeError:
+            joined = None
+        if joined is not None:
+            if joined.count("\0") == len(strings) and len(joined) < 1 << 30:  # no NUL in a value; 32-bit offsets
+                if joined.isascii():
+                    text = joined.encode("ascii")
+                    sizes = map(len, strings)
+                else:
+                    text = joined.encode("utf-8", "surrogatepass")
+                    sizes = (len(v.encode("utf-8", "surrogatepass")) for v in strings)
+                offsets = array("I", [0])
+                offsets.extend(accumulate(map(add, sizes, repeat(1))))
+                return "s", (put(text), put(offsets.tobytes()), put(marshal.dumps(nones, 4)))
+    return "m", put(marshal.dumps(values, 4))
+
+
+def drop(target):
+    """Remove a damaged index (the next load parses the file and writes a new one)."""
+    try:
+        os.unlink(target)
+    except OSError:
+        pass

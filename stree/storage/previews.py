@@ -1,0 +1,93 @@
+"""The previews kept in an index: one-line previews of entries, by byte offset, computed
+once and read back by later commands (the section is written with the index)."""
+
+import marshal
+import os
+from array import array
+from binascii import crc32
+from bisect import bisect_left
+
+from .cachedir import debug
+
+
+class PreviewCache:
+    """Preview segments by line offset: read lazily from the index, new ones kept for writing."""
+
+    def __init__(self, meta=None, section=b""):
+        self.new = {}
+        self._section = section
+        self._loaded = None
+        self.home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
+
+    def _load(self):
+        if self._loaded is None:
+            self._loaded = ((), (), b"")
+            sec = self._section
+            if len(sec) >= 12:
+                try:
+                    count = int.from_bytes(sec[:4], "little")
+                    home_len = int.from_bytes(sec[4:8], "little")
+                    home = bytes(sec[12:12 + home_len]).decode("utf-8", "surrogateescape")
+                    if home == self.home:  # previews shorten paths under $HOME
+                        pos = 12 + home_len
+                        offsets = array("q")
+                        offsets.frombytes(sec[pos:pos + 8 * count])
+                        pos += 8 * count
+                        starts = array("q")
+                        starts.frombytes(sec[pos:pos + 8 * (count + 1)])
+                        pos += 8 * (count + 1)
+                        if crc32(sec[pos:]) == int.from_bytes(sec[8:12], "little"):
+                            self._loaded = (offsets, starts, sec[pos:])
+                except Exception as e:
+                    debug(f"ignoring cached previews: {type(e).__name__}: {e}")
+        return self._loaded
+
+    def get(self, node):
+        seg = self.new.get(node.offset)
+        if seg is not None:
+            return seg
+        offsets, starts, blob = self._load()
+        i = bisect_left(offsets, node.offset)
+        if i < len(offsets) and offsets[i] == node.offset:
+            try:
+                return marshal.loads(blob[starts[i]:starts[i + 1]])
+            except Exception:
+                return None
+        return None
+
+    def put(self, node, segments):
+        self.new[node.offset] = tuple(segments)
+
+    def section(self, s):
+        """The preview section for an index of `s`: old previews of lines still indexed, plus new ones."""
+        offsets, starts, blob = self._load()
+        chunks = {}
+        limit = s.covered
+        for i, off in enumerate(offsets):
+            if off < limit:
+                chunks[off] = bytes(blob[starts[i]:starts[i + 1]])
+        for off, seg in self.new.items():
+            if off < limit:
+                chunks[off] = marshal.dumps(seg, 4)
+        if not chunks:
+            return b""
+        keys = sorted(chunks)
+        out_offsets = array("q", keys)
+        out_starts = array("q", [0])
+        parts = []
+        pos = 0
+        for k in keys:
+            parts.append(chunks[k])
+            pos += len(chunks[k])
+            out_starts.append(pos)
+        blob = b"".join(parts)
+        home = self.home.encode("utf-8", "surrogateescape")
+        return (len(keys).to_bytes(4, "little") + len(home).to_bytes(4, "little")
+                + crc32(blob).to_bytes(4, "little") + home + out_offsets.tobytes() + out_starts.tobytes() + blob)
+
+    def forget(self):
+        """Drop every cached preview (a tool call id was redefined: old previews may be wrong)."""
+        self._loaded = ((), (), b"")
+
+
+# -- maintenance -------------------------------------------------------------------
