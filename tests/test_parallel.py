@@ -203,7 +203,7 @@ def test_the_shape_the_shares_make_is_the_one_compute_shape_makes(tmp_path, isol
     links, or handed to compute_shape() (repeated ids, many links across shares)."""
     import random
 
-    from stree.core.tree import compute_shape
+    from stree.storage.shape import compute_shape
 
     files = build(tmp_path / "corpus", isolated_home)
     for seed in range(40):  # random forests: forward references, missing parents, self-parents, repeats

@@ -12,7 +12,8 @@ from ..core.preview import full_text, normalize
 from ..output.progress import Progress
 from ..storage.session import parse
 from ..core.store import all_session_dirs, project_session_dir, project_sessions, session_files
-from ..core.tree import Tree, ts_millis
+from ..core.tree import Tree
+from ..format.timestamp import ts_millis
 
 
 @click.command("ls", epilog=f"""\b

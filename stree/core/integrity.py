@@ -5,7 +5,8 @@ import re
 from ..errors import BadFile
 from ..format.header import CURRENT_VERSION
 from ..storage.session import parse
-from .tree import Tree, ts_millis
+from .tree import Tree
+from ..format.timestamp import ts_millis
 
 KINDS = {
     "malformed": "a line pi cannot parse (skipped when reading)",

@@ -14,7 +14,7 @@ from .fileops import FileOps, format_file_operations
 from ..format.jsjson import entries as js_entries, stringify
 from .preview import js_len, js_string
 from ..providers import RESERVE_TOKENS, Options, Request, complete, reasoning_level, resolve_options
-from .tree import branch_summary_message, compaction_message, custom_message, latest_edits, project_entry
+from .context import branch_summary_message, compaction_message, custom_message, latest_edits, project_entry
 
 SUMMARIZATION_SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between a user and an AI assistant, then produce a structured summary following the exact format specified.
 

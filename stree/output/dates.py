@@ -19,7 +19,7 @@ def millis(value):
     """Epoch milliseconds of an ISO timestamp (pi's entry time) or a number; None when neither."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return int(value)
-    from ..core.tree import ts_millis
+    from ..format.timestamp import ts_millis
 
     return ts_millis(value)
 

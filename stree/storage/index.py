@@ -185,7 +185,7 @@ def _load(path, defer=False, own=None):
 
 def _reshape(s, known):
     """Bring the stored tree shape up to date with the rows parsed after `known`."""
-    from ..core.tree import compute_shape, extend_shape
+    from .shape import compute_shape, extend_shape
 
     nodes = s.nodes
     if nodes.shape is not None and len(nodes.shape.prow) == len(nodes):
@@ -266,7 +266,7 @@ def _read(target):
 
 def _restore(target, path, fd, st, covered):
     """The Session an index holds for this file, or None when there is none worth trusting."""
-    from ..core.tree import Shape
+    from .shape import Shape
 
     try:
         f = open(target, "rb")

@@ -94,7 +94,7 @@ class Nodes:
         self._views = {}
         self._reads = {}
         self._whole = None
-        self.shape = None  # derived tree structure (stree.tree.Shape), when an index holds it
+        self.shape = None  # derived tree structure (stree.storage.shape.Shape), when an index holds it
 
     def col(self, name):
         """The whole column of one field (a list; arrays for the integer fields of an index)."""

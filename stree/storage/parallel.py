@@ -8,7 +8,7 @@ encoded as an index segment (stree.index), and its rows are linked to the
 parents found among them; a worker leaves that in an anonymous in-memory file.
 The segments become the Session's rows (decoded lazily, like an index read from
 disk) and, unchanged, the index written for the file; the links make the tree's
-shape, finished here for the few parents in another share (tree.compute_shape
+shape, finished here for the few parents in another share (shape.compute_shape
 runs instead when an id repeats). The result is row for row what one process
 makes: tests compare the two on the whole corpus.
 
@@ -186,7 +186,7 @@ def _encode_share(s, fd, start, stop, end, own=False):
 
 def _own_parents(links):
     """The rows that name themselves as parent (pi makes them roots)."""
-    from ..core.tree import positions
+    from .shape import positions
 
     return positions(list(map(eq, links, range(len(links)))), True)
 
@@ -288,7 +288,7 @@ def _shape(nodes, shares):
     """The tree's Shape (stree.tree) from the links each share found among its own rows,
     exactly as compute_shape() makes it; None (compute_shape() then runs) when an id is
     repeated anywhere, or when many parents are in another share than their child."""
-    from ..core.tree import Shape, _scan_labels, positions
+    from .shape import Shape, positions, scan_labels
 
     if any(share["links"] is None for share in shares):
         return None
@@ -341,5 +341,5 @@ def _shape(nodes, shares):
     for j in across:
         nkids[j] += 1
     shape = Shape(prow, nkids, set(), dangling, {}, {}, -1, {})
-    _scan_labels(shape, nodes, 0, locate)
+    scan_labels(shape, nodes, 0, locate)
     return shape

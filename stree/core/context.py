@@ -1,0 +1,177 @@
+"""The context pi sends to the model: messages projected from entries, and the latest edits."""
+
+from ..format.timestamp import ts_millis
+
+
+def _js_object(entry, role, fields, timestamp):
+    """An object literal as JSON.stringify shows it: fields pi reads as undefined are left out."""
+    out = {"role": role}
+    for name, key in fields:
+        if key in entry:
+            out[name] = entry[key]
+    out["timestamp"] = ts_millis(timestamp)
+    return out
+
+
+def custom_message(entry, empty=False):
+    """pi's createCustomMessage of a custom_message entry; `empty`: missing or null content
+    becomes [] (buildSessionContext since 1.5: entry.content ?? [])."""
+    if empty and entry.get("content") is None:
+        entry = dict(entry, content=[])
+    return _js_object(entry, "custom", (("customType", "customType"), ("content", "content"),
+                                        ("display", "display"), ("details", "details")), entry.get("timestamp"))
+
+
+def branch_summary_message(entry):
+    return _js_object(entry, "branchSummary", (("summary", "summary"), ("fromId", "fromId")), entry.get("timestamp"))
+
+
+def compaction_message(entry):
+    return _js_object(entry, "compactionSummary", (("summary", "summary"), ("tokensBefore", "tokensBefore")),
+                      entry.get("timestamp"))
+
+
+def entry_model(entry):
+    """(provider, modelId) set by a model_change entry, tolerating oh-my-pi's `model`."""
+    provider, model_id = entry.get("provider"), entry.get("modelId")
+    if provider is None and model_id is None and isinstance(entry.get("model"), str):
+        provider, _, model_id = entry["model"].partition("/")
+        return {"provider": provider, "modelId": model_id}
+    return _defined(("provider", entry, "provider"), ("modelId", entry, "modelId"))
+
+
+def _defined(*fields):
+    """An object literal of fields as JSON.stringify writes it: a missing one is left out."""
+    return {name: source[key] for name, source, key in fields if key in source}
+
+
+def _js_truthy(value):
+    return value not in (None, False, 0, "") and value == value  # NaN is falsy
+
+
+_EMPTY_CONTENT = {"user": list, "assistant": list, "toolResult": list, "system": str}
+
+
+def entry_messages(entry):
+    """pi's sessionEntryToContextMessages: the messages one entry gives the model, before
+    context edits. Missing or null content is normalised as pi 1.5 does."""
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message")
+        if msg.__class__ is dict and msg.get("content") is None:
+            empty = _EMPTY_CONTENT.get(msg.get("role"))
+            if empty is not None:
+                msg = dict(msg)
+                msg["content"] = empty()
+        return [msg]
+    if etype == "custom_message":
+        return [custom_message(entry, empty=True)]
+    if etype == "branch_summary" and _js_truthy(entry.get("summary")):
+        return [branch_summary_message(entry)]
+    if etype == "compaction":
+        summary = compaction_message(entry)
+        system = entry.get("systemMessage")
+        return [system, summary] if _js_truthy(system) else [summary]
+    return []
+
+
+_EDITABLE = ("user", "assistant", "toolResult", "custom")
+
+
+def latest_edits(entries):
+    """targetId -> the latest context_edit entry among `entries` (loaded, in path order)."""
+    edits = {}
+    for entry in entries:
+        if entry.get("type") == "context_edit":
+            target = entry.get("targetId")
+            if target.__class__ is str:  # only a string can name an entry
+                edits[target] = entry
+    return edits
+
+
+def project_entry(entry, edit=None):
+    """pi's projectContextEntry: the messages of one entry after its latest context edit
+    (`edit`, or None). A null replacement omits the entry; otherwise the replacement's
+    content takes the place of the message's content (a string becomes one text block
+    for assistant and tool results). Branch summaries apply edits with this too."""
+    messages = entry_messages(entry)
+    if edit is None:
+        return messages
+    if "replacement" not in edit:
+        return messages  # pi would fail on this edit; stree leaves the target as it is
+    replacement = edit["replacement"]
+    if replacement is None:
+        return []
+    missing = replacement.__class__ is not dict or "content" not in replacement
+    content = None if missing else replacement["content"]
+    out = []
+    for msg in messages:
+        role = msg.get("role") if msg.__class__ is dict else None
+        if role not in _EDITABLE:
+            out.append(msg)
+            continue
+        msg = dict(msg)
+        if missing:
+            msg.pop("content", None)  # `content: undefined`: JSON.stringify leaves it out
+        elif role in ("assistant", "toolResult") and content.__class__ is str:
+            msg["content"] = [{"type": "text", "text": content}]
+        else:
+            msg["content"] = content
+        out.append(msg)
+    return out
+
+
+def context_entries(path):
+    """pi's buildContextEntries over a root-first path of loaded entries: the latest
+    compaction, the kept entries from its firstKeptEntryId (system messages left out),
+    then every entry after it. A compaction keeping its own id keeps nothing."""
+    at = -1
+    for i, entry in enumerate(path):
+        if entry.get("type") == "compaction":
+            at = i
+    if at < 0:
+        return list(path)
+    compaction = path[at]
+    first = compaction.get("firstKeptEntryId")
+    out = [compaction]
+    found = False
+    for entry in path[:at]:
+        if entry.get("id") == first:
+            found = True
+        if found and not _is_system_message(entry):
+            out.append(entry)
+    out.extend(path[at + 1:])
+    return out
+
+
+def _is_system_message(entry):
+    msg = entry.get("message")
+    return entry.get("type") == "message" and msg.__class__ is dict and msg.get("role") == "system"
+
+
+def build_context(path):
+    """pi's buildSessionContext (1.5.2: buildSessionProjection) over a root-first list of
+    loaded entries: compaction, context edits, content normalisation."""
+    if not path:
+        return {"messages": [], "thinkingLevel": "off", "model": None}
+    thinking = "off"
+    model = None
+    for entry in path:
+        etype = entry.get("type")
+        if etype == "thinking_level_change":
+            thinking = entry.get("thinkingLevel")
+        elif etype == "model_change":
+            model = entry_model(entry)
+        elif etype == "message" and isinstance(entry.get("message"), dict) \
+                and entry["message"].get("role") == "assistant":
+            msg = entry["message"]
+            model = _defined(("provider", msg, "provider"), ("modelId", msg, "model"))
+    entries = context_entries(path)
+    edits = latest_edits(entries)
+    messages = []
+    for index, entry in enumerate(entries):
+        if index and entry.get("type") == "compaction":
+            continue  # an older compaction inside the kept range gives nothing
+        id = entry.get("id")
+        messages.extend(project_entry(entry, edits.get(id) if id.__class__ is str else None))
+    return {"messages": messages, "thinkingLevel": thinking, "model": model}

@@ -1,0 +1,168 @@
+"""The tree's shape by row (parents, children counts, labels, the session name), computed
+from the columns of Nodes and extended as lines are appended: what an index stores so
+that a warm command does not recompute it. Pure structure, no entry content."""
+
+from collections import Counter
+from itertools import repeat
+from operator import eq
+
+
+def hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+# -- context building (pi's buildSessionContext and message helpers) ----------
+
+
+class Shape:
+    """The tree's structure by row: what commands need besides the columns.
+
+    prow[r]: the row of r's parent as pi's byId finds it (-1: a root); nkids[r]:
+    how many children pi's tree gives r; shadowed: rows an entry with the same id
+    further down the file hides; dangling: parent id -> rows naming it while no
+    entry has that id; labels/stamps: pi's label map; name_row: the latest
+    session_info; targets: label target -> its row, for the targets that exist.
+    An index stores it, so a warm command does not recompute it."""
+
+    __slots__ = ("prow", "nkids", "shadowed", "dangling", "labels", "stamps", "name_row", "targets")
+
+    def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets):
+        self.prow = prow
+        self.nkids = nkids
+        self.shadowed = shadowed
+        self.dangling = dangling
+        self.labels = labels
+        self.stamps = stamps
+        self.name_row = name_row
+        self.targets = targets
+
+    def state(self):
+        return (self.prow, self.nkids, self.shadowed, self.dangling, self.labels, self.stamps, self.name_row,
+                self.targets)
+
+
+def compute_shape(nodes):
+    """The Shape of every row of a Nodes sequence."""
+    ids = nodes.col("id")
+    parents = nodes.col("parent")
+    n = len(ids)
+    row_of = dict(zip(ids, range(n)))  # a later duplicate wins, as in pi's byId
+    get = row_of.get
+    shadowed = set() if len(row_of) == n else {r for r, x in enumerate(ids) if row_of[x] != r}
+    dangling = {}
+    try:  # every row at once, at C speed: then the few roots, self-parents and missing parents
+        prow = list(map(get, parents, repeat(-2)))
+    except TypeError:  # an unhashable parentId names no entry
+        prow = [get(p, -2) if hashable(p) else -3 for p in parents]
+        for r in positions(prow, -3):
+            prow[r] = -1
+    for r in positions(prow, -2):  # no parent, or one no entry has
+        prow[r] = -1
+        p = parents[r]
+        if p is not None:
+            dangling.setdefault(p, []).append(r)
+    for r in positions(list(map(eq, ids, parents)), True):
+        prow[r] = -1  # its own parent: a root
+    counts = Counter(prow)
+    for r in shadowed:  # a shadowed entry is nobody's child in pi's tree
+        if prow[r] >= 0:
+            counts[prow[r]] -= 1
+    nkids = list(map(counts.get, range(n), repeat(0)))
+    shape = Shape(prow, nkids, shadowed, dangling, {}, {}, -1, {})
+    scan_labels(shape, nodes, 0, get)
+    return shape, row_of
+
+
+def positions(values, value):
+    """The indexes of `value` in a list, in order (C-speed scans: it is rare)."""
+    out = []
+    i = -1
+    index = values.index
+    try:
+        while True:
+            i = index(value, i + 1)
+            out.append(i)
+    except ValueError:
+        pass
+    return out
+
+
+def extend_shape(shape, nodes, start, find):
+    """The Shape after rows [start:] were appended, or None when they change earlier
+    rows (a repeated id, or a parent that was missing): then compute_shape() it.
+    `find(id)` -> the row of an entry before `start`, or None."""
+    ids = nodes.tail("id", start)
+    parents = nodes.tail("parent", start)
+    prow = shape.prow
+    nkids = shape.nkids
+    if len(prow) != start or shape.shadowed:
+        return None
+    new = {}
+    for k, x in enumerate(ids):
+        if x in new or x in shape.dangling or find(x) is not None:
+            return None
+        r = start + k
+        new[x] = r
+        p = parents[k]
+        j = -1
+        if p is not None and p != x:
+            j = new.get(p)
+            if j is None:
+                j = find(p)
+            if j is None:
+                j = -1
+                shape.dangling.setdefault(p, []).append(r)
+            else:
+                nkids[j] += 1
+        prow.append(j)
+        nkids.append(0)
+        if x in shape.labels:
+            shape.targets[x] = r  # a labelled id that was missing
+    shape.prow = prow
+    shape.nkids = nkids
+    scan_labels(shape, nodes, start, lambda t: new[t] if t in new else find(t))
+    return shape
+
+
+def scan_labels(shape, nodes, start, locate):
+    types = nodes.tail("type", start)
+    infos = positions(types, "session_info")
+    if infos:
+        shape.name_row = start + infos[-1]  # the latest wins
+    rows = positions(types, "label")
+    if not rows:
+        return
+    if hasattr(nodes, "value"):  # only the label rows' values: the columns stay undecoded
+        def value(name, k):
+            return nodes.value(name, start + k)
+    else:
+        cols = {"aux": nodes.tail("aux", start), "ts": nodes.tail("ts", start)}
+
+        def value(name, k):
+            return cols[name][k]
+    labels = shape.labels
+    times = shape.stamps
+    targets = shape.targets
+    for k in rows:
+        aux = value("aux", k)
+        if aux is None:
+            continue
+        target, label = aux
+        if label:
+            if target not in targets:
+                try:
+                    row = locate(target)
+                except TypeError:  # an unhashable targetId names no entry
+                    row = None
+                if row is not None:
+                    targets[target] = row
+            labels[target] = label
+            times[target] = value("ts", k)
+        else:
+            labels.pop(target, None)
+            times.pop(target, None)
+            targets.pop(target, None)
