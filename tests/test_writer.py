@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 from stree.core.fileops import branch_file_lists
-from stree.writing.append import NewEntries, js_dumps, now_iso, uuid7
+from stree.writing.entries import NewEntries, js_dumps, now_iso, uuid7
 
 SAMPLES = [0.0, -0.0, 1.0, 1.5, 0.1, 1e21, 1e20, 123456789012345680000.0, 1e-6, 1e-7, 1.5e-7, 2.5e300,
            -3.25e-10, 0.000123, 1 / 3, 100.0, 12345.678]

@@ -9,7 +9,8 @@ from ..core.navigate import Checkout
 from ..format.terminal import inert
 from ..output.modes import to_json
 from ..core.revs import Resolver
-from ..writing.append import append_entries, refuse_bundled
+from ..writing.append import append_entries
+from ..writing.atomic import refuse_bundled
 from ..output.progress import Waiting
 from .summarize import MODEL_FLAGS, model_options, resolve
 

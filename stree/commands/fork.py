@@ -9,7 +9,8 @@ from ..format.terminal import inert
 from ..output.modes import to_json
 from ..core.revs import Resolver
 from ..core.store import demo_path, project_session_dir
-from ..writing.append import NEW_FILE_MODE, forked, session_file_name, session_header, write_atomic
+from ..writing.atomic import NEW_FILE_MODE, write_atomic
+from ..writing.entries import forked, session_file_name, session_header
 
 
 @click.command("fork", epilog="""\b

@@ -1,4 +1,4 @@
-"""Writing session files: the one append routine, atomic rewrites, ids, timestamps.
+"""Appending to a session file: the one append routine, under a lock.
 
 Appends are one write of whole lines on a file opened for append, under
 fcntl.flock held for read-check-append. Whole-file writes go to a temporary file
@@ -8,152 +8,17 @@ in the same directory, are fsynced and renamed over the target.
 import errno
 import fcntl
 import os
-import re
 import sys
-import tempfile
 import time
-import uuid
-from datetime import datetime, timezone
-from pathlib import Path
 
 from ..errors import CONFLICT, StreeError
+from .atomic import open_error, refuse_bundled, refuse_read_only, rewrite, write_all
+from .entries import NewEntries, Taken, line_of
 
 LOCK_TIMEOUT = 30.0  # seconds; override with STREE_LOCK_TIMEOUT
-NEW_FILE_MODE = 0o600  # sessions hold secrets
-CRASH_ENV = "STREE_TEST_CRASH_BEFORE_RENAME"  # test hook: exit after writing the temp file, before rename
 
 
-# -- ids, timestamps, JSON like pi's JSON.stringify ----------------------------
-
-
-def now_iso():
-    """`new Date().toISOString()`: 2026-11-22T10:15:03.123Z."""
-    dt = datetime.now(timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
-
-
-def new_id(taken):
-    """8 hex chars from a random UUID, unique against `taken` (which it extends)."""
-    while True:
-        candidate = uuid.uuid4().hex[:8]
-        if candidate not in taken:
-            taken.add(candidate)
-            return candidate
-
-
-def uuid7():
-    """A UUIDv7 (time-ordered), as pi uses for session ids."""
-    ms = int(time.time() * 1000)
-    rand = bytearray(os.urandom(10))
-    raw = ms.to_bytes(6, "big") + bytes([0x70 | (rand[0] & 0x0F), rand[1], 0x80 | (rand[2] & 0x3F)]) + rand[3:]
-    return str(uuid.UUID(bytes=bytes(raw)))
-
-
-def js_dumps(obj):
-    """Compact JSON exactly as JSON.stringify writes it (None values kept as null)."""
-    from ..format.jsjson import stringify
-
-    return stringify(obj)
-
-
-def line_of(entry):
-    return js_dumps(entry).encode("utf-8") + b"\n"
-
-
-# -- entries in pi's key order ---------------------------------------------------
-
-
-class _Taken:
-    """The ids of a tree, as a set new_id() can check and extend, without a set of
-    every id (a new id is checked against the tree's id column)."""
-
-    def __init__(self, tree):
-        self.tree = tree
-        self.added = set()
-
-    def __contains__(self, id):
-        return id in self.added or self.tree.get(id) is not None
-
-    def add(self, id):
-        self.added.add(id)
-
-
-class NewEntries:
-    """Builds entries to append: fresh unique ids, pi's timestamp, pi's key order."""
-
-    def __init__(self, taken):
-        self.taken = taken if isinstance(taken, _Taken) else set(taken)
-
-    def entry(self, type, parent, **fields):
-        """type, id, parentId, timestamp, then the fields (undefined -> omitted, as pi)."""
-        e = {"type": type, "id": new_id(self.taken), "parentId": parent, "timestamp": now_iso()}
-        e.update((k, v) for k, v in fields.items() if v is not _UNDEFINED)
-        return e
-
-    def custom(self, custom_type, data, parent):
-        """pi's appendCustomEntry: customType and data come before the id."""
-        e = {"type": "custom", "customType": custom_type}
-        if data is not _UNDEFINED:
-            e["data"] = data
-        e.update(id=new_id(self.taken), parentId=parent, timestamp=now_iso())
-        return e
-
-    def label(self, target, label, parent):
-        """pi's appendLabelChange: a blank label clears (the key is left out)."""
-        label = (label or "").strip()
-        return self.entry("label", parent, targetId=target, label=label or _UNDEFINED)
-
-    def branch_summary(self, parent, summary, details, from_hook, old_leaf, usage=None):
-        """pi's branchWithSummary (1.5.2): fromId is the leaf navigated away from ("root" for
-        the empty leaf); usage, when the summary came from a model, before fromHook."""
-        return self.entry("branch_summary", parent, fromId=old_leaf if old_leaf is not None else "root",
-                          summary=summary, details=_UNDEFINED if details is None else details,
-                          usage=_UNDEFINED if usage is None else usage, fromHook=bool(from_hook))
-
-    def session_info(self, name, parent):
-        from ..format.decode import JS_WHITESPACE
-
-        # pi 1.5: name.replace(/[\r\n]+/g, " ").trim()
-        return self.entry("session_info", parent, name=re.sub(r"[\r\n]+", " ", name).strip(JS_WHITESPACE))
-
-
-class _Undefined:
-    def __repr__(self):
-        return "undefined"
-
-
-_UNDEFINED = _Undefined()
-
-
-# -- guards --------------------------------------------------------------------
-
-
-def refuse_bundled(path):
-    """The bundled demo lives inside the installed package: never write to it."""
-    from ..core.store import demo_path
-
-    try:
-        bundled = Path(path).resolve() == demo_path()
-    except OSError:
-        bundled = False
-    if bundled:
-        raise StreeError("the bundled demo session is read-only",
-                         code=CONFLICT,
-                         hint="copy it first: stree -s demo fork --full -o demo.jsonl, "
-                              "then work on it with -s demo.jsonl")
-
-
-def _refuse_read_only(path, st):
-    # root may write anywhere; a file without write bits is still meant to stay as it is
-    if not st.st_mode & 0o222:
-        raise StreeError(f"{path}: the file is read-only; nothing written", code=CONFLICT,
-                         hint=f"make it writable (chmod u+w {path}) if you mean to change it")
-
-
-def _open_error(path, e):
-    reason = {errno.EACCES: "permission denied (read-only for you)", errno.EPERM: "operation not permitted",
-              errno.EROFS: "read-only file system"}.get(e.errno, e.strerror)
-    return StreeError(f"{path}: cannot write: {reason}; nothing written", code=CONFLICT)
+# -- the lock --------------------------------------------------------------------
 
 
 def _lock(fd, path):
@@ -283,13 +148,6 @@ def _read_all(fd):
         pos += len(chunk)
 
 
-def _write_all(fd, payload):
-    view = memoryview(payload)
-    while view:
-        n = os.write(fd, view)  # one write; the loop only resumes a short write
-        view = view[n:]
-
-
 # -- the append routine ----------------------------------------------------------
 
 
@@ -309,14 +167,14 @@ def append_entries(path, make_entries, dry_run=False, say=None):
     while True:
         try:
             if not dry_run:
-                _refuse_read_only(path, os.stat(path))
+                refuse_read_only(path, os.stat(path))
             from ..storage.session import open_nonblocking
 
             fd = open_nonblocking(path, os.O_RDONLY if dry_run else os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise StreeError(f"{path}: no such file", code=3) from None
         except OSError as e:
-            raise _open_error(path, e) from None
+            raise open_error(path, e) from None
         lease = None
         try:
             st = os.fstat(fd)
@@ -342,7 +200,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
             for _ in range(REBUILDS):
                 tail = _tail(fd, session.size)
                 tree = Tree(session.nodes, session.load)
-                entries = make_entries(session, tree, NewEntries(_Taken(tree)))
+                entries = make_entries(session, tree, NewEntries(Taken(tree)))
                 if not entries or dry_run:
                     return entries or []
                 payload = b"".join(line_of(e) for e in entries)
@@ -371,7 +229,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
             size = session.size
             try:
                 try:
-                    _write_all(fd, payload)
+                    write_all(fd, payload)
                 finally:
                     lease.release()
                     lease = None
@@ -409,163 +267,3 @@ def _say(say, message):
         from ..format.terminal import inert
 
         print(f"stree: {inert(message, oneline=True)}", file=sys.stderr)
-
-
-# -- whole-file writes ---------------------------------------------------------
-
-
-def _fsync_dir(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path, data, mode=NEW_FILE_MODE, replace=True):
-    """Write `data` to `path` via a temp file in the same directory + fsync + rename.
-
-    Replacing a symlink rewrites the file it points to (as pi, writing through the link,
-    does) and leaves the link a link; a new file (`replace=False`) is never written over
-    a link, even a dangling one."""
-    path = Path(path)
-    if replace and os.path.islink(path):
-        path = Path(os.path.realpath(path))
-    directory = path.parent if str(path.parent) else Path(".")
-    if not replace and os.path.lexists(path):
-        raise StreeError(f"{path}: already exists; nothing written", code=CONFLICT,
-                         hint="choose another path with -o, or remove it first")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise _open_error(directory, e) from None
-    try:
-        try:
-            os.fchmod(fd, mode)
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if os.environ.get(CRASH_ENV):
-            os._exit(99)  # simulates a crash between writing and renaming
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise _open_error(path, e) from None
-        raise
-    _fsync_dir(directory)
-    _remove_stale_temps(directory, path.name)
-    return path
-
-
-STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed
-
-
-def _remove_stale_temps(directory, name):
-    """Leftovers of earlier writes of the same file that were killed before their rename."""
-    now = time.time()
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for other in names:
-        if other.startswith(f".{name}.") and other.endswith(".tmp"):
-            full = os.path.join(directory, other)
-            try:
-                if now - os.stat(full).st_mtime > STALE_TEMP_AGE:
-                    os.unlink(full)
-            except OSError:
-                pass
-
-
-def rewrite(path, data, keep_mode_of=None):
-    """Replace an existing session file atomically, keeping its permissions."""
-    refuse_bundled(path)
-    st = keep_mode_of or os.stat(path)
-    _refuse_read_only(path, st)
-    return write_atomic(os.path.realpath(path), data, mode=st.st_mode & 0o7777)  # through a link
-
-
-# -- new sessions ----------------------------------------------------------------
-
-
-def session_header(cwd, parent_session):
-    """A v3 header with a fresh UUIDv7, in pi's key order."""
-    header = {"type": "session", "version": 3, "id": uuid7(), "timestamp": now_iso(), "cwd": cwd}
-    if parent_session is not None:
-        header["parentSession"] = parent_session
-    return header
-
-
-def session_file_name(header):
-    """pi's file name: <timestamp with : and . as -> _ <session id>.jsonl."""
-    return re.sub(r"[:.]", "-", header["timestamp"]) + "_" + header["id"] + ".jsonl"
-
-
-def forked(session, tree, leaf, header, full=False):
-    """The bytes of a new session holding the path root -> leaf (pi's createBranchedSession),
-    or every entry with `full` (pi's forkFrom). Returns (data, the new file's leaf id).
-
-    As pi 0.79.2 and later: label entries on the path are dropped and the entries after one
-    re-chained to the entry before it; a compaction's firstKeptEntryId that named a dropped
-    label names the next kept entry. The labels of kept entries are appended at the end."""
-    if full:
-        kept, rewired = list(session.nodes), {}
-    else:
-        kept, rewired = _without_labels(tree.path(leaf) if leaf is not None else [], session.load)
-    lines = [js_dumps(header).encode("utf-8")]
-    for node in kept:
-        if node.id in rewired or session.needs_migration:
-            entry = session.load(node)
-            if node.id in rewired:
-                entry = dict(entry, **rewired[node.id])  # in place: pi's {...entry, parentId}
-            lines.append(js_dumps(entry).encode("utf-8"))
-        else:
-            lines.append(session.raw(node).strip())  # the entry's bytes as they are
-    last = kept[-1].id if kept else None
-    if not full:
-        # labels of kept entries, re-appended with their original timestamps
-        ids = {n.id for n in kept}
-        new = NewEntries(ids)
-        stamps = tree.label_timestamps
-        for target, label in tree.labels.items():
-            if target in ids:
-                entry = {"type": "label", "id": new_id(new.taken), "parentId": last,
-                         "timestamp": stamps.get(target), "targetId": target, "label": label}
-                lines.append(js_dumps(entry).encode("utf-8"))
-                last = entry["id"]
-    return b"\n".join(lines) + b"\n", last
-
-
-def _without_labels(path, load):
-    """(the path's Nodes without label entries, {id: changed fields}) for pi's re-chaining."""
-    kept, rewired, pending, replacement = [], {}, [], {}
-    parent = None
-    for node in path:
-        if node.type == "label":
-            pending.append(node.id)
-            continue
-        for label in pending:
-            replacement[label] = node.id
-        pending.clear()
-        changes = {}
-        if node.parent != parent:
-            changes["parentId"] = parent
-        if node.type == "compaction" and replacement:
-            first = load(node).get("firstKeptEntryId")
-            if isinstance(first, str) and first in replacement and first != node.id:
-                changes["firstKeptEntryId"] = replacement[first]
-        if changes:
-            rewired[node.id] = changes
-        kept.append(node)
-        parent = node.id
-    return kept, rewired
