@@ -5,7 +5,7 @@ from ..core.convert import convert_to_llm, to_anthropic, to_openai
 from ..output.fields import MESSAGE_FIELDS, describe
 from ..format.terminal import inert
 from ..output.modes import to_json
-from ..core.preview import full_text, normalize
+from ..format.text import full_text, normalize
 from ..core.revs import Resolver
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..core.preview import full_text as message_text
+from ..format.text import full_text as message_text
 from ..format.terminal import inert
 from ..output.modes import to_json
 from ..core.revs import Resolver

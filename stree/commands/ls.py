@@ -8,7 +8,7 @@ from ..output.fields import SESSION_FIELDS, describe
 from ..output.dates import date_option, show as show_date
 from ..output.modes import fit, terminal_width
 from ..format.terminal import inert
-from ..core.preview import full_text, normalize
+from ..format.text import full_text, normalize
 from ..output.progress import Progress
 from ..storage.session import parse
 from ..core.store import all_session_dirs, project_session_dir, project_sessions, session_files

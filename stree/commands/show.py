@@ -6,7 +6,8 @@ from ..cli import output_options
 from ..output.dates import date_option, show as show_date
 from ..output.fields import ENTRY_FIELDS, describe, entry_record
 from ..format.terminal import inert
-from ..core.preview import Previewer, entry_text, full_text
+from ..core.preview import Previewer, entry_text
+from ..format.text import full_text
 from ..core.revs import Resolver
 
 SHOW_FIELDS = dict(ENTRY_FIELDS, text="the entry's whole text (message text, summary, label, ...)")

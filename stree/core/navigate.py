@@ -6,7 +6,7 @@ whose parent is the new position.
 """
 
 from ..errors import CONFLICT, StreeError
-from .preview import full_text as message_text
+from ..format.text import full_text as message_text
 
 CHECKOUT_MARKER = "stree/checkout"
 

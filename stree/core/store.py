@@ -270,7 +270,7 @@ def session_title(path, scan=256 * 1024):
 
 
 def _name_or_first_message(data, scan):
-    from .preview import full_text, normalize
+    from ..format.text import full_text, normalize
     from ..format.decode import JS_WHITESPACE, decode_line
 
     end = len(data)

@@ -12,7 +12,7 @@ from .convert import convert_to_llm
 from ..errors import MODEL, StreeError
 from .fileops import FileOps, format_file_operations
 from ..format.jsjson import entries as js_entries, stringify
-from .preview import js_len, js_string
+from ..format.text import js_len, js_string
 from ..providers import RESERVE_TOKENS, Options, Request, complete, reasoning_level, resolve_options
 from .context import branch_summary_message, compaction_message, custom_message, latest_edits, project_entry
 

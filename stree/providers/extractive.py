@@ -7,7 +7,7 @@ that it is extractive, so nobody mistakes it for a model's reading of the branch
 
 from . import Answer
 from ..format.jsjson import stringify
-from ..core.preview import js_slice, js_len, js_trim
+from ..format.text import js_slice, js_len, js_trim
 
 MARK = "(Extractive summary made by stree from the entries themselves, without a model.)"
 MAX_LINE = 200
