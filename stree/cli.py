@@ -7,29 +7,9 @@ import sys
 import click
 
 from . import __version__
+from .commands import COMMANDS
+from .commands.options import warn_user
 from .errors import BAD_FILE, EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
-
-# name -> (module, one-line summary). Modules are imported only when their command runs.
-COMMANDS = {
-    "log": ("stree.commands.log", "Show the entries on a path, or the whole tree with --graph"),
-    "show": ("stree.commands.show", "Show entries in full"),
-    "rev-parse": ("stree.commands.rev_parse", "Resolve revisions to entry ids"),
-    "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
-    "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
-    "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
-    "checkout": ("stree.commands.checkout", "Move the leaf to an entry, as pi's /tree does"),
-    "label": ("stree.commands.label", "List labels, or set / clear one"),
-    "name": ("stree.commands.name", "Show or set the session's display name"),
-    "fork": ("stree.commands.fork", "Write a new session with the path to an entry"),
-    "migrate": ("stree.commands.migrate", "Upgrade a version 1/2 session file to version 3"),
-    "fsck": ("stree.commands.fsck", "Check a session file for problems"),
-    "reflog": ("stree.commands.reflog", "Show the leaf's past positions"),
-    "summarize": ("stree.commands.summarize", "Print a branch summary of entries, as pi writes one"),
-    "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
-    "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
-    "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
-    "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
-}
 
 ENV_HELP = """\
   STREE_SESSION                default for -s/--session
@@ -117,12 +97,6 @@ class Env:
         from .output.modes import Output
 
         return Output(json_mode, fmt, nul, self.color, self.pager, fields)
-
-
-def warn_user(message):
-    from .format.terminal import inert
-
-    click.echo(f"stree: warning: {inert(message)}", err=True)
 
 
 class ReaderGone(Exception):
@@ -301,29 +275,14 @@ def _chdir(directory):
 
 
 def _print_stats(env):
-    from .fast import stats_line
+    from .output.stats import stats_line
 
     session = sys.modules.get("stree.storage.scan")
     click.echo(stats_line(session.STATS["parsed"] if session else 0, env.index_state), err=True)
 
 
-def output_options(fields):
-    """--json, --format and -z, shared by every read command."""
-    def decorate(f):
-        f = click.option("-z", "nul", is_flag=True, help="End records with NUL instead of newline.")(f)
-        f = click.option("--format", "fmt", metavar="FORMAT",
-                         help="Print each record with {field} placeholders (\\t, \\n understood).")(f)
-        f = click.option("--json", "json_mode", is_flag=True, help="Print JSON Lines, one record per line.")(f)
-        return f
-    return decorate
-
-
 def run():
     """Console entry point: click plus stree's error handling."""
-    if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
-        from .complete import main as complete
-
-        sys.exit(complete(sys.argv[2:]))
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
     try:
         main.main(prog_name="stree", standalone_mode=False)

@@ -22,9 +22,10 @@ import sys
 
 import click
 
+from .commands.completion import SHELLS
+
 DESCRIPTION_WIDTH = 72
 PROVIDERS = ("extractive", "openai", "anthropic")
-SHELLS = ("bash", "zsh")
 SPECIAL_REVISIONS = (("@", "the leaf: the current position"), ("root", "the first entry on the path to @"),
                      (":/", ":/TEXT, the newest entry containing TEXT"))
 # option values that change which session is completed: click dest -> our name
@@ -187,7 +188,8 @@ def _remember(line, command, param, value):
 
 
 def _subcommand(group, name):
-    from .cli import COMMANDS, main, with_global_options
+    from .commands import COMMANDS
+    from .cli import main, with_global_options
 
     if group is main:
         if name not in COMMANDS:
@@ -200,7 +202,8 @@ def _subcommand(group, name):
 
 
 def _subcommands(group, cur):
-    from .cli import COMMANDS, main
+    from .commands import COMMANDS
+    from .cli import main
 
     if group is main:
         rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
@@ -364,11 +367,3 @@ def _sessions(line, cur):
     if DEMO_NAME.startswith(cur):
         items.append(("session", DEMO_NAME, "the bundled demo session"))
     return items
-
-
-def script(shell):
-    """The completion script for `shell`, as shipped in completions/."""
-    from pathlib import Path
-
-    name = {"bash": "stree.bash", "zsh": "_stree"}[shell]
-    return (Path(__file__).resolve().parent / "data" / name).read_text(encoding="utf-8")

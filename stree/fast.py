@@ -21,6 +21,10 @@ LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "
 def main():
     if sys.stdout is None:  # started with stdout closed: treated as a reader that went away
         sys.stdout = _ClosedOutput()
+    if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
+        from .complete import main as complete
+
+        sys.exit(complete(sys.argv[2:]))
     if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
         sys.exit(0)
     from .cli import run
@@ -102,6 +106,8 @@ def _kept_graph(argv):
         print(f"stree: error: I/O error: {e.strerror}", file=sys.stderr)
         sys.exit(BAD_FILE)
     if os.environ.get("STREE_DEBUG_STATS"):
+        from .output.stats import stats_line
+
         print(stats_line(0, "graph-cache"), file=sys.stderr)
     return True
 
@@ -123,21 +129,6 @@ def _session_path(got):
         return str(resolve_session(value, os.getcwd(), got.get("agent_dir"), got.get("session_dir")))
     except (StreeError, OSError):
         return None
-
-
-def stats_line(parsed, state):
-    """The line STREE_DEBUG_STATS prints at the end of a command."""
-    import resource
-
-    unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    line = f"stree: stats: parsed {parsed} lines, index {state}, peak rss {own * unit // 1024} KiB"
-    session = sys.modules.get("stree.storage.scan")
-    workers = session.STATS["workers"] if session else 0
-    if workers:  # the largest of them (the parse workers are this process's only children then)
-        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        line += f", {workers} parse worker(s), peak rss {child * unit // 1024} KiB"
-    return line
 
 
 class _ClosedOutput:

@@ -92,7 +92,7 @@ def project(tmp_path, isolated_home):
 # -- bash ------------------------------------------------------------------------
 
 def test_bash_subcommands_and_options_come_from_click(tmp_path):
-    from stree.cli import COMMANDS
+    from stree.commands import COMMANDS
 
     assert bash_complete(["stree", ""]) == list(COMMANDS)
     assert bash_complete(["stree", "l"]) == [n for n in COMMANDS if n.startswith("l")]
@@ -239,7 +239,7 @@ def test_install_completions_into_user_dirs(tmp_path, isolated_home):
 
 def test_completion_never_imports_rich_or_httpx(branchy_file):
     """Every command's options and arguments are completed without rich or httpx."""
-    from stree.cli import COMMANDS
+    from stree.commands import COMMANDS
 
     probe = """
 import sys

@@ -22,7 +22,7 @@ def gen_man():
 
 
 def command_names():
-    from stree.cli import COMMANDS
+    from stree.commands import COMMANDS
 
     return list(COMMANDS)
 
@@ -60,7 +60,7 @@ def test_man_page_renders_without_warnings(page):
 
 
 def test_man_pages_say_what_the_code_says():
-    from stree.cli import COMMANDS
+    from stree.commands import COMMANDS
     from stree.errors import EXIT_CODES
     from stree.output.fields import ENTRY_FIELDS
 
@@ -112,7 +112,7 @@ def test_help_falls_back_to_dash_dash_help_without_man(stree, tmp_path):
 
 @pytest.mark.parametrize("name", command_names())
 def test_every_command_has_summary_description_and_examples(stree, name):
-    from stree.cli import COMMANDS
+    from stree.commands import COMMANDS
 
     summary = COMMANDS[name][1]
     assert summary and "\n" not in summary and len(summary) <= 72

@@ -50,7 +50,8 @@ def _split_comment(line):
 def help_examples():
     from click.testing import CliRunner
 
-    from stree.cli import COMMANDS, main
+    from stree.commands import COMMANDS
+    from stree.cli import main
 
     found = []
     for name in [None, *COMMANDS]:

@@ -21,7 +21,8 @@ import click  # noqa: E402
 
 from stree import __version__  # noqa: E402
 from stree.output import fields  # noqa: E402
-from stree.cli import COMMANDS, ENV_HELP, LIMITS_HELP, main  # noqa: E402
+from stree.commands import COMMANDS  # noqa: E402
+from stree.cli import ENV_HELP, LIMITS_HELP, main  # noqa: E402
 from stree.errors import EXIT_CODES  # noqa: E402
 
 MANUAL = "stree manual"

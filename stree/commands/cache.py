@@ -2,7 +2,7 @@ import os
 
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..output.fields import describe
 
 CACHE_FIELDS = {
@@ -41,14 +41,15 @@ def command(env, action, json_mode, fmt, nul):
     and their temp files), never a link, a directory or any other file of the
     cache directory ($STREE_CACHE_DIR).
     """
-    from ..storage import index
+    from ..storage import cachefiles
+    from ..storage.cachedir import cache_dir
 
     if action == "list":
         out = env.output(json_mode, fmt, nul, CACHE_FIELDS)
-        for full, meta in index.entries():
+        for full, meta in cachefiles.entries():
             kind = "index" if full.endswith(".idx") else "graph"
             rec = {"path": full, "kind": kind, "session": (meta or {}).get("path"), "bytes": _size(full),
-                   "stale": index.is_stale(full, meta)}
+                   "stale": cachefiles.is_stale(full, meta)}
             human = f"{rec['bytes']:>10}  {kind:<5}  {'stale' if rec['stale'] else 'ok   '}  {rec['session'] or full}"
             out.record(rec, human)
         out.close()
@@ -56,7 +57,7 @@ def command(env, action, json_mode, fmt, nul):
     removed = collect(action == "clear")
     from ..format.terminal import inert
 
-    click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)
+    click.echo(inert(f"stree: removed {removed} cache file(s) from {cache_dir()}", oneline=True), err=True)
 
 
 STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed
@@ -67,12 +68,12 @@ def collect(everything):
     stree's own file names are ever removed (stree.cachedir.OWN_NAME), never a link."""
     import time
 
-    from ..storage import index
+    from ..storage import cachefiles
 
     removed = 0
-    stale = [full for full, meta in index.entries() if everything or index.is_stale(full, meta)]
+    stale = [full for full, meta in cachefiles.entries() if everything or cachefiles.is_stale(full, meta)]
     now = time.time()
-    for full in index.temp_entries():
+    for full in cachefiles.temp_entries():
         try:
             if everything or now - os.lstat(full).st_mtime > STALE_TEMP_AGE:
                 stale.append(full)

@@ -3,7 +3,7 @@ import sys
 import click
 
 from ..core import hooks
-from ..cli import warn_user
+from .options import warn_user
 from ..errors import CONFLICT, StreeError, UsageError
 from ..core.navigate import Checkout
 from ..format.terminal import inert

@@ -1,6 +1,6 @@
 import click
 
-from ..complete import SHELLS, script
+SHELLS = ("bash", "zsh")
 
 
 @click.command("completion", epilog="""\b
@@ -25,3 +25,11 @@ def command(shell):
     and the values of choices such as --filter and --provider.
     """
     click.echo(script(shell), nl=False)
+
+
+def script(shell):
+    """The completion script for `shell`, as shipped in completions/."""
+    from pathlib import Path
+
+    name = {"bash": "stree.bash", "zsh": "_stree"}[shell]
+    return (Path(__file__).resolve().parent.parent / "data" / name).read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..core.convert import convert_to_llm, to_anthropic, to_openai
 from ..output.fields import MESSAGE_FIELDS, describe
 from ..format.terminal import inert

@@ -1,6 +1,6 @@
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..errors import NEGATIVE
 from ..output.fields import describe
 from ..core.integrity import KINDS, check

@@ -18,9 +18,9 @@ def command(everything):
     <dev>-<inode>-<crc>.graph and their temp files), never a link, a
     directory or any other file of the cache directory ($STREE_CACHE_DIR).
     """
-    from ..storage import index
+    from ..storage.cachedir import cache_dir
 
     removed = collect(everything)
     from ..format.terminal import inert
 
-    click.echo(inert(f"stree: removed {removed} cache file(s) from {index.cache_dir()}", oneline=True), err=True)
+    click.echo(inert(f"stree: removed {removed} cache file(s) from {cache_dir()}", oneline=True), err=True)

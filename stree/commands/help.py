@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import COMMANDS
+from . import COMMANDS
 from ..errors import NotFound
 
 # a source checkout keeps its pages next to the package (make man writes them there)

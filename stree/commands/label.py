@@ -1,6 +1,6 @@
 import click
 
-from ..cli import output_options, warn_user
+from .options import output_options, warn_user
 from ..errors import CONFLICT, NotFound, StreeError, UsageError
 from ..output.fields import LABEL_FIELDS, describe
 from ..output.modes import display_width, fit, terminal_width

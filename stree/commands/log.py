@@ -2,7 +2,7 @@ import sys
 
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..output.dates import date_option, show as show_date
 from ..errors import NEGATIVE, UsageError
 from ..output.fields import ENTRY_FIELDS, describe, entry_record

@@ -2,7 +2,7 @@ import os
 
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..errors import StreeError
 from ..output.fields import SESSION_FIELDS, describe
 from ..output.dates import date_option, show as show_date

@@ -1,6 +1,6 @@
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..output.fields import REV_FIELDS, describe
 from ..core.revs import Resolver
 

@@ -1,6 +1,6 @@
 import click
 
-from ..cli import warn_user
+from .options import warn_user
 from ..errors import NEGATIVE
 from ..format.terminal import inert
 from ..writing.append import append_entries

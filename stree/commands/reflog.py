@@ -1,6 +1,6 @@
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..output.fields import describe
 from ..core.navigate import leaf_moves
 

@@ -2,7 +2,7 @@ import json
 
 import click
 
-from ..cli import output_options
+from .options import output_options
 from ..output.dates import date_option, show as show_date
 from ..output.fields import ENTRY_FIELDS, describe, entry_record
 from ..format.terminal import inert

@@ -1,0 +1,18 @@
+"""The statistics line of STREE_DEBUG_STATS (read by the fast path too: no imports)."""
+
+import sys
+
+
+def stats_line(parsed, state):
+    """The line STREE_DEBUG_STATS prints at the end of a command."""
+    import resource
+
+    unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    line = f"stree: stats: parsed {parsed} lines, index {state}, peak rss {own * unit // 1024} KiB"
+    session = sys.modules.get("stree.storage.scan")
+    workers = session.STATS["workers"] if session else 0
+    if workers:  # the largest of them (the parse workers are this process's only children then)
+        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        line += f", {workers} parse worker(s), peak rss {child * unit // 1024} KiB"
+    return line

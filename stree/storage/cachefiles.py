@@ -1,0 +1,58 @@
+"""The files in stree's cache directory (indexes and kept graphs), listed and checked for
+`stree cache` and `stree gc`."""
+
+import os
+
+from .cachedir import cache_dir
+from .index import FORMAT, meta_of
+
+
+def entries():
+    """(path, meta or None) for every file stree wrote in the cache: indexes (.idx) and
+    kept graphs (.graph, stree.graphcache). Other files, links and directories are not
+    listed (STREE_CACHE_DIR may hold anything); temp files: see temp_entries()."""
+    from . import graphcache
+    from .cachedir import own_files
+
+    directory = cache_dir()
+    out = []
+    for name, temp in own_files(directory):
+        if temp:
+            continue
+        full = os.path.join(directory, name)
+        meta = None
+        if name.endswith(".idx"):
+            try:
+                meta, _ = meta_of(full)
+            except Exception:
+                meta = None
+        elif name.endswith(graphcache.SUFFIX):
+            meta = graphcache.read_meta(full)
+        out.append((full, meta))
+    return out
+
+
+def temp_entries():
+    """Paths of stree's own temp files in the cache (a write in progress, or one killed)."""
+    from .cachedir import own_files
+
+    directory = cache_dir()
+    return [os.path.join(directory, name) for name, temp in own_files(directory) if temp]
+
+
+def is_stale(full, meta):
+    """True when a cache file no longer belongs to a session file as it is (a graph
+    file: as it was when the graph was drawn)."""
+    from . import graphcache
+
+    if full.endswith(graphcache.SUFFIX):
+        return graphcache.is_stale(meta)
+    if not full.endswith(".idx") or meta is None or meta.get("format") != FORMAT:
+        return True
+    try:
+        st = os.stat(meta["path"])
+    except OSError:
+        return True
+    if (st.st_dev, st.st_ino) != (meta["dev"], meta["ino"]) or st.st_size < meta["covered"]:
+        return True
+    return False
