@@ -54,38 +54,10 @@ def command(env, action, json_mode, fmt, nul):
             out.record(rec, human)
         out.close()
         return
-    removed = collect(action == "clear")
+    removed = cachefiles.collect(action == "clear")
     from ..format.terminal import inert
 
     click.echo(inert(f"stree: removed {removed} cache file(s) from {cache_dir()}", oneline=True), err=True)
-
-
-STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed
-
-
-def collect(everything):
-    """Remove stale cache files (all of them with `everything`); returns how many. Only
-    stree's own file names are ever removed (stree.cachedir.OWN_NAME), never a link."""
-    import time
-
-    from ..storage import cachefiles
-
-    removed = 0
-    stale = [full for full, meta in cachefiles.entries() if everything or cachefiles.is_stale(full, meta)]
-    now = time.time()
-    for full in cachefiles.temp_entries():
-        try:
-            if everything or now - os.lstat(full).st_mtime > STALE_TEMP_AGE:
-                stale.append(full)
-        except OSError:
-            pass
-    for full in stale:
-        try:
-            os.unlink(full)
-            removed += 1
-        except OSError:
-            pass
-    return removed
 
 
 def _size(path):

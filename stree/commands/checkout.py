@@ -12,7 +12,7 @@ from ..core.revs import Resolver
 from ..writing.append import append_entries
 from ..writing.atomic import refuse_bundled
 from ..output.progress import Waiting
-from .summarize import MODEL_FLAGS, model_options, resolve
+from .options import MODEL_FLAGS, model_options, resolve
 
 
 @click.command("checkout", epilog="""\b
@@ -77,7 +77,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     if given and not summarize:
         raise UsageError(f"{', '.join(given)} only apply with --summarize")
     if label and label.strip():
-        from .label import check_name
+        from ..core.revs import check_name
 
         check_name(label.strip())
     path = env.session_path()

@@ -1,7 +1,5 @@
 import click
 
-from .cache import collect
-
 
 @click.command("gc", epilog="""\b
 Examples:
@@ -19,6 +17,8 @@ def command(everything):
     directory or any other file of the cache directory ($STREE_CACHE_DIR).
     """
     from ..storage.cachedir import cache_dir
+
+    from ..storage.cachefiles import collect
 
     removed = collect(everything)
     from ..format.terminal import inert

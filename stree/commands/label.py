@@ -6,7 +6,7 @@ from ..output.fields import LABEL_FIELDS, describe
 from ..output.modes import display_width, fit, terminal_width
 from ..format.terminal import inert
 from ..core.preview import Previewer
-from ..core.revs import Resolver
+from ..core.revs import Resolver, check_name
 from ..writing.append import append_entries
 
 
@@ -68,29 +68,6 @@ def _list(env, json_mode, fmt, nul):
         out.record(rec, human)
     out.close()
 
-
-RESERVED = ("@", "HEAD", "root")
-_BAD_PARTS = ("~", "^", ":", "..", "@{", "\\", "?", "*", "[")
-
-
-def check_name(name):
-    """Refuse a label name that could never be used as a revision (as git check-ref-format)."""
-    why = None
-    if name in RESERVED:
-        why = f"'{name}' is a revision name of its own"
-    elif name.startswith("-"):
-        why = "it starts with '-' (it would read as an option)"
-    elif any(c.isspace() for c in name):
-        why = "it contains whitespace"
-    elif not name.isprintable():
-        why = "it contains control characters"
-    else:
-        bad = [part for part in _BAD_PARTS if part in name]
-        if bad:
-            why = f"it contains '{bad[0]}', which is revision syntax"
-    if why:
-        raise UsageError(f"invalid label name '{inert(name, oneline=True)}': {why}",
-                         hint="use letters, digits and - _ / . (e.g. csv-attempt)")
 
 
 def _set(tree, name, revision, force, notes):

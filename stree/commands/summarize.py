@@ -8,43 +8,9 @@ from ..format.terminal import inert
 from ..output.modes import to_json
 from ..output.progress import Waiting
 from ..core.revs import Resolver
+from .options import model_options, resolve
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def model_options(f):
-    """--provider/--model/--base-url/--timeout/--context-window/--stream; shared with
-    `checkout --summarize`."""
-    options = [
-        click.option("--provider", type=click.Choice(["openai", "anthropic", "extractive"]),
-                     help="Who summarizes: an OpenAI-compatible server, Anthropic, or extractive (offline)."),
-        click.option("--model", metavar="ID", help="Model id (default: STREE_MODEL, the config, the session's model)."),
-        click.option("--base-url", metavar="URL",
-                     help="API base URL, e.g. http://localhost:11434/v1 (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-                     help="Give up when the server is silent this long (default 120)."),
-        click.option("--context-window", type=click.IntRange(min=16385), metavar="TOKENS",
-                     help="The model's context window; the conversation gets this minus 16384 tokens "
-                          "(default: known models, else 128000)."),
-        click.option("--stream/--no-stream", default=None, help="Stream the answer (SSE; the default)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-MODEL_FLAGS = ("provider", "model", "base_url", "timeout", "context_window", "stream")
-
-
-def resolve(env, tree, provider=None, model=None, base_url=None, timeout=None, context_window=None, stream=None):
-    """providers.Options from the flags, the environment, the config file and the session's model."""
-    from ..providers import resolve_options
-    from ..core.summary import session_thinking_level
-
-    flags = {"provider": provider, "model": model, "base_url": base_url, "timeout": timeout,
-             "context_window": context_window, "stream": stream, "debug": env.debug}
-    session_model = tree.build_context(tree.leaf)["model"] if tree.leaf else None
-    return resolve_options(flags, session_model, session_thinking=session_thinking_level(tree))
 
 
 @click.command("summarize", epilog="""\b

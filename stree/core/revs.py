@@ -11,6 +11,7 @@ A name is tried as an exact id, then a label, then an id prefix.
 import re
 
 from ..errors import CycleError, NotFound, UsageError
+from ..format.terminal import inert
 from .preview import Previewer, entry_text
 
 MIN_PREFIX = 4
@@ -319,3 +320,27 @@ def list_moves(path, limit=10):
         return out
     finally:
         session.close()
+
+
+RESERVED = ("@", "HEAD", "root")
+LABEL_SYNTAX = ("~", "^", ":", "..", "@{", "\\", "?", "*", "[")
+
+
+def check_name(name):
+    """Refuse a label name that could never be used as a revision (as git check-ref-format)."""
+    why = None
+    if name in RESERVED:
+        why = f"'{name}' is a revision name of its own"
+    elif name.startswith("-"):
+        why = "it starts with '-' (it would read as an option)"
+    elif any(c.isspace() for c in name):
+        why = "it contains whitespace"
+    elif not name.isprintable():
+        why = "it contains control characters"
+    else:
+        bad = [part for part in LABEL_SYNTAX if part in name]
+        if bad:
+            why = f"it contains '{bad[0]}', which is revision syntax"
+    if why:
+        raise UsageError(f"invalid label name '{inert(name, oneline=True)}': {why}",
+                         hint="use letters, digits and - _ / . (e.g. csv-attempt)")

@@ -1,6 +1,7 @@
 """Text made safe to print on a terminal (session text is untrusted)."""
 
 import re
+import sys
 
 # Characters that could act on a terminal: C0 controls (but \n and \t), DEL, C1
 # controls, bidi overrides that reorder what follows them, and lone surrogates
@@ -23,3 +24,12 @@ def inert(text, oneline=False):
     if text.isprintable():  # no control, format (bidi) or surrogate character: nothing to escape
         return text
     return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
+
+
+def write(text):
+    """Text to stdout; what the terminal's encoding cannot carry is replaced, not an error."""
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        sys.stdout.flush()  # keep the order of what was written before
+        sys.stdout.buffer.write(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))

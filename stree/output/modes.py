@@ -9,7 +9,7 @@ import shutil
 import sys
 
 from ..errors import UsageError
-from ..format.terminal import inert
+from ..format.terminal import inert, write
 
 def human_safe(text):
     """The last guard of human output: only stree's own colour sequences reach the terminal,
@@ -219,15 +219,6 @@ def display_width(text):
 
 def terminal_width():
     return shutil.get_terminal_size((100, 24)).columns
-
-
-def write(text):
-    """Text to stdout; what the terminal's encoding cannot carry is replaced, not an error."""
-    try:
-        sys.stdout.write(text)
-    except UnicodeEncodeError:
-        sys.stdout.flush()  # keep the order of what was written before
-        sys.stdout.buffer.write(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))
 
 
 def page(text):

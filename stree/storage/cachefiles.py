@@ -56,3 +56,29 @@ def is_stale(full, meta):
     if (st.st_dev, st.st_ino) != (meta["dev"], meta["ino"]) or st.st_size < meta["covered"]:
         return True
     return False
+
+
+STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write that was killed
+
+
+def collect(everything):
+    """Remove stale cache files (all of them with `everything`); returns how many. Only
+    stree's own file names are ever removed (stree.cachedir.OWN_NAME), never a link."""
+    import time
+
+    removed = 0
+    stale = [full for full, meta in entries() if everything or is_stale(full, meta)]
+    now = time.time()
+    for full in temp_entries():
+        try:
+            if everything or now - os.lstat(full).st_mtime > STALE_TEMP_AGE:
+                stale.append(full)
+        except OSError:
+            pass
+    for full in stale:
+        try:
+            os.unlink(full)
+            removed += 1
+        except OSError:
+            pass
+    return removed

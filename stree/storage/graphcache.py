@@ -182,7 +182,7 @@ def write(found):
         utf8 = False
     with f:
         if not utf8:
-            from ..output.modes import write as write_text
+            from ..format.terminal import write as write_text
 
             f.seek(start)
             write_text(f.read(length).decode("utf-8"))
