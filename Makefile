@@ -19,7 +19,9 @@ APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
+# the layer contracts first (import-linter, [tool.importlinter] in pyproject.toml), then the tests
 test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -rs
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
