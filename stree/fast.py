@@ -1,6 +1,6 @@
 """stree's entry point: what can be answered before click loads, then stree.cli.
 
-`log --graph` into a pipe, when stree.graphcache kept its output for the file as
+`log --graph` into a pipe, when stree.storage.graphcache kept its output for the file as
 it is, is printed without loading click (half of stree's startup). Only the plain
 spellings of the options that command takes are read here; anything else (-C,
 --debug, --help, a value this does not know, a cache miss, an error) goes to

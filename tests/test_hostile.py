@@ -31,7 +31,7 @@ ESCAPES = [
 PAYLOAD = " ".join(ESCAPES)
 LONG = "long:" + "ü" * 30000 + ":end"
 
-# stree's own colours are SGR sequences of its own codes (stree.output.STYLES, and the reset);
+# stree's own colours are SGR sequences of its own codes (stree.output.modes.STYLES, and the reset);
 # anything else reaching a terminal is an attack. An SGR a file carries that looks like one of
 # stree's (an entry id holding "\x1b[33m") is caught by RAW: payloads that must never appear.
 OWN_SGR = re.compile(r"\x1b\[(?:(?:0|1|2|31|32|33|35|36|90)m|K)")  # (and progress's erase-line)

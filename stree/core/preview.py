@@ -1,7 +1,7 @@
 """One-line previews of entries, exactly as pi's /tree rows show them.
 
 A preview is a list of (style, text) segments; styles are pi theme names that
-output.py maps to terminal colours. Text here is raw: escaping happens at output.
+output/modes.py maps to terminal colours. Text here is raw: escaping happens at output.
 """
 
 import math

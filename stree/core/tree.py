@@ -14,7 +14,7 @@ from .context import build_context
 
 
 class _ListNodes:
-    """A plain list of Node objects seen through the interface of session.Nodes."""
+    """A plain list of Node objects seen through the interface of storage.nodes.Nodes."""
 
     shape = None
 
@@ -84,14 +84,14 @@ class _ById:
 class Tree:
     """The entries of one session as a tree, as pi's SessionManager sees them.
 
-    Works on rows (positions in file order) and the columns of session.Nodes; Node
+    Works on rows (positions in file order) and the columns of storage.nodes.Nodes; Node
     objects are made only for the entries a caller asks for."""
 
     def __init__(self, nodes, load=None, previews=None):
         self.nodes = nodes  # file order
         self._nodes = nodes if hasattr(nodes, "col") else _ListNodes(nodes)
         self.load = load  # node -> entry dict (content), migrated
-        self.previews = previews  # cached preview segments (stree.index.PreviewCache) or None
+        self.previews = previews  # cached preview segments (stree.storage.index.PreviewCache) or None
         self._shape = getattr(self._nodes, "shape", None)
         self._row_of = None
         self._lookups = 0

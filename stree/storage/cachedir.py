@@ -6,8 +6,8 @@ import re
 import stat
 import sys
 
-# The only names stree ever writes in its cache dir: <dev>-<inode>.idx (stree.index),
-# <dev>-<inode>-<crc>.graph (stree.graphcache), and their temp files while being written.
+# The only names stree ever writes in its cache dir: <dev>-<inode>.idx (stree.storage.index),
+# <dev>-<inode>-<crc>.graph (stree.storage.graphcache), and their temp files while being written.
 # Nothing else there is ever removed, whatever the directory (STREE_CACHE_DIR) holds.
 OWN_NAME = re.compile(r"[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)")
 OWN_TEMP = re.compile(r"(?P<target>[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx))\.[0-9]+(?:-[0-9a-f]+)?\.tmp")

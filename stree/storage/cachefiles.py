@@ -9,7 +9,7 @@ from .index import FORMAT, meta_of
 
 def entries():
     """(path, meta or None) for every file stree wrote in the cache: indexes (.idx) and
-    kept graphs (.graph, stree.graphcache). Other files, links and directories are not
+    kept graphs (.graph, stree.storage.graphcache). Other files, links and directories are not
     listed (STREE_CACHE_DIR may hold anything); temp files: see temp_entries()."""
     from . import graphcache
     from .cachedir import own_files
@@ -63,7 +63,7 @@ STALE_TEMP_AGE = 15 * 60  # seconds: a temp file this old belongs to a write tha
 
 def collect(everything):
     """Remove stale cache files (all of them with `everything`); returns how many. Only
-    stree's own file names are ever removed (stree.cachedir.OWN_NAME), never a link."""
+    stree's own file names are ever removed (stree.storage.cachedir.OWN_NAME), never a link."""
     import time
 
     removed = 0

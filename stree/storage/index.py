@@ -54,7 +54,7 @@ def racy(st, now_ns=None):
     """True when `st` (a session file's stat) is too recent for its size, mtime and ctime to
     prove it unchanged later, as git's "racily clean" entries: a change in the same tick of
     the file system's clock leaves them all as they were. A cache written now must check more
-    than the stat (stree.index) or not be kept (stree.graphcache)."""
+    than the stat (stree.storage.index) or not be kept (stree.storage.graphcache)."""
     import time
 
     now_ns = time.time_ns() if now_ns is None else now_ns
@@ -113,7 +113,7 @@ def _identity(fd, st):
 
 def _load(path, defer=False, own=None):
     # `own`: a descriptor of the file to read through (a copy of it is kept) rather than opening
-    # it again: the writer's, while it holds a lease that an open would break (stree.writer)
+    # it again: the writer's, while it holds a lease that an open would break (stree.writing)
     fd = os.dup(own) if own is not None else sessions.open_file(path)
     try:
         st = os.fstat(fd)
@@ -129,7 +129,7 @@ def _load(path, defer=False, own=None):
     same = _LOADED.get(path)
     if same is not None and same[0] == _identity(fd, st):
         if same[1]._fd is None:
-            same[1]._fd = fd  # (closed meanwhile: stree.session.close_files)
+            same[1]._fd = fd  # (closed meanwhile: stree.storage.session.close_files)
         else:
             os.close(fd)
         return same[1], "fresh"
@@ -189,7 +189,7 @@ def _reshape(s, known):
 
     nodes = s.nodes
     if nodes.shape is not None and len(nodes.shape.prow) == len(nodes):
-        return  # (the parse made it: stree.parallel)
+        return  # (the parse made it: stree.storage.parallel)
     if nodes.shape is not None:
         ids = None
         many = len(nodes) - known > TAIL_LINES  # else each new id is looked up in the index's id text

@@ -4,7 +4,7 @@ Decoding every line's JSON is the whole cost of reading a session without its
 index, and it is CPU-bound: Python runs it on one core. So a long file is cut at
 line boundaries into shares; forked workers take the first shares and this
 process the last. Each share is parsed exactly as the serial parser parses, then
-encoded as an index segment (stree.index), and its rows are linked to the
+encoded as an index segment (stree.storage.index), and its rows are linked to the
 parents found among them; a worker leaves that in an anonymous in-memory file.
 The segments become the Session's rows (decoded lazily, like an index read from
 disk) and, unchanged, the index written for the file; the links make the tree's
@@ -285,7 +285,7 @@ CROSS_MAX = 256  # parents found in another share, one by one; more: compute_sha
 
 
 def _shape(nodes, shares):
-    """The tree's Shape (stree.tree) from the links each share found among its own rows,
+    """The tree's Shape (stree.core.tree) from the links each share found among its own rows,
     exactly as compute_shape() makes it; None (compute_shape() then runs) when an id is
     repeated anywhere, or when many parents are in another share than their child."""
     from .shape import Shape, positions, scan_labels

@@ -20,7 +20,7 @@ def changed_while_reading(path):
 
 def close_files(path):
     """Close every descriptor this process holds on `path` through a Session (each reopens it
-    when it next reads): a write lease (stree.writer) needs the file open nowhere else."""
+    when it next reads): a write lease (stree.writing) needs the file open nowhere else."""
     path = str(path)
     for s in list(_LIVE):
         if str(s.path) == path:
@@ -46,12 +46,12 @@ class Session:
         self.line = 0  # lines read so far (the parse continues from here)
         self.index = 0  # JSON values read so far, as pi counts them
         self.covered = 0  # bytes of complete lines parsed (what an index holds)
-        self.previews = None  # cached previews (stree.index.PreviewCache), or None
+        self.previews = None  # cached previews (stree.storage.index.PreviewCache), or None
         self._meta = None
         self._index_blobs = None  # the data area of the index this session was read from
         self._seen = None  # (size, mtime) of the file when it was read
-        self._stat = None  # its whole stat then (stree.index)
-        self._pending = None  # an index write deferred to the end of the command (stree.index.save)
+        self._stat = None  # its whole stat then (stree.storage.index)
+        self._pending = None  # an index write deferred to the end of the command (stree.storage.index.save)
         self._ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
         self._data = None
         self._fd = None
@@ -130,7 +130,7 @@ LEASE_WAIT = 10.0  # seconds an open waits for another stree's write lease (held
 
 def open_nonblocking(path, flags):
     """os.open without blocking on a FIFO. A regular file under another stree's write lease
-    (stree.writer, held while it appends: milliseconds) answers EAGAIN: tried again."""
+    (stree.writing, held while it appends: milliseconds) answers EAGAIN: tried again."""
     import errno
     import time
 
@@ -208,7 +208,7 @@ def scan_file(s, fd, start, end):
     """Parse the lines of bytes [start, end) of an open file into `s`, continuing its state.
 
     A fresh parse of a long file is shared among several processes (one per core,
-    see stree.parallel): decoding JSON is the whole cost of a cold read."""
+    see stree.storage.parallel): decoding JSON is the whole cost of a cold read."""
     if not len(s.nodes) and s.header is None:
         from . import parallel
 

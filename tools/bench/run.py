@@ -11,10 +11,10 @@ run in turns with its baselines (each round runs every command of a group once):
 
 "cold" = no index (the cache is emptied before each run; the file is in the OS
 page cache, as it is right after pi wrote it); a cold parse is shared among one
-process per core (stree.parallel), and the same command with STREE_JOBS=1 is
+process per core (stree.storage.parallel), and the same command with STREE_JOBS=1 is
 reported next to it. "warm" = the index is present (after one untimed run of the
 same command, which also fills cached previews and keeps a `log --graph`
-output, stree.graphcache); the graph is also timed with its kept output removed.
+output, stree.storage.graphcache); the graph is also timed with its kept output removed.
 Peak RSS comes from STREE_DEBUG_STATS: the stree process plus, for a cold parse,
 its parse workers (their peaks added: an upper bound of what they held at once).
 """
@@ -188,7 +188,7 @@ def main():
                 "drawn": (graph, clear_graphs, None)}, RUNS)
     pi_small = t["pi"]
     row("warm `log --graph`, 10k", t["graph"], "pi 10k", pi_small, 0.2,
-        "the output kept by the untimed runs is printed again, before click loads (stree.graphcache, stree.fast)")
+        "the output kept by the untimed runs is printed again, before click loads (stree.storage.graphcache, stree.fast)")
     row("warm `log --graph`, 10k, drawn", t["drawn"], "pi 10k", pi_small, None,
         "for comparison: index warm, no kept output (every row rendered)")
 
