@@ -2,11 +2,24 @@
 Messages wire formats (JSON and SSE), records every request, and plays scripted failures."""
 
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 ANSWER = "## Goal\nFix the parser.\n\n## Next Steps\n1. Add tests"
+
+
+def name_keys_for_this_server():
+    """stree sends OPENAI_API_KEY / ANTHROPIC_API_KEY only to api.openai.com / api.anthropic.com;
+    for the loopback server the config names the key variables (api_key_env), as a user does."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stree" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    text = config.read_text() if config.exists() else ""
+    if "api_key_env" not in text:
+        config.write_text(text + '\n[openai]\napi_key_env = "OPENAI_API_KEY"\n'
+                                 '[anthropic]\napi_key_env = "ANTHROPIC_API_KEY"\n')
 
 
 class Recorded:

@@ -15,7 +15,8 @@ import pytest
 from conftest import interruptible
 
 from conftest import ROOT
-from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
+from llm_server import (ANSWER, LLMServer, Reply, anthropic_json, name_keys_for_this_server, openai_events,
+                        openai_json)
 from pi_harness import REFERENCE, each_version, pi
 
 KEY = "sk-checkout-test-0123456789-SECRET"
@@ -35,17 +36,6 @@ def demo(tmp_path):
     shutil.copyfile(ROOT / "stree" / "data" / "demo.jsonl", path)
     path.chmod(0o600)
     return path
-
-
-def name_keys_for_this_server():
-    """stree sends OPENAI_API_KEY / ANTHROPIC_API_KEY only to api.openai.com / api.anthropic.com;
-    for the loopback server the config names the key variables (api_key_env), as a user does."""
-    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stree" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    text = config.read_text() if config.exists() else ""
-    if "api_key_env" not in text:
-        config.write_text(text + '\n[openai]\napi_key_env = "OPENAI_API_KEY"\n'
-                                 '[anthropic]\napi_key_env = "ANTHROPIC_API_KEY"\n')
 
 
 def checkout(stree, path, server, provider="openai", *args, env=None):

@@ -273,7 +273,8 @@ def test_real_pi_cli_resumes_a_file_stree_wrote(stree, tmp_path):
     appended = seen["appendedEntries"]
     assert entries["entries"] == ours + appended
     assert all(e["type"] == "thinking_level_change" for e in appended), appended
-    tip = ours[-1]["id"]  # pi's leaf is the file's last line (the label entry), stree's @ the entry under it
+    assert ours[-1]["type"] == "label" and ours[-1]["targetId"] == leaf  # stree's @: the entry labelled
+    tip = ours[-1]["id"]  # pi's leaf is the file's last line (the label entry)
     for entry in appended:
         assert entry["parentId"] == tip
         tip = entry["id"]

@@ -218,8 +218,11 @@ def _chunked(h, data):
 
 
 def huge_json_answer(h, n):
-    """A 200 KB answer in an ordinary JSON reply (fits in memory; far past a summary's size)."""
-    text = "## Goal\n" + "x" * 200_000
+    """An answer twice the cap of a summary in an ordinary JSON reply (fits in memory)."""
+    from stree.providers import BYTES_PER_TOKEN
+    from stree.summary import MAX_TOKENS
+
+    text = "## Goal\n" + "x" * (2 * BYTES_PER_TOKEN * MAX_TOKENS)
     if h.request_json.get("stream"):
         body = b"".join(b"data: " + (e if isinstance(e, str) else json.dumps(e)).encode() + b"\n\n"
                         for _, e in openai_events(text))
@@ -280,7 +283,7 @@ def trickled_headers(h, n):
 
 
 HOSTILE = {
-    "huge-json-answer": (huge_json_answer, ("more than a summary of 2048 tokens can be", "larger than")),
+    "huge-json-answer": (huge_json_answer, ("more than a summary of 4096 tokens can be", "larger than")),
     "endless-json-answer": (endless_json_answer, "larger than"),
     "endless-stream-answer": (endless_stream_answer, "larger than"),
     "huge-error-body": (huge_error_body, "HTTP 500"),

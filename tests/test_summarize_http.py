@@ -15,7 +15,8 @@ from conftest import interruptible, read_pty
 
 from builders import SessionBuilder
 from conftest import ROOT
-from llm_server import ANSWER, LLMServer, Reply, anthropic_json, openai_events, openai_json
+from llm_server import (ANSWER, LLMServer, Reply, anthropic_json, name_keys_for_this_server, openai_events,
+                        openai_json)
 from pi_harness import REFERENCE, each_version, pi_constant, run_pi
 from stree.core.summary import MAX_TOKENS
 
@@ -49,17 +50,6 @@ def expected_user(prep, version):
 
 def system_prompt(version):
     return pi_constant("SUMMARIZATION_SYSTEM_PROMPT", "core/compaction/utils.js", version=version)
-
-
-def name_keys_for_this_server():
-    """stree sends OPENAI_API_KEY / ANTHROPIC_API_KEY only to api.openai.com / api.anthropic.com;
-    for the loopback server the config names the key variables (api_key_env), as a user does."""
-    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stree" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    text = config.read_text() if config.exists() else ""
-    if "api_key_env" not in text:
-        config.write_text(text + '\n[openai]\napi_key_env = "OPENAI_API_KEY"\n'
-                                 '[anthropic]\napi_key_env = "ANTHROPIC_API_KEY"\n')
 
 
 def summarize(stree, server, provider, *args, env=None, session=DEMO):

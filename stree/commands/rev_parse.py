@@ -2,6 +2,7 @@ import click
 
 from .options import output_options
 from ..errors import NotFound, StreeError
+from ..format.terminal import inert
 from ..output.fields import REV_FIELDS, describe
 from ..core.revs import Resolver
 
@@ -57,7 +58,7 @@ def command(env, revisions, short, verify, quiet, json_mode, fmt, nul):
             raise
         for mark, id in results:
             out.record({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},
-                       mark + shown(id))
+                       mark + inert(shown(id), oneline=True))  # an id is file text
     out.close()
 
 

@@ -11,10 +11,10 @@ import sys
 from ..errors import UsageError
 from ..format.terminal import inert, write
 
-def human_safe(text):
-    """The last guard of human output: only stree's own colour sequences reach the terminal,
-    whatever a command forgot to pass through inert() (entry ids, for one)."""
-    if "\x1b" not in text:
+def human_safe(text, color=True):
+    """The last guard of human output: only stree's own colour sequences reach the terminal
+    (none without colour), whatever a command forgot to pass through inert() (entry ids, for one)."""
+    if "\x1b" not in text or not color:
         return inert(text)
     parts = _OWN_SGR.split(text)
     return "".join(part if i % 2 else inert(part) for i, part in enumerate(parts))
@@ -147,10 +147,10 @@ class Output:
     def lines(self, texts):
         """Several human lines, written at once (long listings: one write, not one a line)."""
         if self.pager and self.tty:
-            self._lines.extend(map(human_safe, texts))
+            self._lines.extend(human_safe(t, self.color) for t in texts)
             return
         end = self.end
-        text = "".join(human_safe(t) + end for t in texts)
+        text = "".join(human_safe(t, self.color) + end for t in texts)
         write(text)
         if self.capture is not None:
             self.capture.append(text)
@@ -167,7 +167,7 @@ class Output:
 
     def _emit(self, text):
         if not self.machine:
-            text = human_safe(text)
+            text = human_safe(text, self.color)
         if self.pager and self.tty and not self.machine:
             self._lines.append(text)
         else:
