@@ -220,7 +220,7 @@ def _chunked(h, data):
 def huge_json_answer(h, n):
     """An answer twice the cap of a summary in an ordinary JSON reply (fits in memory)."""
     from stree.providers import BYTES_PER_TOKEN
-    from stree.summary import MAX_TOKENS
+    from stree.core.summary import MAX_TOKENS
 
     text = "## Goal\n" + "x" * (2 * BYTES_PER_TOKEN * MAX_TOKENS)
     if h.request_json.get("stream"):
