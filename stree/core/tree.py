@@ -91,7 +91,7 @@ class Tree:
         self.nodes = nodes  # file order
         self._nodes = nodes if hasattr(nodes, "col") else _ListNodes(nodes)
         self.load = load  # node -> entry dict (content), migrated
-        self.previews = previews  # cached preview segments (stree.storage.index.PreviewCache) or None
+        self.previews = previews  # cached preview segments (stree.storage.previews.PreviewCache) or None
         self._shape = getattr(self._nodes, "shape", None)
         self._row_of = None
         self._lookups = 0

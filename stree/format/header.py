@@ -86,7 +86,7 @@ def as_v3(session):
     """The bytes of a v1/v2 session rewritten as v3, as pi's migration writes it, with
     stree's deterministic ids. Line 1 of oh-my-pi files (the title slot) and lines pi
     cannot parse are kept byte for byte; nothing is dropped."""
-    data = session._data
+    data = session.data
     header = dict(session.header)
     header["version"] = CURRENT_VERSION
     by_line = {node.line: node for node in session.nodes}

@@ -261,13 +261,13 @@ def is_stale(meta):
 def store(session, options, text):
     """Keep `text`, printed for `options` from `session` as it was read; failures are silent
     (the next run renders again)."""
-    fd = session._fd
-    if fd is None or session._seen is None or len(text) > MAX_TEXT:
+    fd = session.fd
+    if fd is None or session.seen is None or len(text) > MAX_TEXT:
         return
     try:
         st = os.fstat(fd)
-        if (st.st_size, st.st_mtime_ns) != session._seen or st.st_size != session.size \
-                or (session._stat is not None and st.st_ctime_ns != session._stat.st_ctime_ns):
+        if (st.st_size, st.st_mtime_ns) != session.seen or st.st_size != session.size \
+                or (session.file_stat is not None and st.st_ctime_ns != session.file_stat.st_ctime_ns):
             return  # the file changed while we drew it: what we printed matches no file state
         if _racy(st):
             return  # changed in this tick of the clock: a change in the same tick could go unseen

@@ -128,8 +128,8 @@ def _load(path, defer=False, own=None):
     size = st.st_size
     same = _LOADED.get(path)
     if same is not None and same[0] == _identity(fd, st):
-        if same[1]._fd is None:
-            same[1]._fd = fd  # (closed meanwhile: stree.storage.session.close_files)
+        if same[1].fd is None:
+            same[1].fd = fd  # (closed meanwhile: stree.storage.session.close_files)
         else:
             os.close(fd)
         return same[1], "fresh"
@@ -142,12 +142,12 @@ def _load(path, defer=False, own=None):
         state = "built"
     elif s.covered < covered:
         state = "updated"
-    s._fd = fd
+    s.fd = fd
     s.size = size
     if s.previews is None:
         s.previews = PreviewCache()
-    s._seen = (size, st.st_mtime_ns)
-    s._stat = st
+    s.seen = (size, st.st_mtime_ns)
+    s.file_stat = st
     if s.covered < covered:
         known = len(s.nodes)
         tail = covered - s.covered
@@ -161,14 +161,14 @@ def _load(path, defer=False, own=None):
             # like git's commit-graph, a few appended lines are parsed again by each command
             # rather than rewriting the index for every one; it is rewritten once they add up
             if defer and state == "built" and s.version >= 2 and covered == size:
-                s._pending = (target, st, len(s.nodes))
+                s.pending = (target, st, len(s.nodes))
             elif state == "built" or s.version < 2 or len(s.nodes) - known > TAIL_LINES or tail > TAIL_BYTES:
-                s._meta = _write(target, s, st, fd, path, known if state == "updated" else 0)
-    elif s._meta is not None and ((s._meta["size"], s._meta["mtime_ns"], s._meta["ctime_ns"])
+                s.index_meta = _write(target, s, st, fd, path, known if state == "updated" else 0)
+    elif s.index_meta is not None and ((s.index_meta["size"], s.index_meta["mtime_ns"], s.index_meta["ctime_ns"])
                                   != (size, st.st_mtime_ns, st.st_ctime_ns)
-                                  or (s._meta["racy_crc"] is not None and not racy(st))):
+                                  or (s.index_meta["racy_crc"] is not None and not racy(st))):
         # a torn tail changed (new size and times), or a racy index proved right: written again
-        s._meta = _write(target, s, st, fd, path, len(s.nodes))
+        s.index_meta = _write(target, s, st, fd, path, len(s.nodes))
     s.ends_with_newline = True
     if covered < size:
         known = len(s.nodes)
@@ -321,8 +321,8 @@ def _restore(target, path, fd, st, covered):
                 return None
             s.nodes.shape = Shape(prow, nkids, *rest)
         s.covered = old
-        s._meta = meta
-        s._index_blobs = blobs
+        s.index_meta = meta
+        s.index_blobs = blobs
         pv = meta.get("previews")
         s.previews = PreviewCache(meta, blobs.raw(*pv) if pv else b"")
         return s
@@ -345,15 +345,15 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         nodes = s.nodes
         area = Area()
         put = area.put
-        old = s._meta
+        old = s.index_meta
         segments = []
         start = 0
         blobs = None
         if keep and old is not None and keep == old["rows"] and len(old["segments"]) < SEGMENTS_MAX \
-                and s._index_blobs is not None:
-            blobs, stored = s._index_blobs, old["segments"]
-        elif not keep and s._ready is not None and s._ready[2] <= len(nodes):
-            blobs, stored, keep = s._ready  # the segments parse workers encoded
+                and s.index_blobs is not None:
+            blobs, stored = s.index_blobs, old["segments"]
+        elif not keep and s.ready is not None and s.ready[2] <= len(nodes):
+            blobs, stored, keep = s.ready  # the segments parse workers encoded
         if blobs is not None:
             for rows, seg in stored:
                 copy = {}
@@ -392,8 +392,8 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         head = marshal.dumps(meta, 4)
         write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,
                             *area.chunks, previews])
-        s._index_blobs = Parts(area.chunks)  # what the new meta's segments point into
-        s._ready = None
+        s.index_blobs = Parts(area.chunks)  # what the new meta's segments point into
+        s.ready = None
         return meta
     except Exception as e:
         debug(f"cannot write index {target}: {type(e).__name__}: {e}")
@@ -416,21 +416,21 @@ def _crc_all(fd, end):
 def save(s):
     """At the end of a command: write the index a load deferred, or rewrite the index
     with the previews this command computed."""
-    pending = s._pending
+    pending = s.pending
     if pending is not None:
-        s._pending = None
+        s.pending = None
         target, st, rows = pending
-        if len(s.nodes) == rows and s._fd is not None:  # the rows parsed then, nothing since
-            s._meta = _write(target, s, st, s._fd, s.path)
+        if len(s.nodes) == rows and s.fd is not None:  # the rows parsed then, nothing since
+            s.index_meta = _write(target, s, st, s.fd, s.path)
         return
     cache = s.previews
-    if cache is None or len(cache.new) < PREVIEW_WRITE_MIN or s._fd is None or s._meta is None \
+    if cache is None or len(cache.new) < PREVIEW_WRITE_MIN or s.fd is None or s.index_meta is None \
             or s.version < 2 or s.covered != s.size:
         return  # (a torn last line is parsed, never indexed: the next command writes them)
     try:
-        st = os.fstat(s._fd)
-        meta = s._meta
-        if (st.st_size, st.st_mtime_ns) != s._seen or st.st_ctime_ns != s._stat.st_ctime_ns:
+        st = os.fstat(s.fd)
+        meta = s.index_meta
+        if (st.st_size, st.st_mtime_ns) != s.seen or st.st_ctime_ns != s.file_stat.st_ctime_ns:
             return  # the file moved on meanwhile: the next command reindexes
         target = index_path(st)
         current, _ = meta_of(target)
@@ -438,4 +438,4 @@ def save(s):
             return
     except Exception:
         return
-    s._meta = _write(target, s, st, s._fd, s.path, meta["rows"], cache.section(s))
+    s.index_meta = _write(target, s, st, s.fd, s.path, meta["rows"], cache.section(s))

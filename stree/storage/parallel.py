@@ -276,7 +276,7 @@ def _adopt(s, shares):
         rows_total += rows
     blobs = Parts(area.chunks)
     s.nodes = Nodes(IndexColumns(blobs, segments, s.path), rows_total)
-    s._ready = (blobs, segments, rows_total)
+    s.ready = (blobs, segments, rows_total)
     if s.version >= 2:
         s.nodes.shape = _shape(s.nodes, shares)
 

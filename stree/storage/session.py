@@ -46,26 +46,26 @@ class Session:
         self.line = 0  # lines read so far (the parse continues from here)
         self.index = 0  # JSON values read so far, as pi counts them
         self.covered = 0  # bytes of complete lines parsed (what an index holds)
-        self.previews = None  # cached previews (stree.storage.index.PreviewCache), or None
-        self._meta = None
-        self._index_blobs = None  # the data area of the index this session was read from
-        self._seen = None  # (size, mtime) of the file when it was read
-        self._stat = None  # its whole stat then (stree.storage.index)
-        self._pending = None  # an index write deferred to the end of the command (stree.storage.index.save)
-        self._ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
-        self._data = None
-        self._fd = None
+        self.previews = None  # cached previews (stree.storage.previews.PreviewCache), or None
+        self.index_meta = None  # the metadata of the index this session was read from or written to
+        self.index_blobs = None  # the data area of the index this session was read from
+        self.seen = None  # (size, mtime) of the file when it was read
+        self.file_stat = None  # its whole stat then (stree.storage.index)
+        self.pending = None  # an index write deferred to the end of the command (stree.storage.index.save)
+        self.ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
+        self.data = None  # the whole file, when parse() was given its bytes
+        self.fd = None  # the open file (raw() reads entries from it)
 
     # -- content -------------------------------------------------------
 
     def raw(self, node):
         """The bytes of an entry's line."""
-        if self._data is not None:
-            return self._data[node.offset:node.offset + node.length]
-        if self._fd is None:
-            self._fd = open_file(self.path)
+        if self.data is not None:
+            return self.data[node.offset:node.offset + node.length]
+        if self.fd is None:
+            self.fd = open_file(self.path)
         try:
-            data = os.pread(self._fd, node.length, node.offset)
+            data = os.pread(self.fd, node.length, node.offset)
         except OSError as e:
             raise BadFile(f"{self.path}: cannot read: {e.strerror}") from None
         if len(data) != node.length:
@@ -85,9 +85,9 @@ class Session:
         return obj
 
     def close(self):
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
     def __del__(self):  # a session dropped without close() (a library caller) does not keep its file open
         try:
@@ -174,12 +174,12 @@ def parse(path, data=None):
     """
     s = Session(path)
     if data is not None:
-        s._data = data
+        s.data = data
         s.size = len(data)
         scanner.scan(s, data, 0, len(data))
     else:
         fd = open_file(path)
-        s._fd = fd
+        s.fd = fd
         try:
             size = os.fstat(fd).st_size
         except OSError as e:
