@@ -109,3 +109,21 @@ def test_show_decodes_the_entry_and_its_parent_only(tmp_path, stree):
     assert r.code == 0, r
     assert decoded(r) <= 2 + 2, r.err
     assert r.raw == stree("--no-cache", "-s", path, "show", "@~3").raw
+
+
+def test_summarize_decodes_only_the_abandoned_branch(tmp_path, stree):
+    path, ids = compacted(tmp_path, 20000, 200, 20)
+    b = ids["builder"]
+    b.at(ids["branch_at"])
+    for i in range(15):
+        b.user(f"side {i}")
+        b.assistant(f"side answer {i}")
+    b.write(path)
+    stats_run(stree, path, "rev-parse", "@")
+    for args in (("--prompt",), ("--prompt", "--json")):
+        r = stats_run(stree, path, "summarize", *args, "--to", ids["leaf"])
+        assert r.code == 0, r
+        # the 30 abandoned entries, the target, the session's model and thinking level
+        assert decoded(r) <= 30 + 3 + 2, r.err
+        assert r.raw == stree("--no-cache", "-s", path, "summarize", *args, "--to", ids["leaf"]).raw
+    assert json.loads(r.out)["entryIds"] == [e["id"] for e in b.entries[-30:]]

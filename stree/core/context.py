@@ -205,3 +205,11 @@ def build_context_lazy(path, load):
     # context_entries leaves them out (they come before firstKeptEntryId)
     before = [load(path[i]) for i in sorted({thinking, model}) if 0 <= i < start]
     return build_context(before + loaded)
+
+
+def model_lazy(path, load):
+    """build_context's model over a root-first path of Nodes, loading only its last setter."""
+    for node in reversed(path):
+        if node.type == "model_change" or (node.type == "message" and node.role == "assistant"):
+            return build_context([load(node)])["model"]
+    return None
