@@ -52,5 +52,5 @@ def resolve(env, tree, provider=None, model=None, base_url=None, timeout=None, c
 
     flags = {"provider": provider, "model": model, "base_url": base_url, "timeout": timeout,
              "context_window": context_window, "stream": stream, "debug": env.debug}
-    session_model = tree.build_context(tree.leaf)["model"] if tree.leaf else None
+    session_model = tree.context_model(tree.leaf) if tree.leaf else None
     return resolve_options(flags, session_model, session_thinking=session_thinking_level(tree))

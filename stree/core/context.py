@@ -175,3 +175,41 @@ def build_context(path):
         id = entry.get("id")
         messages.extend(project_entry(entry, edits.get(id) if id.__class__ is str else None))
     return {"messages": messages, "thinkingLevel": thinking, "model": model}
+
+
+def build_context_lazy(path, load):
+    """build_context over a root-first path of Nodes, loading (decoding) only the entries the
+    answer reads: the newest compaction, the entries from its firstKeptEntryId on (context
+    edits, kept and later entries), and the last thinking-level and model setters before
+    them. The Nodes' structure (type, role, id) finds these without decoding the rest."""
+    compaction = thinking = model = -1
+    for i, node in enumerate(path):
+        etype = node.type
+        if etype == "compaction":
+            compaction = i
+        elif etype == "thinking_level_change":
+            thinking = i
+        elif etype == "model_change" or (etype == "message" and node.role == "assistant"):
+            model = i
+    if compaction < 0:
+        return build_context([load(n) for n in path])
+    entry = load(path[compaction])
+    first = entry.get("firstKeptEntryId")
+    start = compaction
+    for i in range(compaction):
+        if path[i].id == first:  # a Node's id is its entry's id (migrated files: the same stable id)
+            start = i
+            break
+    loaded = [load(n) for n in path[start:compaction]] + [entry] + [load(n) for n in path[compaction + 1:]]
+    # the setters before the kept range, in path order: build_context reads them and
+    # context_entries leaves them out (they come before firstKeptEntryId)
+    before = [load(path[i]) for i in sorted({thinking, model}) if 0 <= i < start]
+    return build_context(before + loaded)
+
+
+def model_lazy(path, load):
+    """build_context's model over a root-first path of Nodes, loading only its last setter."""
+    for node in reversed(path):
+        if node.type == "model_change" or (node.type == "message" and node.role == "assistant"):
+            return build_context([load(node)])["model"]
+    return None

@@ -325,7 +325,7 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
     modifiedFiles, model, usage}; raises StreeError(code=5) when the model fails.
     """
     if options is None:
-        options = resolve_options(session_model=tree.build_context(tree.leaf)["model"],
+        options = resolve_options(session_model=tree.context_model(tree.leaf),
                                   session_thinking=session_thinking_level(tree))
     elif isinstance(options, dict):
         options = Options(**options)

@@ -10,7 +10,7 @@ from ..errors import CycleError
 from ..format.decode import JS_WHITESPACE
 from ..format.timestamp import ts_millis
 from ..storage.shape import compute_shape, hashable
-from .context import build_context
+from .context import build_context_lazy, model_lazy
 
 
 class _ListNodes:
@@ -404,7 +404,11 @@ class Tree:
 
     def build_context(self, leaf):
         """What pi sends to the model from `leaf`: {messages, thinkingLevel, model}."""
-        return build_context([self.load(n) for n in self._context_path(leaf)])
+        return build_context_lazy(self._context_path(leaf), self.load)
+
+    def context_model(self, leaf):
+        """build_context(leaf)["model"], decoding only the entry that sets it."""
+        return model_lazy(self._context_path(leaf), self.load)
 
     def _context_path(self, leaf):
         if leaf is None:

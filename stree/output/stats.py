@@ -9,8 +9,10 @@ def stats_line(parsed, state):
 
     unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    line = f"stree: stats: parsed {parsed} lines, index {state}, peak rss {own * unit // 1024} KiB"
     session = sys.modules.get("stree.storage.scan")
+    decoded = session.STATS["decoded"] if session else 0
+    line = (f"stree: stats: parsed {parsed} lines, index {state}, decoded {decoded} entries, "
+            f"peak rss {own * unit // 1024} KiB")
     workers = session.STATS["workers"] if session else 0
     if workers:  # the largest of them (the parse workers are this process's only children then)
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -11,8 +11,8 @@ from ..format.header import read_header
 from .nodes import Columns
 
 BLOCK = 1 << 20  # bytes read at a time
-STATS = {"parsed": 0, "workers": 0}  # lines handed to the JSON decoder (by this process and its parse
-#                                       workers), workers forked (STREE_DEBUG_STATS)
+STATS = {"parsed": 0, "workers": 0, "decoded": 0}  # lines handed to the JSON decoder (by this process
+#   and its parse workers), workers forked, entries' content loaded (Session.load) (STREE_DEBUG_STATS)
 _scan_once = json.scanner.make_scanner(DECODER)
 # the line scanner's fast path: Python's own int() (C speed), limited to 3998 digits while it
 # runs so that it yields an int exactly where _parse_int would; longer numbers take the slow path

@@ -74,6 +74,7 @@ class Session:
 
     def load(self, node):
         """The entry as pi holds it in memory (migrated to v3)."""
+        scanner.STATS["decoded"] += 1
         try:
             obj = decode_line(self.raw(node))
         except ValueError:  # it parsed when the file was read: the bytes have changed since

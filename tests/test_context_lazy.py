@@ -1,0 +1,129 @@
+"""`context`, `show` and `summarize` decode only the entries their answer needs.
+
+Counted, not timed: STREE_DEBUG_STATS reports the entries whose content was loaded
+(decoded) by the command. On a long compacted session, `context` decodes the compaction,
+the kept entries and what follows, and the last thinking-level and model setters; the rest
+of the path is known from its structure (the index) only. The answer stays pi 1.5.2's.
+"""
+
+import json
+import re
+
+from builders import SessionBuilder
+from pi_harness import pi
+
+
+def compacted(tmp_path, before, kept, after, name="s.jsonl"):
+    """A linear session: `before` entries, a model and thinking change, `kept` entries from the
+    compaction's firstKeptEntryId (users and custom messages, a context edit, no assistant),
+    the compaction, then `after` user/assistant entries. -> (path, ids)"""
+    b = SessionBuilder()
+    b.model_change("openai", "gpt-early")
+    b.thinking("low")
+    for i in range(before // 2):
+        b.user(f"question {i}")
+        b.assistant(f"answer {i}")
+    old = b.compaction("an older compaction", b.entries[-4]["id"])
+    b.model_change("anthropic", "claude-late")
+    b.thinking("high")
+    first = b.user("kept 0")
+    b.append("context_edit", targetId=first, replacement={"content": "ignored: before the kept range"})
+    for i in range(kept - 3):
+        if i % 2:
+            b.user(f"kept {i + 1}")
+        else:
+            b.custom_message("note", f"kept note {i}")
+    b.append("context_edit", targetId=first, replacement={"content": [{"type": "text", "text": "kept 0, edited"}]})
+    compaction = b.compaction("summary of the start", first)
+    for i in range(after // 2):
+        b.user(f"after {i}")
+        b.assistant(f"after answer {i}")
+    path = b.write(tmp_path / name)
+    return path, {"old": old, "first": first, "compaction": compaction, "branch_at": b.entries[-6]["id"],
+                  "leaf": b.leaf, "builder": b}
+
+
+def decoded(result):
+    m = re.search(r"decoded (\d+) entries", result.err)
+    assert m, result
+    return int(m.group(1))
+
+
+def index_state(result):
+    return re.search(r"index ([\w-]+)", result.err).group(1)
+
+
+def stats_run(stree, path, *args):
+    return stree("-s", path, *args, env={"STREE_DEBUG_STATS": "1"})
+
+
+def test_context_on_a_long_compacted_session_decodes_about_the_kept_entries(tmp_path, stree):
+    kept, after = 200, 20
+    path, ids = compacted(tmp_path, 20000, kept, after)
+    first = stats_run(stree, path, "context", "--json")  # builds the index
+    assert first.code == 0, first
+    warm = stats_run(stree, path, "context", "--json")
+    assert warm.code == 0 and index_state(warm) == "fresh", warm
+    # kept entries + the compaction + the entries after it + the thinking change before them
+    needed = kept + 1 + after + 1
+    assert decoded(warm) <= needed + 3, warm.err
+    assert decoded(warm) >= kept  # the count is real: the kept entries themselves are read
+    plain = stree("--no-cache", "-s", path, "context", "--json")
+    assert plain.code == 0 and plain.raw == warm.raw == first.raw
+    context = json.loads(warm.out)
+    assert context["thinkingLevel"] == "high"
+    assert context["model"] == {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}
+    assert len(context["messages"]) == 1 + kept - 2 + after  # the summary, kept minus the edits, after
+    assert context["messages"][1]["content"] == [{"type": "text", "text": "kept 0, edited"}]
+
+
+def test_context_at_the_compaction_reads_the_model_from_before_the_kept_range(tmp_path, stree):
+    path, ids = compacted(tmp_path, 20000, 200, 20)
+    stats_run(stree, path, "rev-parse", "@")
+    r = stats_run(stree, path, "context", "--json", ids["compaction"])
+    assert r.code == 0, r
+    assert decoded(r) <= 200 + 1 + 2 + 3, r.err  # kept, the compaction, the model and thinking changes
+    assert r.raw == stree("--no-cache", "-s", path, "context", "--json", ids["compaction"]).raw
+    context = json.loads(r.out)
+    assert (context["model"], context["thinkingLevel"]) == ({"provider": "anthropic", "modelId": "claude-late"},
+                                                            "high")
+
+
+def test_the_lazy_context_is_pi_1_5_2s(tmp_path, stree):
+    path, ids = compacted(tmp_path, 400, 30, 20)
+    revs = [ids["leaf"], ids["compaction"], ids["first"], ids["old"], ids["branch_at"]]
+    seen = pi("inspect", path, *[a for id in revs for a in ("--context-at", id)], version="1.5.2")
+    r = stree("-s", path, "context", "--json")
+    assert r.code == 0, r
+    assert json.loads(r.out) == seen["context"]
+    for id in revs:
+        r = stree("-s", path, "context", "--json", id)
+        assert r.code == 0, r
+        assert json.loads(r.out) == seen["contexts"][id], id
+
+
+def test_show_decodes_the_entry_and_its_parent_only(tmp_path, stree):
+    path, ids = compacted(tmp_path, 20000, 200, 20)
+    stats_run(stree, path, "rev-parse", "@")
+    r = stats_run(stree, path, "show", "@~3")
+    assert r.code == 0, r
+    assert decoded(r) <= 2 + 2, r.err
+    assert r.raw == stree("--no-cache", "-s", path, "show", "@~3").raw
+
+
+def test_summarize_decodes_only_the_abandoned_branch(tmp_path, stree):
+    path, ids = compacted(tmp_path, 20000, 200, 20)
+    b = ids["builder"]
+    b.at(ids["branch_at"])
+    for i in range(15):
+        b.user(f"side {i}")
+        b.assistant(f"side answer {i}")
+    b.write(path)
+    stats_run(stree, path, "rev-parse", "@")
+    for args in (("--prompt",), ("--prompt", "--json")):
+        r = stats_run(stree, path, "summarize", *args, "--to", ids["leaf"])
+        assert r.code == 0, r
+        # the 30 abandoned entries, the target, the session's model and thinking level
+        assert decoded(r) <= 30 + 3 + 2, r.err
+        assert r.raw == stree("--no-cache", "-s", path, "summarize", *args, "--to", ids["leaf"]).raw
+    assert json.loads(r.out)["entryIds"] == [e["id"] for e in b.entries[-30:]]
