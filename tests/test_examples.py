@@ -28,6 +28,9 @@ EXPECTED = {
     "stree -s old.jsonl migrate --check": 1,  # "exit 1 if old.jsonl needs upgrading"
     "stree -s old-v1.jsonl migrate --check": 1,
     "stree -s broken.jsonl fsck --json | jq -r 'select(.kind==\"cycle\") | .id'": 1,  # fsck found problems
+    # followed until Ctrl-C: runnable() sends SIGINT after 2 s; stree's documented exit is 130
+    "stree log -n 3 --follow": 130,
+    "stree log -n 3 --follow --json": 130,
 }
 
 
@@ -84,7 +87,10 @@ def runnable(command):
         inner = re.search(r"\$\((stree [^)]*)\)", command)
         return inner.group(1) if inner else None
     cut = re.search(r"\|\s*(?:%s)\b" % "|".join(NOT_HERE), command)
-    return command[:cut.start()].rstrip() if cut else command
+    command = command[:cut.start()].rstrip() if cut else command
+    if " --follow" in command:  # waits for pi to append: stopped as a user does, with Ctrl-C
+        command = "timeout --preserve-status -s INT 2 " + command
+    return command
 
 
 EXAMPLES = sorted(set(help_examples() + readme_examples()), key=lambda e: (e[0], e[1]))
