@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from builders import branchy
+from conftest import interruptible
 from llm_server import LLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,7 +171,8 @@ def test_documented_example_runs(project, where, example):
     else:
         shell = ["bash", "-o", "pipefail", "-c", command]
     work, env = project()
-    r = subprocess.run(shell, cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(shell, cwd=work, env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=interruptible)  # (the --follow examples end with a SIGINT)
     expected = EXPECTED.get(_split_comment(example), 0)
     assert r.returncode == expected, f"{where}: {command}\nstdout: {r.stdout[-1500:]}\nstderr: {r.stderr[-1500:]}"
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from conftest import interruptible
 from pi_harness import pi_write
 
 HEADER = {"type": "session", "version": 3, "id": "s-follow", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
@@ -37,7 +38,8 @@ class Follow:
 
     def __init__(self, path, *args):
         self.proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(path), "log", "--follow", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=interruptible)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -171,6 +173,7 @@ def test_ctrl_c_ends_quietly_with_130(session, follow):
     f = follow(session, "--json")
     f.json()
     f.json()
+    f.nothing_for(0.5)  # following, idle
     f.proc.send_signal(signal.SIGINT)
     code, err = f.end()
     assert code == 130 and err == ""
@@ -179,7 +182,7 @@ def test_ctrl_c_ends_quietly_with_130(session, follow):
 def test_reader_gone_ends_with_0_while_waiting(session):
     proc = subprocess.Popen(f"{sys.executable} -m stree -s {session} log --follow | head -1",
                             shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=interruptible)
     try:
         out, err = proc.communicate(timeout=15)  # head exits after one line; stree notices while idle
     finally:
@@ -211,3 +214,43 @@ def test_combinations_that_make_no_sense_are_refused(session, args, said):
     proc = subprocess.run([sys.executable, "-m", "stree", "-s", str(session), "log", "--follow", *args],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and said in proc.stderr and proc.stdout == ""
+
+
+def test_on_a_terminal_the_path_is_not_paged_and_entries_follow(tmp_path):
+    import pty
+
+    path = tmp_path / "long.jsonl"
+    data = line(HEADER) + line(entry("e0", None, "first"))
+    for i in range(1, 60):  # longer than the terminal: a plain log would page it
+        data += line(entry(f"e{i}", f"e{i - 1}", f"entry {i}"))
+    path.write_bytes(data)
+    master, slave = pty.openpty()
+    env = dict(os.environ, PAGER="less", LINES="24", COLUMNS="100")
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(path), "log", "--follow"], stdin=slave,
+                            stdout=slave, stderr=slave, env=env, preexec_fn=interruptible)
+    os.close(slave)
+    try:
+        deadline = time.monotonic() + 20
+        seen = _read_until(master, b"first", deadline)
+        assert b"first" in seen and b"e0" in seen  # the whole path, printed (no pager waiting for a key)
+        append(path, line(entry("e60", "e59", "live")))
+        seen = _read_until(master, b"live", deadline)
+        assert b"e60" in seen and b"live" in seen
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def _read_until(master, text, deadline):
+    import select
+
+    seen = b""
+    while text not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+        if ready:
+            seen += os.read(master, 65536)
+    return seen

@@ -78,6 +78,8 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
 
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+    if follow:
+        out.pager = False  # (tail -f: the path is printed, not paged, and the entries follow it)
     previewer = Previewer(tree)
     if as_graph:
         from ..output.render import graph
@@ -193,11 +195,10 @@ def _follow(env, session, out, filter_, search, date_style):
 
     from ..errors import INTERRUPTED
 
-    index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
-    out.pager = False
-    follower = Follower(session)
     filtering = filter_ not in (None, "all") or search
     try:
+        index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+        follower = Follower(session)
         while True:
             sys.stdout.flush()
             first = follower.wait(_reader_gone)
