@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from builders import branchy
+from conftest import interruptible
 from llm_server import LLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +29,9 @@ EXPECTED = {
     "stree -s old.jsonl migrate --check": 1,  # "exit 1 if old.jsonl needs upgrading"
     "stree -s old-v1.jsonl migrate --check": 1,
     "stree -s broken.jsonl fsck --json | jq -r 'select(.kind==\"cycle\") | .id'": 1,  # fsck found problems
+    # followed until Ctrl-C: runnable() sends SIGINT after 2 s; stree's documented exit is 130
+    "stree log -n 3 --follow": 130,
+    "stree log -n 3 --follow --json": 130,
 }
 
 
@@ -84,7 +88,10 @@ def runnable(command):
         inner = re.search(r"\$\((stree [^)]*)\)", command)
         return inner.group(1) if inner else None
     cut = re.search(r"\|\s*(?:%s)\b" % "|".join(NOT_HERE), command)
-    return command[:cut.start()].rstrip() if cut else command
+    command = command[:cut.start()].rstrip() if cut else command
+    if " --follow" in command:  # waits for pi to append: stopped as a user does, with Ctrl-C
+        command = "timeout --preserve-status -s INT 2 " + command
+    return command
 
 
 EXAMPLES = sorted(set(help_examples() + readme_examples()), key=lambda e: (e[0], e[1]))
@@ -164,7 +171,8 @@ def test_documented_example_runs(project, where, example):
     else:
         shell = ["bash", "-o", "pipefail", "-c", command]
     work, env = project()
-    r = subprocess.run(shell, cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(shell, cwd=work, env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=interruptible)  # (the --follow examples end with a SIGINT)
     expected = EXPECTED.get(_split_comment(example), 0)
     assert r.returncode == expected, f"{where}: {command}\nstdout: {r.stdout[-1500:]}\nstderr: {r.stderr[-1500:]}"
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr

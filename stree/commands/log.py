@@ -22,6 +22,7 @@ Examples:
   stree log --filter user-only -n 3  the last three user messages on the path
   stree log --format '{{id}}\\t{{preview}}' | fzf
   stree log --date=relative -n 3     times as "3 hours ago" (also iso, unix, utc)
+  stree log -n 3 --follow --json     the last three, then each entry as pi appends it (NDJSON)
 
 \b
 Fields for --json / --format:
@@ -35,11 +36,15 @@ Fields for --json / --format:
               help="Only entries whose text holds every word (as /tree search); none found: exit 1.")
 @click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries.")
 @click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
+@click.option("-f", "--follow", is_flag=True,
+              help="After the path, wait and print each entry pi appends to the file (Ctrl-C ends it, "
+                   "exit 130; the file replaced or truncated: exit 4). Not with --graph, --reverse or a range.")
 @click.option("--no-ids", is_flag=True, help="Graph: leave out the id column (rows exactly as pi's).")
 @date_option
 @output_options(GRAPH_FIELDS)
 @click.pass_obj
-def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids, date_style, json_mode, fmt, nul):
+def command(env, revision, as_graph, filter_, search, max_count, reverse, follow, no_ids, date_style, json_mode, fmt,
+            nul):
     """Show the entries on the path to REV (default @), newest first.
 
     With a range A..B, the entries on B's path that are not on A's; with A...B,
@@ -50,6 +55,8 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
     while the session file is unchanged (--no-cache draws it anew).
     """
     options = None
+    if follow:
+        _check_follow(as_graph, reverse, revision)
     if as_graph and reverse:
         raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
@@ -71,6 +78,8 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
 
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+    if follow:
+        out.pager = False  # (tail -f: the path is printed, not paged, and the entries follow it)
     previewer = Previewer(tree)
     if as_graph:
         from ..output.render import graph
@@ -111,6 +120,8 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
 
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
+        if follow:
+            _follow(env, session, out, filter_, search, date_style)
         return
     from ..core.revs import Resolver
 
@@ -123,7 +134,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         rows = resolver.rows_of(revision)[::-1]
         if filtering:  # before -n: -n counts the entries shown
             rows = _filtered(tree, rows, filter_ or "all", search)
-            if not rows and search is not None:
+            if not rows and search is not None and not follow:
                 click.echo("stree: no entry matches", err=True)
                 sys.exit(NEGATIVE)
         if max_count is not None:
@@ -143,6 +154,70 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, no_ids
         human = None if out.machine else _log_line(out, tree, node, previewer, date_style)
         out.record(rec, human)
     out.close()
+    if follow:
+        _follow(env, session, out, filter_, search, date_style)
+
+
+def _reader_gone():
+    """Raise BrokenPipeError when stdout is a pipe whose reader has gone (checked while waiting,
+    so `stree log -f | head -3` ends with head, not at the next entry)."""
+    import select
+
+    try:
+        p = select.poll()
+        p.register(sys.stdout.fileno(), 0)  # errors only: POLLERR when a pipe's reader closed it
+        gone = bool(p.poll(0))
+    except (AttributeError, ValueError, OSError):
+        return
+    if gone:
+        raise BrokenPipeError()
+
+
+def _check_follow(as_graph, reverse, revision):
+    if as_graph:
+        raise UsageError("--follow does not draw the graph (yet)",
+                         hint="'stree log --follow' prints the path, then each entry as it is appended")
+    if reverse:
+        raise UsageError("--follow and --reverse cannot be combined: new entries come last",
+                         hint="drop --reverse")
+    if ".." in revision:
+        raise UsageError("--follow takes a revision, not a range: it prints the entries appended to the file",
+                         hint="'stree log --follow' or 'stree log --follow REV'")
+
+
+def _follow(env, session, out, filter_, search, date_style):
+    """Print the entries appended to the file, in file order, until Ctrl-C (exit 130, quietly)
+    or until the file is replaced or truncated (exit 4)."""
+    from ..core.preview import Previewer
+    from ..core.tree import Tree
+    from ..storage import index
+    from ..storage.follow import Follower
+
+    from ..errors import INTERRUPTED
+
+    filtering = filter_ not in (None, "all") or search
+    try:
+        index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+        follower = Follower(session)
+        while True:
+            sys.stdout.flush()
+            first = follower.wait(_reader_gone)
+            tree = Tree(session.nodes, session.load, session.previews)
+            previewer = Previewer(tree)
+            rows = range(first, len(session.nodes))
+            if filtering:
+                rows = _filtered(tree, list(rows), filter_ or "all", search)
+            from ..core.navigate import position
+
+            at = position(tree)
+            active = set(tree.path_rows(at)) if at else set()
+            for row in rows:
+                node = tree.node(row)
+                rec = entry_record(tree, node, previewer, active=row in active)
+                out.record(rec, None if out.machine else _log_line(out, tree, node, previewer, date_style))
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        sys.exit(INTERRUPTED)
 
 
 def _filtered(tree, rows, filter_, search):
