@@ -223,6 +223,35 @@ _MISSING = _Missing()
 COMPLETION_LIMIT = 200
 
 
+class _completion_tree:
+    """`with _completion_tree(path) as (tree, previewer)`: the session read for completion,
+    through the index when it is enabled (saved again, with the previews computed, on success)."""
+
+    def __init__(self, path):
+        from ..storage import index
+
+        self.index = index if index.enabled() else None
+        if self.index is not None:
+            self.session, _ = index.load(str(path), defer=True)
+        else:
+            from ..storage.session import parse
+
+            self.session = parse(str(path))
+
+    def __enter__(self):
+        from .tree import Tree
+
+        tree = Tree(self.session.nodes, self.session.load, self.session.previews)
+        return tree, Previewer(tree)
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            if kind is None and self.index is not None:
+                self.index.save(self.session)
+        finally:
+            self.session.close()
+
+
 def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
     """What a user may type as a revision of the session at `path`, for completion.
 
@@ -231,20 +260,7 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
     other entries, newest first, at most `limit`. Both are filtered by `prefix`.
     This is the one place completion reads a session: an index can answer it instead.
     """
-    from ..storage import index
-    from .preview import Previewer
-    from .tree import Tree
-
-    cached = index.enabled()
-    if cached:
-        session, _ = index.load(str(path), defer=True)
-    else:
-        from ..storage.session import parse
-
-        session = parse(str(path))
-    try:
-        tree = Tree(session.nodes, session.load, session.previews)
-        previewer = Previewer(tree)
+    with _completion_tree(path) as (tree, previewer):
         stamps = tree.label_timestamps
         targets = tree.label_targets
         nodes = tree.nodes
@@ -286,40 +302,20 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
                     rows.append(row)
                     if len(rows) >= limit:
                         break
-        result = ([(label, previewer.text(nodes[targets[target]])) for label, target in labels],
-                  [(id_of(r), previewer.text(nodes[r])) for r in rows])
-        if cached:
-            index.save(session)
-        return result
-    finally:
-        session.close()
+        return ([(label, previewer.text(nodes[targets[target]])) for label, target in labels],
+                [(id_of(r), previewer.text(nodes[r])) for r in rows])
 
 
 def list_moves(path, limit=10):
     """The leaf's last moves as `@{N}` revisions, for completion: [(N, position, preview)]."""
-    from ..storage import index
     from .navigate import leaf_moves
-    from .tree import Tree
 
-    cached = index.enabled()
-    if cached:
-        session, _ = index.load(str(path), defer=True)
-    else:
-        from ..storage.session import parse
-
-        session = parse(str(path))
-    try:
-        tree = Tree(session.nodes, session.load, session.previews)
-        previewer = Previewer(tree)
+    with _completion_tree(path) as (tree, previewer):
         out = []
         for n, move in enumerate(leaf_moves(tree)[:limit]):
             if move.position is not None:
                 out.append((n, move.position, previewer.text(tree.get(move.position))))
-        if cached:
-            index.save(session)
         return out
-    finally:
-        session.close()
 
 
 RESERVED = ("@", "HEAD", "root")
