@@ -1,4 +1,5 @@
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,15 @@ def run_stree(*args, input=None, cwd=None, env=None, timeout=60):
 @pytest.fixture
 def stree():
     return run_stree
+
+
+@pytest.fixture
+def demo(tmp_path):
+    """A writable copy of the bundled demo session."""
+    path = tmp_path / "demo.jsonl"
+    shutil.copyfile(ROOT / "stree" / "data" / "demo.jsonl", path)
+    path.chmod(0o600)
+    return path
 
 
 @pytest.fixture

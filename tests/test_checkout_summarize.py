@@ -30,14 +30,6 @@ def server():
     s.close()
 
 
-@pytest.fixture
-def demo(tmp_path):
-    path = tmp_path / "demo.jsonl"
-    shutil.copyfile(ROOT / "stree" / "data" / "demo.jsonl", path)
-    path.chmod(0o600)
-    return path
-
-
 def checkout(stree, path, server, provider="openai", *args, env=None):
     name_keys_for_this_server()
     base = f"{server.url}/v1" if provider == "openai" else server.url

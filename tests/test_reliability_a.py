@@ -293,14 +293,6 @@ HOSTILE = {
 }
 
 
-@pytest.fixture
-def demo(tmp_path):
-    path = tmp_path / "demo.jsonl"
-    shutil.copyfile(ROOT / "stree" / "data" / "demo.jsonl", path)
-    path.chmod(0o600)
-    return path
-
-
 @pytest.mark.parametrize("name", list(HOSTILE))
 @pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
 def test_a_hostile_model_server_gets_nothing_written(tmp_path, stree, demo, name, stream):
