@@ -18,6 +18,8 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
 import anyio  # noqa: E402  (installed with mcp)
 from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 
+HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
 READS = {"list_sessions", "log", "tree", "show", "context", "labels"}
 WRITES = {"set_label", "checkout", "set_name"}
 
@@ -309,6 +311,36 @@ def test_write_errors_leave_the_file_as_it_was(demo, tmp_path, monkeypatch):
     assert "Traceback" not in err
 
 
+def test_a_running_server_sees_what_others_append(demo):
+    async def calls(client):
+        before = (await client.call_tool("labels", {})).structured_content
+        assert run_stree("-s", demo, "label", "from-outside", "@~1").code == 0  # another process appends
+        after = (await client.call_tool("labels", {})).structured_content
+        log = (await client.call_tool("log", {"max_count": 2})).structured_content
+        return before, after, log
+    (before, after, log), _ = serve("-s", demo, "serve", "--mcp", calls=calls)
+    assert "from-outside" not in [entry["label"] for entry in before["labels"]]
+    assert after == {"labels": lines(cli_json("-s", demo, "label", "--json"))}
+    assert "from-outside" in [entry["label"] for entry in after["labels"]]
+    assert log == {"entries": lines(cli_json("-s", demo, "log", "--json", "-n", "2"))}
+
+
+def test_ctrl_c_stops_the_server_with_130(demo):
+    import signal
+
+    from conftest import interruptible
+
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", demo, "serve", "--mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
+    proc.stdin.write((json.dumps(HELLO) + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1  # serving, and waiting for the next request
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and out == b""
+    assert b"stree: interrupted" in err and b"Traceback" not in err
+
+
 def test_eof_ends_the_server_quietly(demo):
     r = subprocess.run([sys.executable, "-m", "stree", "-s", demo, "serve", "--mcp"], stdin=subprocess.DEVNULL,
                        capture_output=True, text=True, timeout=60)
@@ -316,12 +348,10 @@ def test_eof_ends_the_server_quietly(demo):
 
 
 def test_a_garbled_line_gets_an_answer_and_the_server_goes_on(demo):
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
     proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", demo, "serve", "--mcp"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        proc.stdin.write("{not json\n" + json.dumps(hello) + "\n")
+        proc.stdin.write("{not json\n" + json.dumps(HELLO) + "\n")
         proc.stdin.flush()
         answers = [json.loads(proc.stdout.readline())]
         while answers[-1].get("id") != 1:

@@ -140,7 +140,8 @@ READ_TOOLS = [
          "The whole session tree, every branch, as pi's /tree draws it: one record per row in drawing order "
          "(the branch holding the leaf first), with the graph prefix, the drawn row text, and whether the row "
          "is on the active path: the records of `stree log --graph --json`. Use it to see which branches a "
-         "session has, where they fork and which one is current; filter and search as /tree does.",
+         "session has, where they fork and which one is current; filter and search as /tree does. Every row "
+         "is a record: on a long session narrow it (filter user-only, search, max_count).",
          {"session": SESSION, "filter": FILTER, "search": SEARCH, "max_count": MAX_COUNT},
          [], tree_rows, records("rows", GRAPH_FIELDS, "the rows of the drawing, top to bottom")),
     Tool("show", "Show entries in full",
