@@ -24,6 +24,16 @@ def sdk():
     except ImportError as e:
         raise StreeError(f"stree serve --mcp needs the MCP Python SDK, which is not installed ({e})", code=2,
                          hint="install it with: pip install 'stree[mcp]'") from None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("mcp")
+    except PackageNotFoundError:
+        found = None
+    major = (found or "").split(".")[0]
+    if found is not None and (not major.isdigit() or int(major) < 2):
+        raise StreeError(f"stree serve --mcp needs version 2 of the MCP Python SDK; mcp {found} is installed",
+                         code=2, hint="upgrade it with: pip install 'stree[mcp]'")
     return mcp_types, Server, stdio_server
 
 
