@@ -13,7 +13,7 @@ INTERNAL = 70
 EXIT_CODES = [
     (OK, "success (also when the reader of stdout goes away: stree log | head -1)"),
     (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems, a search found nothing)"),
-    (USAGE, "usage error (bad option, bad revision syntax; serve --mcp without the mcp extra installed)"),
+    (USAGE, "usage error (bad option, bad revision syntax)"),
     (NOT_FOUND, "not found or ambiguous (revision, label, session)"),
     (BAD_FILE, "unreadable or invalid session file"),
     (MODEL, "model or network failure"),
