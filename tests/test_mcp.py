@@ -166,9 +166,12 @@ def test_read_tools_give_what_the_cli_json_gives(request, fixture):
 
 def test_session_argument_picks_another_file(demo, branchy_file):
     got, _ = serve("-s", demo, "serve", "--mcp", calls=call_all([
-        ("log", {"session": str(branchy_file), "max_count": 2}), ("labels", {"session": str(branchy_file)})]))
+        ("log", {"session": str(branchy_file), "max_count": 2}), ("labels", {"session": str(branchy_file)}),
+        ("log", {"session": None, "max_count": 2, "search": None})]))  # null: as if not given
     assert got[0] == {"entries": lines(cli_json("-s", branchy_file, "log", "--json", "-n", "2"))}
     assert got[1] == {"labels": lines(cli_json("-s", branchy_file, "label", "--json"))}
+    assert got[2] == {"entries": lines(cli_json("-s", demo, "log", "--json", "-n", "2"))}
+    assert got[0] != got[2]
 
 
 @pytest.fixture
@@ -298,14 +301,15 @@ def test_write_errors_leave_the_file_as_it_was(demo, tmp_path, monkeypatch):
         for name, args in (("set_label", {"name": "taken", "revision": target}),
                            ("set_label", {"name": "bad name"}),
                            ("checkout", {"revision": target}),
-                           ("set_name", {"name": "x", "session": str(bundled)})):
+                           ("set_name", {"name": "x", "session": str(bundled)}),
+                           ("checkout", {"revision": "@~1", "session": str(bundled)})):  # refused before the hook
             r = await client.call_tool(name, args)
             out.append((r.is_error, r.content[0].text, (r.structured_content or {}).get("exitCode")))
         return out
     got, err = serve("-s", demo, "serve", "--mcp", "--allow-writes", calls=calls)
-    assert [(e, code) for e, _, code in got] == [(True, 6), (True, 2), (True, 6), (True, 6)], got
+    assert [(e, code) for e, _, code in got] == [(True, 6), (True, 2), (True, 6), (True, 6), (True, 6)], got
     assert "already exists" in got[0][1] and "cancelled by the before-tree hook" in got[2][1]
-    assert "read-only" in got[3][1]
+    assert "read-only" in got[3][1] and "read-only" in got[4][1]
     assert demo.read_bytes() == before
     assert bundled.read_bytes() == (ROOT / "stree" / "data" / "demo.jsonl").read_bytes()
     assert "Traceback" not in err

@@ -71,6 +71,8 @@ def _checked(schema, arguments):
     """The arguments, checked against the tool's schema (a client may skip that): a UsageError
     for an unknown name, a missing one or a value of the wrong type."""
     props = schema["properties"]
+    # null for an optional argument: as if it were not given (what some clients send)
+    arguments = {k: v for k, v in arguments.items() if v is not None or k in schema["required"]}
     for name in arguments:
         if name not in props:
             raise UsageError(f"unknown argument '{name}'; arguments are: {', '.join(props)}")

@@ -4,6 +4,7 @@ do; what the CLI says on stderr comes back in the result's `notes`."""
 
 from ..errors import CONFLICT, StreeError
 from ..writing.append import append_entries
+from ..writing.atomic import refuse_bundled
 from .tools import REVISION, SESSION, Tool
 
 
@@ -46,6 +47,7 @@ def checkout(ws, revision, session=None, exact=False, label=None):
     if label and label.strip():
         check_name(label.strip())
     path = ws.path(session)
+    refuse_bundled(path)  # before the hooks run, as the CLI
     loaded, tree = ws.load(session)
     plan = Checkout(tree, Resolver(tree).resolve(revision), exact)
     notes = []
