@@ -1,12 +1,13 @@
 import click
 
 from .options import output_options, warn_user
-from ..errors import CONFLICT, NotFound, StreeError, UsageError
+from ..errors import UsageError
 from ..output.fields import LABEL_FIELDS, describe
 from ..output.modes import display_width, fit, terminal_width
 from ..format.terminal import inert
 from ..core.preview import Previewer
-from ..core.revs import Resolver, check_name
+from ..core.labels import clear_changes, label_changes
+from ..core.revs import check_name
 from ..writing.append import append_entries
 
 
@@ -37,12 +38,12 @@ def command(env, name, revision, delete, force, json_mode, fmt, nul):
     if delete is not None:
         if name is not None:
             raise UsageError("-d takes one NAME or REV, nothing else")
-        return _write(env, lambda tree, notes: _clear(tree, delete))
+        return _write(env, lambda tree, notes: clear_changes(tree, delete))
     if name is None:
         return _list(env, json_mode, fmt, nul)
     if name.strip():
         check_name(name.strip())
-    return _write(env, lambda tree, notes: _set(tree, name, revision or "@", force, notes))
+    return _write(env, lambda tree, notes: label_changes(tree, name, revision or "@", force, notes))
 
 
 def _list(env, json_mode, fmt, nul):
@@ -68,42 +69,6 @@ def _list(env, json_mode, fmt, nul):
         out.record(rec, human)
     out.close()
 
-
-
-def _set(tree, name, revision, force, notes):
-    """[(target, label)] to write: NAME on REV (and off its old entry, with --force)."""
-    target = Resolver(tree).resolve(revision)
-    old = tree.labels.get(target)
-    if not name.strip():
-        if old is None:
-            notes.append(f"{target} has no label; nothing written")
-            return []
-        return [(target, None)]
-    name = name.strip()
-    elsewhere = [t for t, label in tree.labels.items() if label == name and t != target]
-    if elsewhere and not force:
-        raise StreeError(f"label '{name}' already exists (on {elsewhere[-1]})", code=CONFLICT,
-                         hint=f"move it with 'stree label -f {name} {revision}'")
-    if old == name and not elsewhere:
-        notes.append(f"{target} is already labelled '{name}'; nothing written")
-        return []
-    if old is not None and old != name:
-        notes.append(f"label '{old}' on {target} replaced by '{name}' (an entry has one label)")
-    return [(t, None) for t in elsewhere] + ([] if old == name else [(target, name)])
-
-
-def _clear(tree, what):
-    targets = [t for t, label in tree.labels.items() if label == what.strip()]
-    if not targets:
-        try:
-            target = Resolver(tree).resolve(what)
-        except NotFound:
-            raise NotFound(f"no label '{what}' and no entry of that name",
-                           hint="'stree label' lists labels") from None
-        if target not in tree.labels:
-            raise NotFound(f"{what} ({target}) has no label")
-        targets = [target]
-    return [(t, None) for t in targets]
 
 
 def _write(env, changes):

@@ -8,12 +8,8 @@ from ..output.fields import SESSION_FIELDS, describe
 from ..output.dates import date_option, show as show_date
 from ..output.modes import fit, terminal_width
 from ..format.terminal import inert
-from ..format.text import full_text, normalize
 from ..output.progress import Progress
-from ..storage.session import parse
-from ..core.store import all_session_dirs, project_session_dir, project_sessions, session_files
-from ..core.tree import Tree
-from ..format.timestamp import ts_millis
+from ..core.listing import session_paths, session_records
 
 
 @click.command("ls", epilog=f"""\b
@@ -35,39 +31,19 @@ Fields for --json / --format:
 @click.pass_obj
 def command(env, all_, date_style, json_mode, fmt, nul):
     """List sessions, newest first (by last activity, as pi's session picker sorts them)."""
-    if all_:
-        dirs = all_session_dirs(env.agent_dir, env.session_dir, env.cwd)
-    else:
-        dirs = [project_session_dir(env.cwd, env.agent_dir, env.session_dir)]
-    paths = []
-    seen = set()
-    for directory in dirs:
-        # this project's: in a custom session dir, only this directory's sessions (as pi lists them)
-        for path in session_files(directory) if all_ else project_sessions(env.cwd, env.agent_dir, env.session_dir):
-            if str(path) not in seen:
-                seen.add(str(path))
-                paths.append(str(path))
-    infos = []
-    with Progress("reading sessions", total=len(paths), enabled=not (json_mode or fmt)) as progress:
-        for path in paths:
-            info = session_info(path)
-            if info is not None:
-                infos.append(info)
-            progress.advance()
-    infos.sort(key=lambda i: i["_sort"], reverse=True)
-    if not infos:
-        where = "any project" if all_ else str(dirs[0])
-        click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
+    paths, where = session_paths(env.cwd, env.agent_dir, env.session_dir, all_)
     try:  # the session a bare `stree log` opens here
         current = os.path.abspath(str(env.session_path()))
     except (StreeError, OSError):
         current = None
+    with Progress("reading sessions", total=len(paths), enabled=not (json_mode or fmt)) as progress:
+        infos = session_records(paths, current, progress.advance)
+    if not infos:
+        click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
     short = shortest_prefixes([info["id"] or "" for info in infos])
     out = env.output(json_mode, fmt, nul, SESSION_FIELDS)
     rows = []
     for info in infos:
-        info.pop("_sort")
-        info["current"] = info["path"] == current
         rows.append((info, short.get(info["id"] or "", "?"), show_date(info["modified"], date_style)))
     id_width = max((len(r[1]) for r in rows), default=8)
     when_width = max((len(r[2]) for r in rows), default=0)
@@ -106,57 +82,3 @@ def shortest_prefixes(ids, minimum=8):
             need = max(need, common + 1)
         out[id] = id[:need]
     return out
-
-
-def session_info(path):
-    """The ls record of one file, or None when it is not a readable session."""
-    try:
-        session = parse(path)
-    except StreeError:
-        return None
-    try:
-        tree = Tree(session.nodes, session.load)
-        header = session.header
-        messages = [n for n in session.nodes if n.type == "message"]
-        first = ""
-        last_activity = None
-        for node in messages:
-            if node.role not in ("user", "assistant"):
-                continue
-            message = session.load(node).get("message")
-            if not isinstance(message, dict) or "content" not in message:
-                continue
-            if not first and node.role == "user":
-                first = normalize(full_text(message.get("content")))
-            # pi's getMessageActivityTime: the message's own timestamp, else the entry's
-            stamp = message.get("timestamp")
-            ms = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(node.ts)
-            if ms is not None and (last_activity is None or ms > last_activity):
-                last_activity = ms
-        created = header.get("timestamp")
-        if last_activity is None or last_activity <= 0:
-            last_activity = ts_millis(created)
-        if last_activity is None:
-            last_activity = int(os.stat(path).st_mtime * 1000)
-        return {
-            "id": header.get("id"),
-            "path": os.path.abspath(path),
-            "cwd": header.get("cwd"),
-            "name": tree.name(),
-            "created": created,
-            "modified": _iso(last_activity),
-            "messages": len(messages),
-            "entries": len(session.nodes),
-            "firstMessage": first or "(no messages)",
-            "parentSession": header.get("parentSession"),
-            "_sort": last_activity,
-        }
-    finally:
-        session.close()
-
-
-def _iso(ms):
-    from datetime import datetime, timezone
-
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

@@ -1,0 +1,99 @@
+"""The record `stree ls` lists for one session file (the MCP server's list_sessions too)."""
+
+import os
+
+from ..errors import StreeError
+from ..format.text import full_text, normalize
+from ..format.timestamp import ts_millis
+from ..storage.session import parse
+from .store import all_session_dirs, project_session_dir, project_sessions, session_files
+from .tree import Tree
+
+
+def session_paths(cwd, agent_dir=None, session_dir=None, all_=False):
+    """([session file paths], where they were looked for): this project's sessions, or with
+    `all_` every project's, each path once."""
+    if all_:
+        dirs = all_session_dirs(agent_dir, session_dir, cwd)
+    else:
+        dirs = [project_session_dir(cwd, agent_dir, session_dir)]
+    paths = []
+    seen = set()
+    for directory in dirs:
+        # this project's: in a custom session dir, only this directory's sessions (as pi lists them)
+        for path in session_files(directory) if all_ else project_sessions(cwd, agent_dir, session_dir):
+            if str(path) not in seen:
+                seen.add(str(path))
+                paths.append(str(path))
+    return paths, "any project" if all_ else str(dirs[0])
+
+
+def session_records(paths, current=None, advance=None):
+    """The ls records of the readable sessions among `paths`, newest activity first; `current`
+    (an absolute path, or None) is marked current. `advance()` is called after each file."""
+    infos = []
+    for path in paths:
+        info = session_info(path)
+        if info is not None:
+            infos.append(info)
+        if advance is not None:
+            advance()
+    infos.sort(key=lambda i: i["_sort"], reverse=True)
+    for info in infos:
+        info.pop("_sort")
+        info["current"] = info["path"] == current
+    return infos
+
+
+def session_info(path):
+    """The ls record of one file, or None when it is not a readable session."""
+    try:
+        session = parse(path)
+    except StreeError:
+        return None
+    try:
+        tree = Tree(session.nodes, session.load)
+        header = session.header
+        messages = [n for n in session.nodes if n.type == "message"]
+        first = ""
+        last_activity = None
+        for node in messages:
+            if node.role not in ("user", "assistant"):
+                continue
+            message = session.load(node).get("message")
+            if not isinstance(message, dict) or "content" not in message:
+                continue
+            if not first and node.role == "user":
+                first = normalize(full_text(message.get("content")))
+            # pi's getMessageActivityTime: the message's own timestamp, else the entry's
+            stamp = message.get("timestamp")
+            ms = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(node.ts)
+            if ms is not None and (last_activity is None or ms > last_activity):
+                last_activity = ms
+        created = header.get("timestamp")
+        if last_activity is None or last_activity <= 0:
+            last_activity = ts_millis(created)
+        if last_activity is None:
+            last_activity = int(os.stat(path).st_mtime * 1000)
+        return {
+            "id": header.get("id"),
+            "path": os.path.abspath(path),
+            "cwd": header.get("cwd"),
+            "name": tree.name(),
+            "created": created,
+            "modified": _iso(last_activity),
+            "messages": len(messages),
+            "entries": len(session.nodes),
+            "firstMessage": first or "(no messages)",
+            "parentSession": header.get("parentSession"),
+            "_sort": last_activity,
+        }
+    finally:
+        session.close()
+
+
+def _iso(ms):
+    from datetime import datetime, timezone
+
+    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

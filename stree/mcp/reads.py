@@ -1,0 +1,179 @@
+"""The read tools: list_sessions, log, tree, show, context, labels (and grep, once the
+catalogue lands). Each returns the records of the matching CLI command's --json."""
+
+import os
+
+from ..errors import StreeError
+from ..output.fields import ENTRY_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
+from ..output.render import FILTERS
+from .tools import REVISION, SESSION, Tool, records
+
+
+def list_sessions(ws, query=None, all=False, limit=None):
+    from ..core.listing import session_paths, session_records
+
+    try:
+        current = os.path.abspath(ws.path())
+    except (StreeError, OSError):
+        current = None
+    paths, _ = session_paths(ws.cwd, ws.agent_dir, ws.session_dir, all)
+    infos = session_records(paths, current)
+    words = [w for w in (query or "").lower().split() if w]
+    if words:
+        def text(info):
+            return " ".join(str(info.get(k) or "") for k in ("id", "name", "firstMessage", "cwd", "path")).lower()
+        infos = [i for i in infos if all_words(words, text(i))]
+    return {"sessions": infos[:limit] if limit is not None else infos}
+
+
+def all_words(words, text):
+    return all(w in text for w in words)
+
+
+def log(ws, session=None, revision="@", max_count=None, filter=None, search=None):
+    from ..core.navigate import position
+    from ..core.preview import Previewer
+    from ..core.revs import Resolver
+    from ..output.fields import entry_record
+
+    loaded, tree = ws.load(session)
+    if not tree.nodes and revision == "@":
+        return {"entries": []}
+    previewer = Previewer(tree)
+    resolver = Resolver(tree)
+    kind, *ends = resolver.resolve_range(revision)
+    filtering = filter not in (None, "all") or search
+    if kind == "single" and max_count is not None and not filtering:
+        rows = tree.ancestor_rows(ends[0], max_count)
+    else:
+        rows = resolver.rows_of(revision)[::-1]
+        if filtering:
+            from ..output.render import shown
+
+            tokens = [t for t in (search or "").lower().split() if t]
+            leaf = position(tree)
+            rows = [r for r in rows if shown(tree, r, filter or "all", tokens, leaf)]
+        if max_count is not None:
+            rows = rows[:max_count]
+    at = position(tree)
+    active = None if kind == "single" and ends[0] == at else (set(tree.path_rows(at)) if at else set())
+    return {"entries": [entry_record(tree, tree.node(row), previewer, active=active is None or row in active)
+                        for row in rows]}
+
+
+def tree_rows(ws, session=None, filter="default", search=None, max_count=None):
+    from ..core.preview import Previewer
+    from ..output.fields import entry_record
+    from ..output.render import graph
+
+    loaded, tree = ws.load(session)
+    previewer = Previewer(tree)
+    rows = graph(tree, filter, search, previewer=previewer)
+    if max_count is not None:
+        rows = rows[:max_count]
+    return {"rows": [entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                                  row=row.text(marker=False)) for row in rows]}
+
+
+def show(ws, session=None, revisions=None):
+    from ..core.revs import Resolver
+
+    loaded, tree = ws.load(session)
+    resolver = Resolver(tree)
+    ids = [resolver.resolve(rev) for rev in (revisions or ["@"])]
+    return {"entries": [tree.load(tree.get(id)) for id in ids]}
+
+
+def context(ws, session=None, revision="@"):
+    from ..core.revs import Resolver
+
+    loaded, tree = ws.load(session)
+    leaf = Resolver(tree).resolve(revision) if tree.nodes else None
+    return tree.build_context(leaf)
+
+
+def labels(ws, session=None):
+    from ..core.preview import Previewer
+
+    loaded, tree = ws.load(session)
+    previewer = Previewer(tree)
+    out = []
+    for target, label in sorted(tree.labels.items(), key=lambda item: item[1]):
+        node = tree.get(target)
+        preview = previewer.text(node) if node is not None else "(missing entry)"
+        out.append({"label": label, "id": target, "timestamp": tree.label_timestamps.get(target),
+                    "preview": preview})
+    return {"labels": out}
+
+
+GRAPH_FIELDS = dict(ENTRY_FIELDS, row="the whole row exactly as pi's /tree draws it (graph, marker, label, preview)")
+FILTER = {"type": "string", "enum": list(FILTERS), "description":
+          "Which entries, as pi's /tree filters them: default (no settings entries), no-tools, user-only, "
+          "labeled-only, all."}
+SEARCH = {"type": "string", "description": "Only entries whose text holds every one of these words "
+                                           "(case-insensitive, as /tree search)."}
+MAX_COUNT = {"type": "integer", "minimum": 0, "description": "At most this many entries."}
+
+READ_TOOLS = [
+    Tool("list_sessions", "List sessions",
+         "List pi sessions, newest activity first: this project's (the directory the server runs in), or "
+         "every project's with all=true. Each record has the session id, file path, cwd, display name, "
+         "first user message, entry and message counts and dates: the records of `stree ls --json`. Use "
+         "`query` to find a past session by words of its name, first message, cwd or id; pass a record's "
+         "id or path as `session` to the other tools.",
+         {"query": {"type": "string", "description": "Only sessions whose id, name, first message, cwd or path "
+                                                     "contains every one of these words (case-insensitive)."},
+          "all": {"type": "boolean", "description": "Sessions of every project, not only this directory's "
+                                                    "(default false)."},
+          "limit": {"type": "integer", "minimum": 0, "description": "At most this many sessions."}},
+         [], list_sessions, records("sessions", SESSION_FIELDS, "the sessions, newest activity first")),
+    Tool("log", "Entries on a path",
+         "The entries on the path from the root to a revision (default @, the current leaf), newest first: "
+         "the records of `stree log --json`. A range A..B gives the entries on B's path that are not on A's "
+         "(what branch B added since A); A...B those on either side since their common ancestor. Each record "
+         "has id, parentId, type, role, timestamp, label, a one-line preview and whether it is the leaf or on "
+         "the active path. Use `show` for an entry's full content.",
+         {"session": SESSION, "revision": {"type": "string", "description": REVISION + " Or a range A..B / A...B."},
+          "max_count": MAX_COUNT, "filter": FILTER, "search": SEARCH},
+         [], log, records("entries", ENTRY_FIELDS, "the entries, newest first")),
+    Tool("tree", "A session's tree",
+         "The whole session tree, every branch, as pi's /tree draws it: one record per row in drawing order "
+         "(the branch holding the leaf first), with the graph prefix, the drawn row text, and whether the row "
+         "is on the active path: the records of `stree log --graph --json`. Use it to see which branches a "
+         "session has, where they fork and which one is current; filter and search as /tree does. Every row "
+         "is a record: on a long session narrow it (filter user-only, search, max_count).",
+         {"session": SESSION, "filter": FILTER, "search": SEARCH, "max_count": MAX_COUNT},
+         [], tree_rows, records("rows", GRAPH_FIELDS, "the rows of the drawing, top to bottom")),
+    Tool("show", "Show entries in full",
+         "Entries in full, as they are in the session file (migrated to version 3): the message with all its "
+         "content blocks, tool calls and results, usage, summaries: `stree show --json REV...`. Default: the "
+         "leaf.",
+         {"session": SESSION, "revisions": {"type": "array", "items": {"type": "string"},
+                                            "description": "The entries to show, each a revision. " + REVISION}},
+         [], show, {"type": "object", "required": ["entries"], "properties": {"entries": {
+             "type": "array", "items": {"type": "object"}, "description": "the entries, in the order asked"}}}),
+    Tool("context", "The LLM context at an entry",
+         "The context pi builds for the model at a revision (default @): {messages, thinkingLevel, model}, "
+         "exactly as pi 1.5.2's buildSessionContext returns it (compactions, branch summaries and context "
+         "edits applied): `stree context --json REV`. What the agent saw at that point of the session.",
+         {"session": SESSION, "revision": {"type": "string", "description": REVISION}},
+         [], context, {"type": "object", "required": ["messages"], "properties": {
+             "messages": {"type": "array", "items": {"type": "object"},
+                          "description": "pi's messages, in order (fields per message: "
+                                         + ", ".join(MESSAGE_FIELDS) + " and the rest of pi's message)"},
+             "thinkingLevel": {"description": "the thinking level last set on the path"},
+             "model": {"description": "{provider, modelId} last used on the path, or null"}}}),
+    Tool("labels", "List labels",
+         "The session's labels (named entries, usable as revisions), by name: `stree label --json`.",
+         {"session": SESSION}, [], labels, records("labels", LABEL_FIELDS, "the labels, by name")),
+    # `grep` (the full-text catalogue of every session) joins here once the catalogue lands
+]
+
+
+def offered(allow_writes=False):
+    """The tools the server offers: the read tools, and the write tools with --allow-writes."""
+    if not allow_writes:
+        return list(READ_TOOLS)
+    from .writes import WRITE_TOOLS
+
+    return READ_TOOLS + WRITE_TOOLS

@@ -1,0 +1,110 @@
+"""What every MCP tool is made of: a name, a description, a JSON Schema for its arguments and a
+function (Workspace, arguments) -> a JSON object, the data the CLI's --json gives for the same
+question; and the Workspace the server was started with. No MCP SDK here."""
+
+import json
+import os
+
+from ..errors import StreeError, UsageError
+from ..output.modes import to_json
+
+
+class Workspace:
+    """What the server was started with (the global options): where sessions are looked for, the
+    default session (-s, else the newest of the directory), and whether writes are offered."""
+
+    def __init__(self, session=None, agent_dir=None, session_dir=None, cwd=None, no_cache=False,
+                 allow_writes=False):
+        self.session = session
+        self.agent_dir = agent_dir
+        self.session_dir = session_dir
+        self.cwd = cwd or os.getcwd()
+        self.no_cache = no_cache
+        self.allow_writes = allow_writes
+
+    def path(self, session=None):
+        """The file of `session` (PATH or id prefix, as -s), by default the server's session."""
+        from ..core.store import resolve_session
+
+        return str(resolve_session(session or self.session, self.cwd, self.agent_dir, self.session_dir))
+
+    def load(self, session=None):
+        """(Session, Tree) of a session as it is now (through the index, as the CLI reads it;
+        the index keeps a file read before warm between requests)."""
+        from ..core.tree import Tree
+        from ..storage import index
+
+        path = self.path(session)
+        try:
+            if index.enabled(self.no_cache):
+                loaded = index.load(path)[0]
+            else:
+                from ..storage.session import parse
+
+                loaded = parse(path)
+        except OSError as e:
+            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
+        return loaded, Tree(loaded.nodes, loaded.load, loaded.previews)
+
+
+class Tool:
+    def __init__(self, name, title, description, properties, required, run, result, write=False):
+        self.name = name
+        self.title = title
+        self.description = description
+        self.input_schema = {"type": "object", "properties": properties, "required": list(required),
+                             "additionalProperties": False}
+        self.run = run
+        # the result's shape: {key: [records]} (or an object) with each record field described
+        self.output_schema = result
+        self.write = write
+
+    def call(self, workspace, arguments):
+        """The tool's result as plain JSON data (what the CLI's --json would print, parsed)."""
+        args = _checked(self.input_schema, arguments or {})
+        data = self.run(workspace, **args)
+        # through the CLI's own JSON writer: non-finite numbers become null, as --json prints them
+        return json.loads(to_json(data))
+
+
+def _checked(schema, arguments):
+    """The arguments, checked against the tool's schema (a client may skip that): a UsageError
+    for an unknown name, a missing one or a value of the wrong type."""
+    props = schema["properties"]
+    # null for an optional argument: as if it were not given (what some clients send)
+    arguments = {k: v for k, v in arguments.items() if v is not None or k in schema["required"]}
+    for name in arguments:
+        if name not in props:
+            raise UsageError(f"unknown argument '{name}'; arguments are: {', '.join(props)}")
+    for name in schema["required"]:
+        if name not in arguments:
+            raise UsageError(f"missing argument '{name}'")
+    kinds = {"string": str, "boolean": bool, "integer": int, "array": list}
+    for name, value in arguments.items():
+        spec = props[name]
+        kind = kinds[spec["type"]]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise UsageError(f"argument '{name}' must be a{'n' if spec['type'][0] in 'aeiou' else ''} {spec['type']}")
+        if kind is list and not all(isinstance(v, str) for v in value):
+            raise UsageError(f"argument '{name}' must be a list of strings")
+        if "enum" in spec and value not in spec["enum"]:
+            raise UsageError(f"argument '{name}' must be one of: {', '.join(spec['enum'])}")
+        if kind is int and value < spec.get("minimum", value):
+            raise UsageError(f"argument '{name}' must be at least {spec['minimum']}")
+    return arguments
+
+
+def records(key, fields, what):
+    """An output schema: {key: [records]} with the records' fields described."""
+    return {"type": "object", "required": [key], "properties": {key: {
+        "type": "array", "description": what,
+        "items": {"type": "object", "properties": {f: {"description": d} for f, d in fields.items()}}}}}
+
+
+SESSION = {"type": "string", "description":
+           "The session: a path to a .jsonl file, or a session id prefix as list_sessions gives it "
+           "(the same as stree's -s). Default: the server's session (serve -s), else the newest "
+           "session of the directory the server runs in."}
+REVISION = ("A revision in stree's revision language: an entry id or id prefix (4+ characters), a label, "
+            "@ (the current leaf), root, :/text (the newest entry whose text contains text), REV~N "
+            "(N entries up), REV^ (the parent).")
