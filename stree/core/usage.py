@@ -139,31 +139,9 @@ def total(usages):
 
 # -- one session: the active path, its branches, abandoned entries -------------
 
-def segments(tree):
-    """The tree cut into branches: chains that start at a root or after a branch point (or
-    after the leaf) and end at a leaf, a branch point or the leaf. [(rows, active)], depth first,
-    the active path's first; every entry of the tree is in exactly one."""
-    leaf = tree.leaf
-    on_path = set(tree.path_rows(leaf)) if leaf is not None else set()
-    leaf_row = tree.row_of(tree.get(leaf)) if leaf is not None else None
-    order = tree.depth_first_rows(leaf)
-    prow = tree.shape.prow
-    seg_of = {}
-    out = []
-    for r in order:
-        p = prow[r]
-        if p < 0 or p not in seg_of or len(tree.child_rows(p)) > 1 or p == leaf_row:
-            seg_of[r] = len(out)
-            out.append([r])
-        else:
-            seg_of[r] = seg_of[p]
-            out[seg_of[r]].append(r)
-    return [(rows, rows[0] in on_path) for rows in out]
-
-
 def session_split(tree, usages):
     """{path, abandoned, branches}: the active path (root -> the last entry, pi's branch),
-    the entries off it, and each branch (segments()) with its totals."""
+    the entries off it, and each branch (core.outline) with its totals."""
     leaf = tree.leaf
     on_path = set(tree.path_rows(leaf)) if leaf is not None else set()
     by_row = {u.row: u for u in usages}
@@ -172,8 +150,11 @@ def session_split(tree, usages):
         (path if u.row in on_path else abandoned).add(u.values)
     path.entries = len(on_path)
     abandoned.entries = len(tree.nodes) - len(on_path)
+    from .outline import branches as outline, walk
+
     branches = []
-    for rows, active in segments(tree):
+    for branch in walk(outline(tree)):
+        rows, active = branch.rows, branch.active
         t = Totals()
         for r in rows:
             u = by_row.get(r)
