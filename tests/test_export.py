@@ -295,3 +295,23 @@ def test_images_embedded_and_oh_my_pi_blobs_resolved(stree, tmp_path, isolated_h
         assert sizes == [[True, 3, 2], [True, 5, 4]]
     finally:
         page.close()
+
+
+def test_an_empty_session_exports(stree, tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text(json.dumps({"type": "session", "version": 3, "id": "0199a1b2-0000-7000-8000-00000000e0e0",
+                                "timestamp": "2026-11-01T00:00:00.000Z", "cwd": "/tmp"}) + "\n")
+    r = stree("-s", path, "export", "-o", "-", "--format", "html")
+    assert r.code == 0 and "no entries yet" in r.out
+    r = stree("-s", path, "export", "-o", "-", "--format", "md")
+    assert r.code == 0 and "no entries yet" in r.out
+
+
+def test_completion_of_export(stree, demo, tmp_path):
+    r = stree("__complete", "bash", "ex", "--", "ex")
+    assert "command\texport\t" in r.out
+    r = stree("__complete", "bash", "", "--", "export", "--format", "")
+    assert r.out.splitlines()[1:] == ["choice\tmd\t", "choice\thtml\t"]
+    assert stree("__complete", "bash", "", "--", "export", "-o", "").out.splitlines()[0] == "files"
+    r = stree("__complete", "bash", "bug", "--", "-s", demo, "export", "bug")
+    assert "label\tbug-found\t" in r.out

@@ -335,3 +335,13 @@ def test_format_and_nul(stree, demo):
     assert r.code == 0
     rows = r.out.split("\0")[:-1]
     assert rows[0].startswith("total\t") and any(row.startswith("model\t") for row in rows)
+
+
+def test_completion_of_stats(stree, demo):
+    r = stree("__complete", "bash", "st", "--", "st")
+    assert "command\tstats\t" in r.out
+    r = stree("__complete", "bash", "--", "--", "stats", "--")
+    for option in ("--all", "--since", "--until", "--json", "--format"):
+        assert f"option\t{option}\t" in r.out
+    r = stree("__complete", "bash", "bug", "--", "-s", demo, "stats", "bug")
+    assert "label\tbug-found\t" in r.out

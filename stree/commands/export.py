@@ -11,7 +11,7 @@ FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 @click.command("export", epilog="""\b
 Examples:
   stree export -o session.html           the session as one self-contained page
-  stree export -o notes.md               as Markdown
+  stree export -o session.md             as Markdown
   stree export bug-found -o bug.html     only the path root -> bug-found
   stree export --format html -o - | gzip > session.html.gz
   stree -s demo export -o demo.html --force
@@ -25,14 +25,15 @@ and compactions show; tool calls and results are folded; images are embedded (oh
 blob:sha256: references read from <agent dir>/blobs, the file is left as it is).
 Markdown escapes <, > and & in the text and fences code, so nothing renders as HTML.""")
 @click.argument("revision", required=False, metavar="[REV]")
-@click.option("-o", "--output", "target", required=True, metavar="FILE",
+@click.option("-o", "--output", "output_file", required=True, metavar="FILE",
               help="Where to write ('-': stdout). The format follows .md/.markdown/.html/.htm unless --format.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), help="md or html (default: from FILE's extension).")
 @click.option("-f", "--force", is_flag=True, help="Replace FILE if it exists (it is refused otherwise, exit 6).")
 @click.option("--date", "date_style", type=click.Choice(["local", "iso", "utc", "unix", "relative"]),
               default="local", show_default=True, help="How entry times are shown.")
 @click.pass_obj
-def command(env, revision, target, fmt, force, date_style):
+def command(env, revision, output_file, fmt, force, date_style):
+    target = output_file
     """Write the session (or the path root -> REV) as Markdown or one self-contained HTML file."""
     if fmt is None:
         fmt = FORMATS.get(os.path.splitext(target)[1].lower()) if target != "-" else None
