@@ -217,6 +217,8 @@ def test_hostile_transcript_runs_nothing_and_fetches_nothing(stree, tmp_path, is
     try:
         hostile = [h.replace("PORT", str(port)) for h in HOSTILE]
         b = SessionBuilder()
+        b.user("an entry whose id is hostile", id='x" onmouseover="window.pwned=11" data-x="')
+        b.user("and its child, whose parent it names", id="javascript:window.pwned=12")
         u = b.user("\n".join(hostile))
         b.tool_round("bash", {"command": hostile[0]}, "\n".join(hostile))
         b.assistant(hostile[1], thinking=hostile[3])
@@ -253,6 +255,12 @@ def test_hostile_transcript_runs_nothing_and_fetches_nothing(stree, tmp_path, is
             assert "window.pwned = 1" in page.evaluate("document.body.innerText")
             assert page.evaluate("typeof window.pwned") == "undefined"
             assert page.evaluate("window.__violations") == []
+            # the hostile ids are still links that work: the outline opens their entries
+            link = page.evaluate("document.querySelectorAll('nav a')[1].getAttribute('href')")
+            page.evaluate("document.querySelectorAll('nav a')[1].click()")
+            assert page.evaluate("location.hash") == link
+            assert page.evaluate("document.getElementById('e-javascript:window.pwned=12').checkVisibility()")
+            assert page.evaluate("typeof window.pwned") == "undefined"
             assert all(u.startswith(("file://", "data:")) for u in page.requests()), page.requests()
         finally:
             page.close()

@@ -4,6 +4,7 @@ import sys
 import click
 
 from ..errors import UsageError
+from ..output.dates import date_option
 
 FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 
@@ -29,8 +30,7 @@ Markdown escapes <, > and & in the text and fences code, so nothing renders as H
               help="Where to write ('-': stdout). The format follows .md/.markdown/.html/.htm unless --format.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), help="md or html (default: from FILE's extension).")
 @click.option("-f", "--force", is_flag=True, help="Replace FILE if it exists (it is refused otherwise, exit 6).")
-@click.option("--date", "date_style", type=click.Choice(["local", "iso", "utc", "unix", "relative"]),
-              default="local", show_default=True, help="How entry times are shown.")
+@date_option
 @click.pass_obj
 def command(env, revision, output_file, fmt, force, date_style):
     target = output_file

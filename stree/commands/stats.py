@@ -17,6 +17,8 @@ STATS_FIELDS = {
     "count": "entries that recorded usage",
     "entries": "entries in the group (total, path, abandoned, branch, session)",
     "path": "the session file (total, session)",
+    "name": "the session's display name, or null (session)",
+    "cwd": "the session's working directory (session)",
     "first": "the branch's first entry (branch)",
     "active": "true for the branches of the active path (branch)",
     "label": "the label on the branch's last entry, or null (branch)",
@@ -85,21 +87,22 @@ def _one(env, usage, revision, since, until):
         from ..core.revs import Resolver
 
         rows = {tree.row_of(n) for n in Resolver(tree).nodes_of(revision)}
-        usages = [u for u in usage.entry_usages(tree) if u.row in rows and usage.within(u, since, until)]
+        usages = [u for u in usage.entry_usages(tree, raw=session.raw)
+                  if u.row in rows and usage.within(u, since, until)]
         t = usage.total(usages)
         t.entries = len(rows)
         sections = [(revision, [(revision, t.record("total", revision, path=path))])]
     else:
-        every = [u for u in usage.entry_usages(tree) if usage.within(u, since, until)]
+        every = [u for u in usage.entry_usages(tree, raw=session.raw) if usage.within(u, since, until)]
         inherited_ids = usage.ParentIds().of(session.header, session.path)
         own = [u for u in every if tree.id_of(u.row) not in inherited_ids]
         t = usage.total(own)
-        t.entries = len(tree.nodes) - sum(1 for i in tree.nodes.col("id") if i in inherited_ids) \
-            if inherited_ids else len(tree.nodes)
+        copied = sum(1 for i in tree.nodes.col("id") if i in inherited_ids) if inherited_ids else 0
+        t.entries = len(tree.nodes) - copied
         rows = [("session" + (" (its own)" if inherited_ids else ""), t.record("total", sid, path=path))]
         if inherited_ids:
             inherited = usage.total(u for u in every if tree.id_of(u.row) in inherited_ids)
-            inherited.entries = len(tree.nodes) - t.entries
+            inherited.entries = copied
             parent = usage.parent_path(session.header, session.path)
             rows.append(("inherited from parent", inherited.record("inherited", parent)))
         path_t, abandoned, branches = usage.session_split(tree, every)
@@ -131,6 +134,8 @@ def _model_day_sections(models, days):
 
 
 def _all(env, out, usage, since, until):
+    import os
+
     from ..core.store import all_session_dirs, session_files
     from ..core.tree import Tree
     from ..errors import StreeError
@@ -158,6 +163,7 @@ def _all(env, out, usage, since, until):
                 session.close()
             progress.advance()
     sessions = sorted(across.sessions, key=lambda s: (-s[2].cost, -s[2].tokens, s[1]))
-    rows = [(str(sid), t.record("session", sid, path=path)) for sid, path, t in sessions]
+    rows = [(f"{str(sid)[:8]}  {name or os.path.basename(path)}", t.record("session", sid, path=path, name=name, cwd=cwd))
+            for sid, path, t, name, cwd in sessions]
     return ([("all sessions", [(f"{len(sessions)} sessions", across.total.record("total", None))]),
              ("by session", rows)] + _model_day_sections(across.models, across.days))

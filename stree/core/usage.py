@@ -63,9 +63,10 @@ class Usage:
         self.values = values
 
 
-def entry_usages(tree, skip_ids=frozenset()):
+def entry_usages(tree, skip_ids=frozenset(), raw=None):
     """The usage of every entry of the file (duplicates and unreachable entries included, as
-    pi's getSessionStats counts them), in file order; entries whose id is in `skip_ids` left out."""
+    pi's getSessionStats counts them), in file order; entries whose id is in `skip_ids` left out.
+    `raw` (node -> the line's bytes): lines that cannot hold a usage key are not decoded."""
     nodes = tree.nodes
     types = nodes.col("type") if hasattr(nodes, "col") else [n.type for n in nodes]
     roles = nodes.col("role") if hasattr(nodes, "col") else [n.role for n in nodes]
@@ -76,6 +77,10 @@ def entry_usages(tree, skip_ids=frozenset()):
         node = tree.node(row)
         if skip_ids and node.id in skip_ids:
             continue
+        if raw is not None:
+            line = raw(node)
+            if b"usage" not in line and b"\\u" not in line:  # (a key may be written \u0075sage)
+                continue
         found = usage_of(tree.load(node))
         if found is not None:
             out.append(Usage(row, found[0], ts_millis(node.ts), found[1]))
@@ -220,7 +225,7 @@ class Across:
     def __init__(self, since=None, until=None):
         self.since = since
         self.until = until
-        self.sessions = []  # (header id, path, Totals)
+        self.sessions = []  # (header id, path, Totals, display name, cwd)
         self.models = {}
         self.days = {}
         self.total = Totals()
@@ -228,10 +233,13 @@ class Across:
 
     def add(self, session, tree):
         skip = self.parents.of(session.header, session.path)
-        usages = [u for u in entry_usages(tree, skip) if within(u, self.since, self.until)]
+        usages = [u for u in entry_usages(tree, skip, session.raw) if within(u, self.since, self.until)]
         t = total(usages)
-        t.entries = len(tree.nodes)
-        self.sessions.append((session.header.get("id"), os.path.abspath(str(session.path)), t))
+        ids = tree.nodes.col("id") if skip else ()
+        t.entries = len(tree.nodes) - sum(1 for i in ids if i in skip)  # its own entries
+        if t.count or (self.since is None and self.until is None):  # a time window: only sessions with usage in it
+            self.sessions.append((session.header.get("id"), os.path.abspath(str(session.path)), t,
+                                  tree.name(), session.header.get("cwd")))
         for target, by in ((self.models, lambda u: u.key), (self.days, lambda u: day_of(u.ms))):
             for key, part in grouped(usages, by).items():
                 target.setdefault(key, Totals()).merge(part)
