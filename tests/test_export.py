@@ -288,12 +288,16 @@ def test_images_embedded_and_oh_my_pi_blobs_resolved(stree, tmp_path, isolated_h
         {"type": "image", "mimeType": "image/png", "data": "blob:sha256:" + "0" * 64},  # missing
         {"type": "image", "mimeType": "image/png", "data": "blob:sha256:../../etc/passwd"}]})
     path = b.write(sessions / "s.jsonl")
+    slot = json.dumps({"type": "title", "v": 1, "title": "an omp <b>title</b>", "source": "auto",
+                       "updatedAt": "2026-11-01T00:00:00.000Z", "pad": ""})
+    path.write_text(slot.ljust(255) + "\n" + path.read_text())  # oh-my-pi's 256-byte title slot first
     before = path.read_bytes()
     page_file = tmp_path / "img.html"
     assert stree("-s", path, "export", "-o", page_file).code == 0
     assert path.read_bytes() == before  # the references stay in the session
     html = page_file.read_text()
     assert base64.b64encode(blob).decode() in html and html.count("not available") == 2
+    assert "<title>an omp &lt;b&gt;title&lt;/b&gt;</title>" in html
     md = stree("-s", path, "export", "-o", "-", "--format", "md").out
     assert f"![image](data:image/png;base64,{base64.b64encode(blob).decode()})" in md
     page = browser.Page(tmp_path / "profile")

@@ -349,3 +349,26 @@ def test_completion_of_stats(stree, demo):
         assert f"option\t{option}\t" in r.out
     r = stree("__complete", "bash", "bug", "--", "-s", demo, "stats", "bug")
     assert "label\tbug-found\t" in r.out
+
+
+def test_usage_of_reads_what_pi_sums():
+    from stree.format.usage import usage_of
+
+    u = usage(1, 2, 3, 4, 0.5)
+    msg = {"role": "assistant", "provider": "p", "model": "auto", "usage": u}
+    assert usage_of({"type": "message", "message": msg}) == ("p/auto", (1, 2, 3, 4, 0.5))
+    assert usage_of({"type": "message", "message": dict(msg, responseModel="real")})[0] == "p/real"
+    assert usage_of({"type": "message", "message": dict(msg, responseModel="")})[0] == "p/"  # ?? keeps ""
+    assert usage_of({"type": "usage", "provider": "q", "model": "m", "kind": "cache_warm", "usage": u}) == \
+        ("q/m", (1, 2, 3, 4, 0.5))
+    for etype in ("compaction", "branch_summary"):
+        assert usage_of({"type": etype, "usage": u}) == ("Tools/summaries", (1, 2, 3, 4, 0.5))
+        assert usage_of({"type": etype}) is None
+    assert usage_of({"type": "message", "message": {"role": "toolResult", "usage": u}})[0] == "Tools/summaries"
+    assert usage_of({"type": "message", "message": {"role": "toolResult"}}) is None
+    assert usage_of({"type": "message", "message": {"role": "user", "usage": u}}) is None  # pi ignores it
+    assert usage_of({"type": "custom", "usage": u}) is None
+    odd = {"input": "7", "output": True, "cacheRead": float("nan"), "cacheWrite": None, "cost": {"total": "1"}}
+    assert usage_of({"type": "usage", "usage": odd}) == ("?/?", (0, 0, 0, 0, 0))
+    assert usage_of({"type": "message", "message": {"role": "assistant"}}) is None
+    assert usage_of("not an entry") is None

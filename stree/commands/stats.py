@@ -49,8 +49,10 @@ Fields for --json / --format:
 def command(env, revision, all_, since, until, json_mode, fmt, nul):
     """Show tokens and cost: of a session, a path or range in it (REV|RANGE), or every session (--all).
 
-    Without REV: the session in all (less what it inherited from its parent), the active path,
-    the abandoned entries, each branch, and by model and day. With REV: the entries on the path
+    Without REV: the session in all (less what a fork inherited from its parent, shown on its
+    own row), then the whole tree split three ways: the active path (root -> the last entry),
+    the abandoned entries off it, and each branch (a chain from a root or a branch point to
+    the next one or a leaf); then by model and by day. With REV: the entries on the path
     root -> REV; with A..B or A...B, that range.
     """
     from ..core import usage

@@ -31,6 +31,8 @@ class Document:
         from ..core.preview import Previewer
 
         self.header = session.header or {}
+        slot = getattr(session, "title", None)  # oh-my-pi's title slot
+        self.slot_title = slot.get("title") if isinstance(slot, dict) and isinstance(slot.get("title"), str) else None
         self.path = str(session.path)
         self.tree = tree
         self.name = tree.name()
@@ -58,6 +60,9 @@ class Document:
     def title(self):
         if self.name:
             return self.name
+        for title in (self.slot_title, self.header.get("title")):  # oh-my-pi's, the slot first
+            if isinstance(title, str) and title.strip():
+                return title.strip()
         for item in self.items.values():
             if item.role == "user":
                 text = " ".join(p[1] for p in item.parts if p[0] == "text").strip()
