@@ -327,3 +327,38 @@ def test_completion_of_export(stree, demo, tmp_path):
     assert stree("__complete", "bash", "", "--", "export", "-o", "").out.splitlines()[0] == "files"
     r = stree("__complete", "bash", "bug", "--", "-s", demo, "export", "bug")
     assert "label\tbug-found\t" in r.out
+
+
+def test_many_branch_points_stay_flat(stree, tmp_path):
+    """600 retries along the active path: no recursion, and the folds nest only at side branches
+    (an HTML parser flattens elements nested deeper than 512)."""
+    from html.parser import HTMLParser
+
+    b = SessionBuilder()
+    for i in range(600):
+        u = b.user(f"question {i}")
+        b.assistant(f"abandoned answer {i}")
+        b.at(u)
+        b.assistant(f"kept answer {i}")
+    path = b.write(tmp_path / "retries.jsonl")
+
+    class Depth(HTMLParser):
+        depth = deepest = 0
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "details":
+                self.depth += 1
+                self.deepest = max(self.deepest, self.depth)
+
+        def handle_endtag(self, tag):
+            if tag == "details":
+                self.depth -= 1
+
+    r = stree("-s", path, "export", "-o", "-", "--format", "html")
+    assert r.code == 0, r
+    parser = Depth()
+    parser.feed(r.out)
+    assert parser.depth == 0 and parser.deepest <= 4  # a branch, a side branch in it, a tool/thinking fold
+    assert r.out.count("<article ") == len(b.entries) and r.out.count("abandoned answer") >= 600
+    md = stree("-s", path, "export", "-o", "-", "--format", "md")
+    assert md.code == 0 and md.out.count("Abandoned branch") == 600

@@ -61,13 +61,14 @@ def command(env, revision, output_file, fmt, force, date_style):
         from ..output.export_html import render
     else:
         from ..output.export_md import render
-    data = render(doc, date_style).encode("utf-8")
+    chunks = (chunk.encode("utf-8") for chunk in render(doc, date_style))
     if target == "-":
         sys.stdout.flush()
-        sys.stdout.buffer.write(data)
+        for chunk in chunks:
+            sys.stdout.buffer.write(chunk)
         sys.stdout.buffer.flush()
         return
     from ..writing.atomic import write_atomic
 
-    write_atomic(target, data, mode=0o644, replace=force)
+    write_atomic(target, chunks, mode=0o644, replace=force)
     click.echo(f"wrote {os.path.abspath(target)} ({len(tree.nodes)} entries, {fmt})", err=True)

@@ -46,3 +46,22 @@ def walk(top):
         b = stack.pop()
         yield b
         stack.extend(reversed(b.children))
+
+
+def folds(top):
+    """("open", branch) and ("close", branch) events to draw branches() as nested folds, without
+    recursion: a branch's first child (towards the leaf on the active path) continues after it
+    at the same level, its other children are folded inside it. Nesting grows only at side
+    branches, so a long active path with many branch points stays flat."""
+    stack = [("chain", b) for b in reversed(top)]
+    while stack:
+        op, b = stack.pop()
+        if op == "close":
+            yield "close", b
+            continue
+        yield "open", b
+        if b.children:
+            stack.append(("chain", b.children[0]))
+        stack.append(("close", b))
+        for side in reversed(b.children[1:]):
+            stack.append(("chain", side))

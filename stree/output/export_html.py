@@ -10,6 +10,7 @@ import hashlib
 from html import escape
 from urllib.parse import quote
 
+from ..core.outline import folds
 from ..output.dates import show as show_date
 
 STYLE = """
@@ -94,83 +95,97 @@ def anchor(entry_id):
 
 
 def render(doc, date_style="local"):
-    """The whole page as a str."""
+    """The page, in chunks of about 256 KiB (a big session is never held whole as text)."""
     out = []
-    w = out.append
+    size = 0
+    for piece in _pieces(doc, date_style):
+        out.append(piece)
+        size += len(piece)
+        if size > 1 << 18:
+            yield "".join(out)
+            out = []
+            size = 0
+    yield "".join(out)
+
+
+def _pieces(doc, date_style):
     header = doc.header
-    w('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n')
-    w(f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">\n')
-    w('<meta name="referrer" content="no-referrer">\n<meta name="generator" content="stree export">\n')
-    w(f"<title>{esc(doc.title)}</title>\n<style>{STYLE}</style></head>\n<body>\n<header>")
-    w(f"<h1>{esc(doc.title)}</h1><p class=\"meta\">")
+    yield '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+    yield f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">\n'
+    yield '<meta name="referrer" content="no-referrer">\n<meta name="generator" content="stree export">\n'
+    yield f"<title>{esc(doc.title)}</title>\n<style>{STYLE}</style></head>\n<body>\n<header>"
+    yield f"<h1>{esc(doc.title)}</h1><p class=\"meta\">"
     for name, value in (("session", header.get("id")), ("cwd", header.get("cwd")),
                         ("created", show_date(header.get("timestamp"), date_style) if header.get("timestamp") else None),
                         ("entries", doc.count()), ("@", doc.at), ("forked from", header.get("parentSession"))):
         if value is not None:
-            w(f"<span>{esc(name)}: <code>{esc(value)}</code></span>")
-    w('</p><p class="meta"><button type="button" id="expand-all">Expand all</button>'
-      '<button type="button" id="collapse-all">Collapse to the active path</button></p></header>\n')
-    w('<div class="layout">\n<nav id="outline" aria-label="Outline">')
-    _nav(w, doc, doc.branches)
-    w("</nav>\n<main>\n")
+            yield f"<span>{esc(name)}: <code>{esc(value)}</code></span>"
+    yield ('</p><p class="meta"><button type="button" id="expand-all">Expand all</button>'
+           '<button type="button" id="collapse-all">Collapse to the active path</button></p></header>\n')
+    yield '<div class="layout">\n<nav id="outline" aria-label="Outline"><ol>'
+    yield from _nav(doc)
+    yield "</ol></nav>\n<main>\n"
     if not doc.items:
-        w('<p class="note">The session has no entries yet.</p>')
-    _main(w, doc, doc.branches, date_style)
-    w(f"</main>\n</div>\n<script>{SCRIPT}</script>\n</body></html>\n")
-    return "".join(out)
+        yield '<p class="note">The session has no entries yet.</p>'
+    yield from _main(doc, date_style)
+    yield f"</main>\n</div>\n<script>{SCRIPT}</script>\n</body></html>\n"
 
 
-def _nav(w, doc, branches):
-    w("<ol>")
-    for branch in branches:
+def _count(n):
+    return f"{n} {'entry' if n == 1 else 'entries'}"
+
+
+def _nav(doc):
+    for event, branch in folds(doc.branches):
+        if event == "close":
+            yield "</ol></details></li>"
+            continue
         items = [doc.items[r] for r in branch.rows]
         cls = "branch active" if branch.active else "branch"
-        w(f'<li class="{cls}"><details{" open" if branch.active else ""}>'
-          f"<summary>{len(items)} {'entry' if len(items) == 1 else 'entries'}"
-          f"{' (active path)' if branch.active else ''}</summary><ol>")
+        yield (f'<li class="{cls}"><details{" open" if branch.active else ""}>'
+               f"<summary>{_count(len(items))}{' (active path)' if branch.active else ''}</summary><ol>")
         for item in items:
             cls = " ".join(c for c in ("active" if item.active else "", "leaf" if item.leaf else "") if c)
             label = f"[{item.label}] " if item.label else ""
-            w(f'<li><a href="#{esc(quote(anchor(item.id), safe=""))}"'
-              f'{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>'
-              f"{esc(label + item.preview)}</a></li>")
-        w("</ol>")
-        if branch.children:
-            _nav(w, doc, branch.children)
-        w("</details></li>")
-    w("</ol>")
+            cls_attr = f' class="{cls}"' if cls else ""
+            yield (f'<li><a href="#{esc(quote(anchor(item.id), safe=""))}"{cls_attr}>'
+                   f"{esc(label + item.preview)}</a></li>")
+        yield "</ol><ol>"  # its side branches
 
 
-def _main(w, doc, branches, date_style):
-    for branch in branches:
+def _main(doc, date_style):
+    for event, branch in folds(doc.branches):
+        if event == "close":
+            yield "</details>\n"
+            continue
         items = [doc.items[r] for r in branch.rows]
         first = items[0]
         cls = "branch active" if branch.active else "branch"
         where = "the active path" if branch.active else "an abandoned branch"
-        w(f'<details class="{cls}"{" open" if branch.active else ""}><summary>'
-          f"{esc(where)}: {len(items)} {'entry' if len(items) == 1 else 'entries'} from "
-          f"<code>{esc(first.id)}</code> ({esc(first.preview[:80])})</summary>\n")
+        yield (f'<details class="{cls}"{" open" if branch.active else ""}><summary>'
+               f"{esc(where)}: {_count(len(items))} from "
+               f"<code>{esc(first.id)}</code> ({esc(first.preview[:80])})</summary>\n")
         for item in items:
-            _entry(w, item, date_style)
-        _main(w, doc, branch.children, date_style)
-        w("</details>\n")
+            w = []
+            _entry(w.append, item, *doc.content(item), date_style)
+            yield "".join(w)
 
 
-def _entry(w, item, date_style):
+def _entry(w, item, kind, parts, date_style):
     classes = ["entry", "t-" + _cls(item.type), "r-" + _cls(item.role or "none")]
     if item.active:
         classes.append("active")
     if item.leaf:
         classes.append("leaf")
     w(f'<article class="{" ".join(classes)}" id="{esc(anchor(item.id))}"><div class="head">'
-      f'<span class="kind">{esc(item.kind)}</span> <code class="id">{esc(item.id)}</code> '
+      f'<span class="kind">{esc(kind)}</span> <code class="id">{esc(item.id)}</code> '
       f"<time>{esc(show_date(item.ts, date_style) if item.ts else '')}</time>")
     if item.label:
         w(f'<span class="label">{esc(item.label)}</span>')
     if item.leaf:
         w('<span class="at">← @ (active)</span>')
     w('</div><div class="body">')
-    for part in item.parts:
+    for part in parts:
         _part(w, part)
     w("</div></article>\n")
 

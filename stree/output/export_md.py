@@ -39,6 +39,7 @@ def quoted(body):
 
 
 def render(doc, date_style="local"):
+    """The document, in chunks: one per branch."""
     out = []
     w = out.append
     header = doc.header
@@ -65,20 +66,24 @@ def render(doc, date_style="local"):
         origin = f" (after `{inline(items[0].parent)}`)" if items[0].parent else ""
         w(f"## {n}. {title}{origin}: {len(items)} {'entry' if len(items) == 1 else 'entries'}\n")
         for item in items:
-            _entry(w, item, date_style)
-    return "\n".join(out) + "\n"
+            _entry(w, item, *doc.content(item), date_style)
+        yield "\n".join(out) + "\n"
+        out = []
+        w = out.append
+    if out:
+        yield "\n".join(out) + "\n"
 
 
-def _entry(w, item, date_style):
+def _entry(w, item, kind, parts, date_style):
     marks = []
     if item.label:
         marks.append(f"label **{inline(item.label)}**")
     if item.leaf:
         marks.append("**← @ (active)**")
     when = show_date(item.ts, date_style) if item.ts else ""
-    w(f"### {inline(item.kind)} · `{inline(item.id)}`" + (f" · {inline(when)}" if when else "")
+    w(f"### {inline(kind)} · `{inline(item.id)}`" + (f" · {inline(when)}" if when else "")
       + (" · " + " · ".join(marks) if marks else "") + "\n")
-    for part in item.parts:
+    for part in parts:
         block = _part(part)
         if block:
             w(block + "\n")

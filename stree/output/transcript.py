@@ -15,8 +15,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 class Item:
     """One entry as the export shows it."""
 
-    __slots__ = ("id", "parent", "type", "role", "ts", "label", "active", "leaf", "preview", "kind", "parts",
-                 "depth")
+    __slots__ = ("id", "parent", "type", "role", "ts", "label", "active", "leaf", "preview", "depth", "row")
 
     def __init__(self, **fields):
         for k, v in fields.items():
@@ -40,21 +39,25 @@ class Document:
         self.branches = branches(tree)
         on_path = set(tree.path_rows(self.at)) if self.at is not None else set()
         previewer = Previewer(tree)
-        images = images or (lambda data: data if isinstance(data, str) else None)
+        self.images = images or (lambda data: data if isinstance(data, str) else None)
         labels = tree.labels
         self.items = {}
         depth = {}
         for branch in walk(self.branches):
             d = 0 if branch.parent is None else depth[id(branch.parent)] + 1
             depth[id(branch)] = d
-            for r in branch.rows:
+            for r in branch.rows:  # the previews only (kept in the index): the content is read as it is shown
                 node = tree.node(r)
-                entry = tree.load(node)
                 self.items[r] = Item(
                     id=node.id, parent=node.parent, type=node.type, role=node.role, ts=node.ts,
                     label=labels.get(node.id), active=r in on_path, leaf=node.id == self.at,
-                    preview=previewer.text(node), kind=kind_of(entry), parts=list(parts_of(entry, images)),
-                    depth=d)
+                    preview=previewer.text(node), depth=d, row=r)
+
+    def content(self, item):
+        """(kind, parts) of an item, read from the file now (not kept: a page of a big session
+        is written entry by entry)."""
+        entry = self.tree.load(self.tree.node(item.row))
+        return kind_of(entry), list(parts_of(entry, self.images))
 
     @property
     def title(self):
@@ -65,7 +68,7 @@ class Document:
                 return title.strip()
         for item in self.items.values():
             if item.role == "user":
-                text = " ".join(p[1] for p in item.parts if p[0] == "text").strip()
+                text = " ".join(p[1] for p in self.content(item)[1] if p[0] == "text").strip()
                 if text:
                     return text.split("\n")[0][:80]
         return f"session {self.header.get('id', '?')}"
