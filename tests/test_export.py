@@ -362,3 +362,28 @@ def test_many_branch_points_stay_flat(stree, tmp_path):
     assert r.out.count("<article ") == len(b.entries) and r.out.count("abandoned answer") >= 600
     md = stree("-s", path, "export", "-o", "-", "--format", "md")
     assert md.code == 0 and md.out.count("Abandoned branch") == 600
+
+
+def test_to_a_terminal_the_sessions_control_characters_are_inert(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import read_pty
+
+    b = SessionBuilder()
+    b.user("bell \x07 and \x1b]0;pwned\x07 a title, \x1b[2J a clear")
+    path = b.write(tmp_path / "esc.jsonl")
+    for fmt in ("md", "html"):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(path), "export", "-o", "-", "--format", fmt],
+                                stdout=slave, stderr=subprocess.PIPE, env=dict(os.environ, TERM="xterm"))
+        os.close(slave)
+        out = read_pty(master, proc)
+        proc.wait()
+        assert proc.returncode == 0
+        assert b"\x1b" not in out and b"\x07" not in out and b"pwned" in out
+    piped = subprocess.run([sys.executable, "-m", "stree", "-s", str(path), "export", "-o", "-", "--format", "md"],
+                           capture_output=True)
+    assert b"\x1b]0;pwned\x07" in piped.stdout  # into a pipe or file: the text exactly

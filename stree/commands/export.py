@@ -63,6 +63,10 @@ def command(env, revision, output_file, fmt, force, date_style):
         from ..output.export_md import render
     chunks = (chunk.encode("utf-8") for chunk in render(doc, date_style))
     if target == "-":
+        if sys.stdout.isatty():  # to a terminal: the session's control characters shown, not obeyed
+            from ..format.terminal import inert
+
+            chunks = (inert(chunk).encode("utf-8", "replace") for chunk in render(doc, date_style))
         sys.stdout.flush()
         for chunk in chunks:
             sys.stdout.buffer.write(chunk)
