@@ -37,7 +37,8 @@ Examples:
 Usage is read as pi 1.5.2 sums it: the `usage` of assistant messages (by provider and
 response model), of `usage` entries (calls such as cache warming), and of tool results,
 compactions and branch summaries that carry one ("Tools/summaries"). Entries a fork copied
-from its parentSession (same ids) are counted in the parent only. Days are local (TZ).
+from its parentSession (same ids) are counted in the parent only (while that file exists).
+Days are local (TZ).
 Fields for --json / --format:
 {describe(STATS_FIELDS)}""")
 @click.argument("revision", required=False, metavar="[REV|RANGE]")
