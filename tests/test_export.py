@@ -387,3 +387,15 @@ def test_to_a_terminal_the_sessions_control_characters_are_inert(tmp_path):
     piped = subprocess.run([sys.executable, "-m", "stree", "-s", str(path), "export", "-o", "-", "--format", "md"],
                            capture_output=True)
     assert b"\x1b]0;pwned\x07" in piped.stdout  # into a pipe or file: the text exactly
+
+
+def test_the_header_carries_what_stats_sums(stree, demo):
+    for rev in (None, "bug-found"):
+        args = [rev] if rev else []
+        total = [json.loads(line) for line in stree("-s", demo, "stats", *args, "--json").out.splitlines()
+                 if json.loads(line)["group"] == "total"][0]
+        md = stree("-s", demo, "export", *args, "-o", "-", "--format", "md").out
+        assert f"- Tokens: `{total['tokens']:,} (input {total['input']:,}," in md
+        assert f"- Cost: `${total['cost']:,.4f}`" in md
+        html = stree("-s", demo, "export", *args, "-o", "-", "--format", "html").out
+        assert f"cost: <code>${total['cost']:,.4f}</code>" in html

@@ -22,7 +22,8 @@ The HTML is one file with nothing to fetch: stree's own style and script inline,
 their hashes in a Content-Security-Policy that forbids everything else (no network, no other
 script); every text from the session is escaped. The outline links every entry; each branch
 folds (the active path open and marked, the position @ outlined); labels, branch summaries
-and compactions show; tool calls and results are folded; images are embedded (oh-my-pi's
+and compactions show; tool calls and results are folded; the header gives tokens and cost
+as 'stree stats' sums them; images are embedded (oh-my-pi's
 blob:sha256: references read from <agent dir>/blobs, the file is left as it is).
 Markdown escapes <, > and & in the text and fences code, so nothing renders as HTML.""")
 @click.argument("revision", required=False, metavar="[REV]")

@@ -117,7 +117,9 @@ def _pieces(doc, date_style):
     yield f"<h1>{esc(doc.title)}</h1><p class=\"meta\">"
     for name, value in (("session", header.get("id")), ("cwd", header.get("cwd")),
                         ("created", show_date(header.get("timestamp"), date_style) if header.get("timestamp") else None),
-                        ("entries", doc.count()), ("@", doc.at), ("forked from", header.get("parentSession"))):
+                        ("entries", doc.count()), ("@", doc.at), ("forked from", header.get("parentSession")),
+                        ("tokens", f"{doc.usage.tokens:,}" if doc.usage.count else None),
+                        ("cost", f"${doc.usage.cost:,.4f}" if doc.usage.count else None)):
         if value is not None:
             yield f"<span>{esc(name)}: <code>{esc(value)}</code></span>"
     yield ('</p><p class="meta"><button type="button" id="expand-all">Expand all</button>'

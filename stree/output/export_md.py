@@ -47,7 +47,11 @@ def render(doc, date_style="local"):
     for name, value in (("Session", header.get("id")), ("Working directory", header.get("cwd")),
                         ("Created", show_date(header.get("timestamp"), date_style) if header.get("timestamp") else None),
                         ("Entries", doc.count()), ("Position (@)", doc.at),
-                        ("Forked from", header.get("parentSession"))):
+                        ("Forked from", header.get("parentSession")),
+                        ("Tokens", f"{doc.usage.tokens:,} (input {doc.usage.input:,}, output {doc.usage.output:,}, "
+                                   f"cache read {doc.usage.cacheRead:,}, cache write {doc.usage.cacheWrite:,})"
+                         if doc.usage.count else None),
+                        ("Cost", f"${doc.usage.cost:,.4f}" if doc.usage.count else None)):
         if value is not None:
             w(f"- {name}: `{inline(value)}`")
     w("")

@@ -23,7 +23,7 @@ class Item:
 
 
 class Document:
-    """header, title, items by row, the branch outline, the position (@)."""
+    """header, title, items by row, the branch outline, the position (@), the usage in all."""
 
     def __init__(self, session, tree, images=None):
         from ..core.navigate import position
@@ -39,6 +39,9 @@ class Document:
         self.branches = branches(tree)
         on_path = set(tree.path_rows(self.at)) if self.at is not None else set()
         previewer = Previewer(tree)
+        from ..core.usage import entry_usages, total
+
+        self.usage = total(entry_usages(tree, raw=getattr(session, "raw", None)))  # as `stree stats` sums it
         self.images = images or (lambda data: data if isinstance(data, str) else None)
         labels = tree.labels
         self.items = {}
