@@ -145,7 +145,7 @@ def _nav(doc):
         items = [doc.items[r] for r in branch.rows]
         cls = "branch active" if branch.active else "branch"
         yield (f'<li class="{cls}"><details{" open" if branch.active else ""}>'
-               f"<summary>{_count(len(items))}{' (active path)' if branch.active else ''}</summary><ol>")
+               f"<summary>{_count(len(items))}{' (active path)' if branch.active else ' (abandoned)'}</summary><ol>")
         for item in items:
             cls = " ".join(c for c in ("active" if item.active else "", "leaf" if item.leaf else "") if c)
             label = f"[{item.label}] " if item.label else ""
