@@ -240,7 +240,8 @@ def test_hostile_transcript_runs_nothing_and_fetches_nothing(stree, tmp_path, is
         page = browser.Page(tmp_path / "profile")
         try:
             page.open(page_file.as_uri(), before="""window.__violations = [];
-                document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.violatedDirective));""")
+                document.addEventListener('securitypolicyviolation',
+                                          e => window.__violations.push(e.violatedDirective));""")
             assert page.evaluate("document.documentElement.getAttribute('data-stree')") == "ready"
             assert page.evaluate("typeof window.pwned") == "undefined"
             assert page.evaluate("document.title") == "<script>window.pwned = 8</script> name"

@@ -166,7 +166,7 @@ def _all(env, out, usage, since, until):
                 session.close()
             progress.advance()
     sessions = sorted(across.sessions, key=lambda s: (-s[2].cost, -s[2].tokens, s[1]))
-    rows = [(f"{str(sid)[:8]}  {name or os.path.basename(path)}", t.record("session", sid, path=path, name=name, cwd=cwd))
-            for sid, path, t, name, cwd in sessions]
+    rows = [(f"{str(sid)[:8]}  {name or os.path.basename(path)}",
+             t.record("session", sid, path=path, name=name, cwd=cwd)) for sid, path, t, name, cwd in sessions]
     return ([("all sessions", [(f"{len(sessions)} sessions", across.total.record("total", None))]),
              ("by session", rows)] + _model_day_sections(across.models, across.days))

@@ -115,8 +115,9 @@ def _pieces(doc, date_style):
     yield '<meta name="referrer" content="no-referrer">\n<meta name="generator" content="stree export">\n'
     yield f"<title>{esc(doc.title)}</title>\n<style>{STYLE}</style></head>\n<body>\n<header>"
     yield f"<h1>{esc(doc.title)}</h1><p class=\"meta\">"
+    created = header.get("timestamp")
     for name, value in (("session", header.get("id")), ("cwd", header.get("cwd")),
-                        ("created", show_date(header.get("timestamp"), date_style) if header.get("timestamp") else None),
+                        ("created", show_date(created, date_style) if created else None),
                         ("entries", doc.count()), ("@", doc.at), ("forked from", header.get("parentSession")),
                         ("tokens", f"{doc.usage.tokens:,}" if doc.usage.count else None),
                         ("cost", f"${doc.usage.cost:,.4f}" if doc.usage.count else None)):

@@ -44,8 +44,9 @@ def render(doc, date_style="local"):
     w = out.append
     header = doc.header
     w(f"# {inline(doc.title)}\n")
+    created = header.get("timestamp")
     for name, value in (("Session", header.get("id")), ("Working directory", header.get("cwd")),
-                        ("Created", show_date(header.get("timestamp"), date_style) if header.get("timestamp") else None),
+                        ("Created", show_date(created, date_style) if created else None),
                         ("Entries", doc.count()), ("Position (@)", doc.at),
                         ("Forked from", header.get("parentSession")),
                         ("Tokens", f"{doc.usage.tokens:,} (input {doc.usage.input:,}, output {doc.usage.output:,}, "
@@ -100,7 +101,8 @@ def _part(part):
     if kind == "thinking":
         return "<details><summary>thinking</summary>\n\n" + quoted(part[1]) + "\n\n</details>"
     if kind == "call":
-        return f"<details><summary>tool call: {plain(part[1])}</summary>\n\n" + fence(part[2], "json") + "\n\n</details>"
+        return (f"<details><summary>tool call: {plain(part[1])}</summary>\n\n" + fence(part[2], "json")
+                + "\n\n</details>")
     if kind == "result":
         state = " (error)" if part[3] else ""
         return f"<details><summary>result of {plain(part[1])}{state}</summary>\n\n" + fence(part[2]) + "\n\n</details>"
