@@ -400,3 +400,10 @@ def test_the_header_carries_what_stats_sums(stree, demo):
         assert f"- Cost: `${total['cost']:,.4f}`" in md
         html = stree("-s", demo, "export", *args, "-o", "-", "--format", "html").out
         assert f"cost: <code>${total['cost']:,.4f}</code>" in html
+
+
+def test_demo_markdown_as_people_read_it(stree, snapshot):
+    """The bundled demo as Markdown, pinned (pytest --snapshot-update to refresh)."""
+    r = stree("-s", "demo", "export", "-o", "-", "--format", "md")
+    assert r.code == 0 and r.err == ""
+    snapshot.assert_match(r.out, "demo.md")

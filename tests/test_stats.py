@@ -372,3 +372,12 @@ def test_usage_of_reads_what_pi_sums():
     assert usage_of({"type": "usage", "usage": odd}) == ("?/?", (0, 0, 0, 0, 0))
     assert usage_of({"type": "message", "message": {"role": "assistant"}}) is None
     assert usage_of("not an entry") is None
+
+
+def test_demo_stats_as_people_see_it(stree, snapshot):
+    """What people look at: pinned (pytest --snapshot-update to refresh)."""
+    r = stree("-s", "demo", "stats")
+    assert r.code == 0 and r.err == ""
+    snapshot.assert_match(r.out, "demo-stats.txt")
+    r = stree("-s", "demo", "stats", "bug-found..@")
+    snapshot.assert_match(r.out, "demo-stats-range.txt")

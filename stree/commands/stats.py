@@ -94,7 +94,9 @@ def _one(env, usage, revision, since, until):
                   if u.row in rows and usage.within(u, since, until)]
         t = usage.total(usages)
         t.entries = len(rows)
-        sections = [(revision, [(revision, t.record("total", revision, path=path))])]
+        kind = Resolver(tree).resolve_range(revision)[0]
+        title = f"path root -> {revision}" if kind == "single" else f"range {revision}"
+        sections = [(title, [("in all", t.record("total", revision, path=path))])]
     else:
         every = [u for u in usage.entry_usages(tree, raw=session.raw) if usage.within(u, since, until)]
         inherited_ids = usage.ParentIds().of(session.header, session.path)
