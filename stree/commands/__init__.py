@@ -18,6 +18,8 @@ COMMANDS = {
     "summarize": ("stree.commands.summarize", "Print a branch summary of entries, as pi writes one"),
     "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
     "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
+    "stats": ("stree.commands.stats", "Show tokens and cost of a session, a branch, a range or every session"),
+    "export": ("stree.commands.export", "Write a session as a Markdown or self-contained HTML document"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
     "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
     "serve": ("stree.commands.serve", "Serve stree to another program over stdio (--mcp: MCP tools)"),

@@ -86,7 +86,11 @@ def write_atomic(path, data, mode=NEW_FILE_MODE, replace=True):
     try:
         try:
             os.fchmod(fd, mode)
-            write_all(fd, data)
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                write_all(fd, data)
+            else:  # an iterable of bytes chunks (stree export writes a page as it renders it)
+                for chunk in data:
+                    write_all(fd, chunk)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -1,0 +1,174 @@
+import click
+
+from .options import output_options
+from ..errors import UsageError
+from ..output.fields import describe
+
+STATS_FIELDS = {
+    "group": "total, inherited, path, abandoned, branch, session, model or day",
+    "key": "what the row counts: the session id or range (total), the parent session (inherited), "
+           "the last entry (path, branch), provider/model, or YYYY-MM-DD (local time)",
+    "input": "input tokens",
+    "output": "output tokens",
+    "cacheRead": "tokens read from the prompt cache",
+    "cacheWrite": "tokens written to the prompt cache",
+    "tokens": "input + output + cacheRead + cacheWrite",
+    "cost": "cost in dollars, as pi recorded it (usage.cost.total)",
+    "count": "entries that recorded usage",
+    "entries": "entries in the group (total, path, abandoned, branch, session)",
+    "path": "the session file (total, session)",
+    "name": "the session's display name, or null (session)",
+    "cwd": "the session's working directory (session)",
+    "first": "the branch's first entry (branch)",
+    "active": "true for the branches of the active path (branch)",
+    "label": "the label on the branch's last entry, or null (branch)",
+}
+
+
+@click.command("stats", epilog=f"""\b
+Examples:
+  stree stats                        this session: in all, active path, abandoned, each branch
+  stree stats @                      the active path root -> @
+  stree stats main..@                the entries on @'s branch since it left main
+  stree stats --all --since 2026-01-01   every session, by session, model and day
+  stree stats --all --json | jq 'select(.group == "model")'
+
+\b
+Usage is read as pi 1.5.2 sums it: the `usage` of assistant messages (by provider and
+response model), of `usage` entries (calls such as cache warming), and of tool results,
+compactions and branch summaries that carry one ("Tools/summaries"). Entries a fork copied
+from its parentSession (same ids) are counted in the parent only (while that file exists).
+Days are local (TZ).
+Fields for --json / --format:
+{describe(STATS_FIELDS)}""")
+@click.argument("revision", required=False, metavar="[REV|RANGE]")
+@click.option("-a", "--all", "all_", is_flag=True, help="Every session of every project (no REV).")
+@click.option("--since", metavar="DATE", help="Only usage recorded on or after DATE (YYYY-MM-DD or ISO time).")
+@click.option("--until", metavar="DATE", help="Only usage recorded up to DATE (a date: the whole day).")
+@output_options(STATS_FIELDS)
+@click.pass_obj
+def command(env, revision, all_, since, until, json_mode, fmt, nul):
+    """Show tokens and cost: of a session, a path or range in it (REV|RANGE), or every session (--all).
+
+    Without REV: the session in all (less what a fork inherited from its parent, shown on its
+    own row), then the whole tree split three ways: the active path (root -> the last entry),
+    the abandoned entries off it, and each branch (a chain from a root or a branch point to
+    the next one or a leaf); then by model and by day. With REV: the entries on the path
+    root -> REV; with A..B or A...B, that range.
+    """
+    from ..core import usage
+
+    since_ms = usage.parse_bound(since, option="--since") if since else None
+    until_ms = usage.parse_bound(until, end=True, option="--until") if until else None
+    out = env.output(json_mode, fmt, nul, STATS_FIELDS)
+    if all_:
+        if revision:
+            raise UsageError("--all sums every session; it takes no REV",
+                             hint="'stree stats REV' for a path or range of one session")
+        sections = _all(env, out, usage, since_ms, until_ms)
+    else:
+        sections = _one(env, usage, revision, since_ms, until_ms)
+    if out.machine:
+        for _, items in sections:
+            for _, rec in items:
+                out.record(rec)
+    else:
+        from ..output.usage import table
+
+        for line in table(out, sections):
+            out.line(line)
+    out.close()
+
+
+def _one(env, usage, revision, since, until):
+    import os
+
+    session, tree = env.load()
+    path = os.path.abspath(str(session.path))
+    sid = session.header.get("id")
+    if revision:
+        from ..core.revs import Resolver
+
+        rows = {tree.row_of(n) for n in Resolver(tree).nodes_of(revision)}
+        usages = [u for u in usage.entry_usages(tree, raw=session.raw)
+                  if u.row in rows and usage.within(u, since, until)]
+        t = usage.total(usages)
+        t.entries = len(rows)
+        kind = Resolver(tree).resolve_range(revision)[0]
+        title = f"path root -> {revision}" if kind == "single" else f"range {revision}"
+        sections = [(title, [("in all", t.record("total", revision, path=path))])]
+    else:
+        every = [u for u in usage.entry_usages(tree, raw=session.raw) if usage.within(u, since, until)]
+        inherited_ids = usage.ParentIds().of(session.header, session.path)
+        own = [u for u in every if tree.id_of(u.row) not in inherited_ids]
+        t = usage.total(own)
+        copied = sum(1 for i in tree.nodes.col("id") if i in inherited_ids) if inherited_ids else 0
+        t.entries = len(tree.nodes) - copied
+        rows = [("session" + (" (its own)" if inherited_ids else ""), t.record("total", sid, path=path))]
+        if inherited_ids:
+            inherited = usage.total(u for u in every if tree.id_of(u.row) in inherited_ids)
+            inherited.entries = copied
+            parent = usage.parent_path(session.header, session.path)
+            rows.append(("inherited from parent", inherited.record("inherited", parent)))
+        path_t, abandoned, branches = usage.session_split(tree, every)
+        rows.append(("active path", path_t.record("path", tree.leaf)))
+        rows.append(("abandoned", abandoned.record("abandoned", None)))
+        sections = [("session " + str(sid)[:8], rows)]
+        labels = tree.labels
+        branch_rows = []
+        for first, tip, active, bt in branches:
+            label = labels.get(tip)
+            name = ("* " if active else "  ") + tip + (f" ({label})" if label else "") + f", {bt.entries} entries"
+            branch_rows.append((name, bt.record("branch", tip, first=first, active=active, label=label)))
+        sections.append(("branches (* active)", branch_rows))
+        usages = own
+    sections += _by_model_and_day(usage, usages)
+    return sections
+
+
+def _by_model_and_day(usage, usages):
+    models = usage.grouped(usages, lambda u: u.key)
+    days = usage.grouped(usages, lambda u: usage.day_of(u.ms))
+    return _model_day_sections(models, days)
+
+
+def _model_day_sections(models, days):
+    by_cost = sorted(models.items(), key=lambda kv: (-kv[1].cost, -kv[1].tokens, kv[0]))
+    return [("by model", [(k, t.record("model", k)) for k, t in by_cost]),
+            ("by day", [(k, t.record("day", k)) for k, t in sorted(days.items())])]
+
+
+def _all(env, out, usage, since, until):
+    import os
+
+    from ..core.store import all_session_dirs, session_files
+    from ..core.tree import Tree
+    from ..errors import StreeError
+    from ..output.progress import Progress
+    from ..storage.session import parse
+
+    paths = []
+    seen = set()
+    for directory in all_session_dirs(env.agent_dir, env.session_dir, env.cwd):
+        for path in session_files(directory):
+            if str(path) not in seen:
+                seen.add(str(path))
+                paths.append(str(path))
+    across = usage.Across(since, until)
+    with Progress("reading sessions", total=len(paths), enabled=not out.machine) as progress:
+        for path in paths:
+            try:
+                session = parse(path)
+            except StreeError:
+                progress.advance()
+                continue  # not a session (as ls skips it)
+            try:
+                across.add(session, Tree(session.nodes, session.load))
+            finally:
+                session.close()
+            progress.advance()
+    sessions = sorted(across.sessions, key=lambda s: (-s[2].cost, -s[2].tokens, s[1]))
+    rows = [(f"{str(sid)[:8]}  {name or os.path.basename(path)}",
+             t.record("session", sid, path=path, name=name, cwd=cwd)) for sid, path, t, name, cwd in sessions]
+    return ([("all sessions", [(f"{len(sessions)} sessions", across.total.record("total", None))]),
+             ("by session", rows)] + _model_day_sections(across.models, across.days))

@@ -1,0 +1,185 @@
+"""A session as a document, for `stree export`: its branches (core.outline) and each entry
+as a list of parts (text, thinking, tool calls and results, images, summaries, ...), which
+export_md and export_html render. Nothing here escapes: each renderer does, for its format."""
+
+import json
+import re
+
+from ..core.outline import branches, walk
+from ..format.text import full_text, js_string
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")  # embedded; others named only
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+class Item:
+    """One entry as the export shows it."""
+
+    __slots__ = ("id", "parent", "type", "role", "ts", "label", "active", "leaf", "preview", "depth", "row")
+
+    def __init__(self, **fields):
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+
+class Document:
+    """header, title, items by row, the branch outline, the position (@), the usage in all."""
+
+    def __init__(self, session, tree, images=None):
+        from ..core.navigate import position
+        from ..core.preview import Previewer
+
+        self.header = session.header or {}
+        slot = getattr(session, "title", None)  # oh-my-pi's title slot
+        self.slot_title = slot.get("title") if isinstance(slot, dict) and isinstance(slot.get("title"), str) else None
+        self.path = str(session.path)
+        self.tree = tree
+        self.name = tree.name()
+        self.at = position(tree)
+        self.branches = branches(tree)
+        on_path = set(tree.path_rows(self.at)) if self.at is not None else set()
+        previewer = Previewer(tree)
+        from ..core.usage import entry_usages, total
+
+        self.usage = total(entry_usages(tree, raw=getattr(session, "raw", None)))  # as `stree stats` sums it
+        self.images = images or (lambda data: data if isinstance(data, str) else None)
+        labels = tree.labels
+        self.items = {}
+        depth = {}
+        for branch in walk(self.branches):
+            d = 0 if branch.parent is None else depth[id(branch.parent)] + 1
+            depth[id(branch)] = d
+            for r in branch.rows:  # the previews only (kept in the index): the content is read as it is shown
+                node = tree.node(r)
+                self.items[r] = Item(
+                    id=node.id, parent=node.parent, type=node.type, role=node.role, ts=node.ts,
+                    label=labels.get(node.id), active=r in on_path, leaf=node.id == self.at,
+                    preview=previewer.text(node), depth=d, row=r)
+
+    def content(self, item):
+        """(kind, parts) of an item, read from the file now (not kept: a page of a big session
+        is written entry by entry)."""
+        entry = self.tree.load(self.tree.node(item.row))
+        return kind_of(entry), list(parts_of(entry, self.images))
+
+    @property
+    def title(self):
+        if self.name:
+            return self.name
+        for title in (self.slot_title, self.header.get("title")):  # oh-my-pi's, the slot first
+            if isinstance(title, str) and title.strip():
+                return title.strip()
+        for item in self.items.values():
+            if item.role == "user":
+                text = " ".join(p[1] for p in self.content(item)[1] if p[0] == "text").strip()
+                if text:
+                    return text.split("\n")[0][:80]
+        return f"session {self.header.get('id', '?')}"
+
+    def count(self):
+        return len(self.items)
+
+
+def kind_of(entry):
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        role = msg.get("role")
+        if role == "assistant" and msg.get("model"):
+            return f"assistant ({js_string(msg.get('provider'))}/{js_string(msg.get('model'))})"
+        return js_string(role) if role is not None else "message"
+    if etype == "custom_message":
+        return f"custom message [{js_string(entry.get('customType'))}]"
+    return js_string(etype)
+
+
+def _json(value):
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def image_part(block, images):
+    mime = block.get("mimeType")
+    data = images(block.get("data"))
+    if mime not in IMAGE_TYPES or not isinstance(data, str):
+        return ("image", js_string(mime), None)
+    data = "".join(data.split())
+    return ("image", mime, data if _BASE64.fullmatch(data) else None)
+
+
+def content_parts(content, images):
+    if isinstance(content, str):
+        yield ("text", content)
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            yield ("text", js_string(block.get("text", "")))
+        elif btype == "thinking":
+            yield ("thinking", js_string(block.get("thinking", "")))
+        elif btype == "toolCall":
+            yield ("call", js_string(block.get("name")), _json(block.get("arguments")), js_string(block.get("id")))
+        elif btype == "image":
+            yield image_part(block, images)
+        else:
+            yield ("meta", f"[{js_string(btype)}]")
+
+
+def parts_of(entry, images):
+    """The parts of one entry, in reading order."""
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        role = msg.get("role")
+        if role == "bashExecution":
+            yield ("bash", js_string(msg.get("command", "")), js_string(msg.get("output", "")),
+                   js_string(msg.get("exitCode")))
+            return
+        if role == "toolResult":
+            text = full_text(msg.get("content"))
+            yield ("result", js_string(msg.get("toolName")), text, bool(msg.get("isError")))
+            content = msg.get("content")
+            for part in content_parts(content if isinstance(content, list) else [], images):
+                if part[0] == "image":
+                    yield part
+            return
+        yield from content_parts(msg.get("content"), images)
+        if msg.get("errorMessage"):
+            yield ("error", js_string(msg["errorMessage"]))
+        return
+    if etype == "compaction":
+        yield ("summary", "compaction", js_string(entry.get("summary") or ""),
+               f"tokens before: {js_string(entry.get('tokensBefore'))}, "
+               f"first kept: {js_string(entry.get('firstKeptEntryId'))}")
+        return
+    if etype == "branch_summary":
+        yield ("summary", "branch summary", js_string(entry.get("summary") or ""),
+               f"from: {js_string(entry.get('fromId'))}")
+        return
+    if etype == "custom_message":
+        yield from content_parts(entry.get("content"), images)
+        return
+    if etype == "label":
+        label = entry.get("label")
+        yield ("meta", f"label {js_string(label)!s} on {js_string(entry.get('targetId'))}" if label
+               else f"label cleared on {js_string(entry.get('targetId'))}")
+        return
+    if etype == "session_info":
+        yield ("meta", f"session name: {js_string(entry.get('name'))}")
+        return
+    if etype == "model_change":
+        yield ("meta", f"model: {js_string(entry.get('provider'))}/{js_string(entry.get('modelId'))}")
+        return
+    if etype == "thinking_level_change":
+        yield ("meta", f"thinking level: {js_string(entry.get('thinkingLevel'))}")
+        return
+    if etype == "usage":
+        yield ("meta", f"usage ({js_string(entry.get('kind'))}): {js_string(entry.get('provider'))}/"
+                       f"{js_string(entry.get('model'))}")
+        return
+    rest = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
+    if rest:
+        yield ("data", _json(rest))
