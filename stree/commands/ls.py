@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import click
 
@@ -11,7 +12,8 @@ from ..format.terminal import inert
 from ..format.text import full_text, normalize
 from ..output.progress import Progress
 from ..storage.session import parse
-from ..core.store import all_session_dirs, project_session_dir, project_sessions, session_files
+from ..core.store import (agent_files, all_session_dirs, encode_cwd, project_session_dir, project_sessions,
+                          selected_agents, session_files)
 from ..core.tree import Tree
 from ..format.timestamp import ts_millis
 
@@ -35,10 +37,13 @@ Fields for --json / --format:
 @click.pass_obj
 def command(env, all_, date_style, json_mode, fmt, nul):
     """List sessions, newest first (by last activity, as pi's session picker sorts them)."""
-    if all_:
-        dirs = all_session_dirs(env.agent_dir, env.session_dir, env.cwd)
-    else:
-        dirs = [project_session_dir(env.cwd, env.agent_dir, env.session_dir)]
+    agents = selected_agents(env.agent)
+    dirs = []
+    if "pi" in agents:
+        if all_:
+            dirs = all_session_dirs(env.agent_dir, env.session_dir, env.cwd)
+        else:
+            dirs = [project_session_dir(env.cwd, env.agent_dir, env.session_dir)]
     paths = []
     seen = set()
     for directory in dirs:
@@ -46,17 +51,22 @@ def command(env, all_, date_style, json_mode, fmt, nul):
         for path in session_files(directory) if all_ else project_sessions(env.cwd, env.agent_dir, env.session_dir):
             if str(path) not in seen:
                 seen.add(str(path))
-                paths.append(str(path))
-    infos = []
-    with Progress("reading sessions", total=len(paths), enabled=not (json_mode or fmt)) as progress:
-        for path in paths:
-            info = session_info(path)
-            if info is not None:
-                infos.append(info)
-            progress.advance()
+                paths.append((str(path), "pi", "live"))
+    others = [a for a in agents if a != "pi"]
+    if all_:
+        found = agent_files(others)
+    else:
+        found = [(str(p), "omp", "live", None) for p in
+                 session_files(Path.home() / ".omp" / "agent" / "sessions" / encode_cwd(env.cwd))] if "omp" in others else []
+    for path, agent, state, _ in found:
+        if path not in seen:
+            seen.add(path)
+            paths.append((path, agent, state))
+    infos = _infos(env, paths, {str(d) for d in dirs} | {os.path.dirname(p) for p, *_ in found},
+                   not (json_mode or fmt))
     infos.sort(key=lambda i: i["_sort"], reverse=True)
     if not infos:
-        where = "any project" if all_ else str(dirs[0])
+        where = "any project" if all_ else str(dirs[0]) if dirs else "this project"
         click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
     try:  # the session a bare `stree log` opens here
         current = os.path.abspath(str(env.session_path()))
@@ -78,15 +88,46 @@ def command(env, all_, date_style, json_mode, fmt, nul):
             title = inert(info["name"] or info["firstMessage"], True)
             where = inert(info["cwd"] or "", True) if all_ else ""
             mark = "*" if info["current"] else " "
+            kind = "" if info["agent"] == "pi" else \
+                f"  [{info['agent']}{'' if info['state'] == 'live' else ', ' + info['state']}]"
             head = f"{mark} {abbrev.ljust(id_width)}  {when.ljust(when_width)}  {info['entries']:>5} entries  "
             if width is not None:  # one terminal line per session: cut the title (and cwd)
-                room = max(1, width - len(head) - (len(where) + 2 if where else 0))
+                room = max(1, width - len(head) - (len(where) + 2 if where else 0) - len(kind))
                 title = "".join(text for _, text in fit([("", title)], room))
             human = (f"{out.style('accent', mark)} {out.style('id', abbrev.ljust(id_width))}  "
                      f"{out.style('muted', when.ljust(when_width))}  {info['entries']:>5} entries  {title}"
-                     + (f"  {out.style('muted', where)}" if where else ""))
+                     + (f"  {out.style('muted', where)}" if where else "") + (out.style("muted", kind) if kind else ""))
         out.record(info, human)
     out.close()
+
+
+def _infos(env, paths, listed, show_progress):
+    """The ls records of `paths` ((path, agent, state) each): from the catalogue, which reads
+    only the files changed since; without it (--no-cache, no SQLite), each file parsed."""
+    from ..core import catalog
+
+    with Progress("reading sessions", total=len(paths), enabled=show_progress) as progress:
+        if catalog.enabled(env.no_cache):
+            from ..storage.catalog import Unavailable
+
+            try:
+                files = [(p, agent, state, os.path.dirname(os.path.abspath(p))) for p, agent, state in paths]
+                cat, rows = catalog.sync(files, prune_roots=listed, progress=progress.advance)
+                cat.close()
+                return [catalog.record(rows[full]) for full in (os.path.abspath(p) for p, _, _ in paths)
+                        if full in rows and rows[full]["ok"]]
+            except Unavailable as e:
+                from ..storage.cachedir import debug
+
+                debug(f"no catalogue: {e}")
+        infos = []
+        for path, agent, state in paths:
+            info = session_info(path)
+            if info is not None:
+                info["agent"], info["state"] = agent, state
+                infos.append(info)
+            progress.advance()
+        return infos
 
 
 def shortest_prefixes(ids, minimum=8):

@@ -301,3 +301,88 @@ def _name_or_first_message(data, scan):
         if isinstance(msg, dict) and msg.get("role") == "user":
             return normalize(full_text(msg.get("content")))
     return ""
+
+
+# -- other agents that write this format ----------------------------------------------
+
+AGENTS = ("pi", "omp", "openclaw")
+OPENCLAW_HOMES = (".openclaw", ".clawdbot", ".moltbot")  # OpenClaw, and its earlier names
+_COPY = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
+
+
+def selected_agents(choice=None):
+    """--agent pi|omp|openclaw|all (or $STREE_AGENT): the agents whose sessions are listed
+    and searched; by default all of them (an agent without a directory contributes none)."""
+    choice = choice or os.environ.get("STREE_AGENT") or "all"
+    return AGENTS if choice == "all" else (choice,)
+
+
+def file_state(name):
+    """'live' for a session file, 'reset' / 'deleted' for OpenClaw's kept copies
+    (<id>.jsonl.reset.<timestamp>, <id>.jsonl.deleted.<timestamp>), None for anything else."""
+    if name.endswith(".jsonl"):
+        return "live"
+    m = _COPY.search(name)
+    return m.group(1) if m else None
+
+
+def agent_roots(agents=AGENTS, agent=None):
+    """(agent, root) of every directory tree holding sessions of the selected agents:
+    pi's <agent dir>/sessions, oh-my-pi's ~/.omp/agent/sessions, and each
+    ~/.openclaw|.clawdbot|.moltbot/agents/<name>/sessions."""
+    home = Path.home()
+    out = []
+    if "pi" in agents:
+        out.append(("pi", agent_dir(agent) / "sessions"))
+    if "omp" in agents:
+        out.append(("omp", home / ".omp" / "agent" / "sessions"))
+    if "openclaw" in agents:
+        for base in OPENCLAW_HOMES:
+            try:
+                names = sorted(os.listdir(home / base / "agents"))
+            except OSError:
+                continue
+            for name in names:
+                out.append(("openclaw", home / base / "agents" / name / "sessions"))
+    return out
+
+
+def agent_files(agents=AGENTS, agent=None):
+    """(path, agent, state, root) of every session file of the selected agents: pi and
+    oh-my-pi keep one directory per project, OpenClaw one flat directory per agent (with
+    its reset / deleted copies). Paths are as listed, not resolved."""
+    out = []
+    for name, root in agent_roots(agents, agent):
+        if name == "openclaw":
+            dirs = [root]
+        else:
+            try:
+                dirs = sorted(p for p in root.iterdir() if p.is_dir())
+            except OSError:
+                dirs = []
+        for directory in dirs:
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            for file in names:
+                state = file_state(file) if name == "openclaw" else ("live" if file.endswith(".jsonl") else None)
+                if state is None:
+                    continue
+                path = os.path.join(directory, file)
+                if os.path.isfile(path):
+                    out.append((path, name, state, str(root)))
+    return out
+
+
+def agent_of(path, agent=None):
+    """(agent, state) of a session file by where it lives (pi for anything else)."""
+    path = os.path.abspath(str(path))
+    home = str(Path.home())
+    name = os.path.basename(path)
+    if path.startswith(os.path.join(home, ".omp", "agent", "sessions") + os.sep):
+        return "omp", "live"
+    for base in OPENCLAW_HOMES:
+        if path.startswith(os.path.join(home, base, "agents") + os.sep):
+            return "openclaw", file_state(name) or "live"
+    return "pi", "live"

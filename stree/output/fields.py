@@ -27,6 +27,8 @@ SESSION_FIELDS = {
     "firstMessage": "text of the first user message",
     "parentSession": "path of the session this one was forked from, or null",
     "current": "true for the session stree opens without -s (marked * by ls)",
+    "agent": "the agent that wrote it: pi, omp (oh-my-pi) or openclaw (also Clawdbot, Moltbot)",
+    "state": "live; reset or deleted for OpenClaw's kept copies (<id>.jsonl.reset.<time>, .deleted.<time>)",
 }
 
 MESSAGE_FIELDS = {
