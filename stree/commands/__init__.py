@@ -8,6 +8,7 @@ COMMANDS = {
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+    "grep": ("stree.commands.grep", "Search the text of every session for lines matching a pattern"),
     "checkout": ("stree.commands.checkout", "Move the leaf to an entry, as pi's /tree does"),
     "label": ("stree.commands.label", "List labels, or set / clear one"),
     "name": ("stree.commands.name", "Show or set the session's display name"),
@@ -19,5 +20,6 @@ COMMANDS = {
     "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
     "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
+    "catalog": ("stree.commands.catalog", "Show the session catalogue's state, or rebuild it"),
     "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
 }

@@ -13,7 +13,7 @@ from ..format.text import full_text, normalize
 from ..output.progress import Progress
 from ..storage.session import parse
 from ..core.store import (agent_files, all_session_dirs, encode_cwd, project_session_dir, project_sessions,
-                          selected_agents, session_files)
+                          selected_agents, session_files, shortest_prefixes)
 from ..core.tree import Tree
 from ..format.timestamp import ts_millis
 
@@ -128,25 +128,6 @@ def _infos(env, paths, listed, show_progress):
                 infos.append(info)
             progress.advance()
         return infos
-
-
-def shortest_prefixes(ids, minimum=8):
-    """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
-    ordered = sorted(set(ids))
-    out = {}
-    for i, id in enumerate(ordered):
-        need = minimum
-        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
-            if other is None:
-                continue
-            common = 0
-            for a, b in zip(id, other):
-                if a != b:
-                    break
-                common += 1
-            need = max(need, common + 1)
-        out[id] = id[:need]
-    return out
 
 
 def session_info(path):

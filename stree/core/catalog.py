@@ -244,7 +244,7 @@ def _fill(cat, session, fd, st, old, row):
         text = entry_text(entry) if etype != "model_change" else ""
         if text:
             items.append((r, node.offset, node.length, node.role if etype == "message" else etype,
-                          ts_millis(node.ts), text))
+                          ts_millis(node.ts), node.id, text))
     session.data = None
     tree = Tree(nodes, session.load)
     try:

@@ -386,3 +386,27 @@ def agent_of(path, agent=None):
         if path.startswith(os.path.join(home, base, "agents") + os.sep):
             return "openclaw", file_state(name) or "live"
     return "pi", "live"
+
+
+def shortest_prefixes(ids, minimum=8):
+    """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
+    ordered = sorted(set(ids))
+    out = {}
+    for i, id in enumerate(ordered):
+        need = minimum
+        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
+            if other is None:
+                continue
+            common = 0
+            for a, b in zip(id, other):
+                if a != b:
+                    break
+                common += 1
+            need = max(need, common + 1)
+        out[id] = id[:need]
+    return out
+
+
+def resolved(path):
+    """A path as pi compares session cwds (~ expanded, absolute, normalised)."""
+    return _resolved(str(path))

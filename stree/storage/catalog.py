@@ -24,7 +24,7 @@ reads the files directly (Unavailable)."""
 
 import os
 
-SCHEMA = 3  # bump when a table or the meaning of a column changes: the database is rebuilt
+SCHEMA = 4  # bump when a table or the meaning of a column changes: the database is rebuilt
 NAME = "catalog.sqlite"
 BUSY_MS = 60_000
 ROW_BITS = 32
@@ -45,7 +45,7 @@ _DDL = [
     " input INTEGER, output INTEGER, cache_read INTEGER, cache_write INTEGER, cost REAL,"
     " parent_session TEXT, headerless INTEGER, path_rows BLOB, error TEXT)",
     "CREATE INDEX sessions_gen ON sessions(gen)",
-    "CREATE TABLE entries(rowid INTEGER PRIMARY KEY, off INTEGER, len INTEGER, kind TEXT, ts INTEGER)",
+    "CREATE TABLE entries(rowid INTEGER PRIMARY KEY, off INTEGER, len INTEGER, kind TEXT, ts INTEGER, id TEXT)",
     "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none,"
     " tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
@@ -258,13 +258,13 @@ class Catalog:
                         [row.get(c) for c in SESSION_COLUMNS])
 
     def put_entries(self, gen, items):
-        """items: (row, offset, length, kind, ts ms or None, text)."""
+        """items: (row, offset, length, kind, ts ms or None, entry id, text)."""
         db = self.db
         base = gen << ROW_BITS
-        db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts) VALUES (?, ?, ?, ?, ?)",
-                       [(base + row, off, length, kind, ts) for row, off, length, kind, ts, _ in items])
+        db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts, id) VALUES (?, ?, ?, ?, ?, ?)",
+                       [(base + row, off, length, kind, ts, id) for row, off, length, kind, ts, id, _ in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
-                       [(base + row, text) for row, _, _, _, _, text in items])
+                       [(base + row, text) for row, _, _, _, _, _, text in items])
 
     def touch(self):
         import time
@@ -281,35 +281,34 @@ class Catalog:
 
     # -- the text index -----------------------------------------------------
 
-    def terms(self, needle, where, limit):
-        """The indexed words containing `needle` ('in'), ending with it ('end'), or None when
-        more than `limit` do (too many to be worth narrowing by)."""
+    def terms(self, needle, where, limit, fold_i=False):
+        """The indexed words that are `needle` ('exact'), start with it ('prefix'), end with it
+        ('end') or contain it ('in'), or None when more than `limit` do (too many to narrow by).
+        With `fold_i`, a dotted or dotless I (İ, ı) counts as i (Python's -i matches them)."""
         def read():
-            if where == "end":
-                sql = "SELECT term FROM vocab WHERE substr(term, -?) = ? LIMIT ?"
-                args = (len(needle), needle, limit + 1)
-            else:
-                sql = "SELECT term FROM vocab WHERE instr(term, ?) > 0 LIMIT ?"
-                args = (needle, limit + 1)
-            found = [r[0] for r in self.db.execute(sql, args)]
+            term = "replace(replace(term, 'İ', 'i'), 'ı', 'i')" if fold_i else "term"
+            test = {"exact": f"{term} = ?1", "prefix": f"substr({term}, 1, length(?1)) = ?1",
+                    "end": f"substr({term}, -length(?1)) = ?1", "in": f"instr({term}, ?1) > 0"}[where]
+            found = [r[0] for r in self.db.execute(f"SELECT term FROM vocab WHERE {test} LIMIT ?2",
+                                                   (needle, limit + 1))]
             return None if len(found) > limit else found
         return self.guard(read)
 
     def matching(self, query, gens):
-        """(gen, row, offset, length, kind, ts) of the living entries the FTS5 `query`
+        """(gen, row, offset, length, kind, ts, id) of the living entries the FTS5 `query`
         matches (every living entry when query is None), in the sessions of `gens`."""
         def read():
             if query is None:
-                cur = self.db.execute("SELECT rowid, off, len, kind, ts FROM entries ORDER BY rowid")
+                cur = self.db.execute("SELECT rowid, off, len, kind, ts, id FROM entries ORDER BY rowid")
             else:
-                cur = self.db.execute("SELECT e.rowid, e.off, e.len, e.kind, e.ts FROM fts JOIN entries e "
+                cur = self.db.execute("SELECT e.rowid, e.off, e.len, e.kind, e.ts, e.id FROM fts JOIN entries e "
                                       "ON e.rowid = fts.rowid WHERE fts MATCH ? ORDER BY e.rowid", (query,))
             mask = (1 << ROW_BITS) - 1
             out = []
-            for rowid, off, length, kind, ts in cur:
+            for rowid, off, length, kind, ts, id in cur:
                 gen = rowid >> ROW_BITS
                 if gen in gens:
-                    out.append((gen, rowid & mask, off, length, kind, ts))
+                    out.append((gen, rowid & mask, off, length, kind, ts, id))
             return out
         return self.guard(read)
 
