@@ -64,7 +64,7 @@ class Env:
     def session_path(self):
         from .core.store import resolve_session
 
-        return resolve_session(self.session_arg, self.cwd, self.agent_dir, self.session_dir)
+        return resolve_session(self.session_arg, self.cwd, self.agent_dir, self.session_dir, self.agent)
 
     def load(self, warn=True):
         """(Session, Tree) of the selected session; warns once about skipped lines."""
@@ -273,9 +273,64 @@ def with_global_options(command):
         command.params.append(click.Option(decls, hidden=True, expose_value=False, callback=_apply_global,
                                            is_eager=decls[0] == "-C", **attrs))
     command.stree_globals = True
+    if not getattr(command, "commands", None):
+        invoke = command.invoke
+
+        def invoke_with_sessions(ctx):
+            session_revisions(ctx)
+            return invoke(ctx)
+        command.invoke = invoke_with_sessions
     for sub in getattr(command, "commands", {}).values():
         with_global_options(sub)
     return command
+
+
+_REV_PARAMS = ("revision", "revisions", "range_", "target", "a", "b")
+
+
+def session_revisions(ctx):
+    """SESSION:ENTRY (as `stree grep` prints them) in a command's revision arguments: the
+    session part selects the session (as -s does) when it names one; the entry part is
+    the revision. With -s naming another session, a usage error."""
+    import re
+
+    env = ctx.find_object(Env)
+    if env is None:
+        return
+    for param in ctx.command.params:
+        if param.name not in _REV_PARAMS or param.name not in ctx.params:
+            continue
+        value = ctx.params[param.name]
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        changed = False
+        for i, v in enumerate(values):
+            m = re.fullmatch(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}):([^/].*)", v) if isinstance(v, str) else None
+            if m is None:
+                continue
+            path = _session_named(env, m.group(1))
+            if path is None:
+                continue
+            if env.session_arg is None:
+                env.session_arg = str(path)
+            elif os.path.abspath(str(env.session_path())) != os.path.abspath(str(path)):
+                raise StreeError(f"{v}: names session {m.group(1)}, but -s selects {env.session_arg}", code=2,
+                                 hint=f"drop -s, or give the entry alone: {m.group(2)}")
+            values[i] = m.group(2)
+            changed = True
+        if changed:
+            ctx.params[param.name] = tuple(values) if isinstance(value, (list, tuple)) else values[0]
+
+
+def _session_named(env, name):
+    """The session file an id (prefix) names, or None (a label may hold a colon too)."""
+    from .core.store import looks_like_path, resolve_session
+
+    if looks_like_path(name) or os.path.exists(name):
+        return None
+    try:
+        return resolve_session(name, env.cwd, env.agent_dir, env.session_dir, agents=env.agent)
+    except StreeError:
+        return None
 
 
 def _chdir(directory):

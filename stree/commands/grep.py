@@ -7,6 +7,9 @@ from ..errors import NEGATIVE, StreeError
 from ..format.terminal import inert
 from ..output.fields import GREP_FIELDS, describe
 
+ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")
+TYPES = ("message", "compaction", "branch_summary", "custom_message")
+
 
 @click.command("grep", epilog=f"""\b
 Examples:
@@ -39,9 +42,10 @@ Fields for --json / --format:
               help="Print only the sessions that match (shortest id prefix; {path} with --format).")
 @click.option("-c", "--count", is_flag=True, help="Print the number of matching lines per session.")
 @click.option("-m", "--max-count", type=click.IntRange(min=1), metavar="N", help="Stop after N matching lines in all.")
-@click.option("--role", "roles", multiple=True, metavar="ROLE",
-              help="Only messages of this role (user, assistant, toolResult, bashExecution, custom, ...); repeatable.")
-@click.option("--type", "types", multiple=True, metavar="TYPE",
+@click.option("--role", "roles", multiple=True, type=click.Choice(ROLES), metavar="ROLE",
+              help="Only messages of this role (user, assistant, toolResult, bashExecution, custom, "
+                   "branchSummary, compactionSummary); repeatable.")
+@click.option("--type", "types", multiple=True, type=click.Choice(TYPES), metavar="TYPE",
               help="Only entries of this type (message, compaction, branch_summary, custom_message); repeatable.")
 @click.option("--since", metavar="DATE", help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago).")
 @click.option("--until", metavar="DATE", help="Only entries written at or before DATE.")

@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import NotFound, BadFile
+from ..errors import BadFile, NotFound, StreeError
 
 DEMO_NAME = "demo"
 HEADER_PROBE = 4096  # oh-my-pi's 256-byte title slot plus a header fit easily
@@ -190,8 +190,9 @@ def looks_like_path(value):
     return "/" in value or "\\" in value or value.endswith(".jsonl")
 
 
-def resolve_session(value, cwd, agent=None, session_dir=None):
-    """-s PATH|ID-PREFIX (or 'demo') -> a session file path."""
+def resolve_session(value, cwd, agent=None, session_dir=None, agents=None):
+    """-s PATH|ID-PREFIX (or 'demo') -> a session file path. An id is looked up in pi's
+    directories first, then in the other agents' (--agent)."""
     if value is None:
         return newest_session(cwd, agent, session_dir)
     if value == DEMO_NAME and not os.path.exists(value):
@@ -214,47 +215,96 @@ def resolve_session(value, cwd, agent=None, session_dir=None):
     else:
         scopes.append(("global", lambda: [p for d in all_session_dirs(agent, session_dir) if d != local
                                           for p in session_files(d)]))
+    others = [a for a in selected_agents(agents) if a != "pi"]
+    if others:
+        scopes.append(("others", lambda: [Path(p) for p, *_ in agent_files(others)]))
     prefix = value.lower()
     searched = 0
     for _, files in scopes:
         exact, matches = [], []
         for path in files():
             searched += 1
-            header = read_header(path)
-            if header is None:
+            id = session_id(path)
+            if id is None:
                 continue
-            if header["id"] == value:
+            if id == value:
                 exact.append(path)
-            elif header["id"].lower().startswith(prefix):
+            elif id.lower().startswith(prefix):
                 matches.append(path)
         if exact:
             return exact[0]  # the newest
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
-            listing = "\n".join(f"  {(read_header(p) or {}).get('id', '?')}  {p}" for p in matches[:20])
+            listing = "\n".join(f"  {session_id(p) or '?'}  {p}" for p in matches[:20])
             raise NotFound(f"session id prefix '{value}' is ambiguous; candidates:\n{listing}",
                            hint="give more characters of the id, or a path")
     raise NotFound(f"no session with id starting '{value}' (searched {searched} files)",
                    hint="'stree ls --all' lists every session")
 
 
-def session_candidates(cwd, agent=None, session_dir=None, limit=200):
+def session_id(path):
+    """The id of a session file: its header's, or for a file without a header where OpenClaw
+    keeps them (read read-only), its name's stem; None when it is not a session."""
+    header = read_header(path)
+    if header is not None:
+        return header["id"]
+    from ..storage.session import headerless_allowed
+
+    return os.path.basename(str(path)).split(".", 1)[0] if headerless_allowed(path) else None
+
+
+def session_candidates(cwd, agent=None, session_dir=None, limit=200, agents=None):
     """(id, title, path) of the sessions -s can name: this project's first, then every
-    other project's, each newest first; title = display name or first user message."""
+    other project's, each newest first, then the other agents'; title = display name or
+    first user message. Answered from the catalogue for the files it holds as they are."""
     local = project_session_dir(cwd, agent, session_dir)
+    groups = [session_files(directory) for directory in
+              [local] + [d for d in all_session_dirs(agent, session_dir) if d != local]]
+    others = [a for a in selected_agents(agents) if a != "pi"]
+    if others:
+        groups.append([Path(p) for p, *_ in agent_files(others)])
+    known = _catalogued()
     out = []
     seen = set()
-    for directory in [local] + [d for d in all_session_dirs(agent, session_dir) if d != local]:
-        for path in session_files(directory):
+    for paths in groups:
+        for path in paths:
             if len(out) >= limit:
                 return out
-            header = read_header(path)
-            if header is None or header["id"] in seen:
+            row = known.get(os.path.abspath(str(path)))
+            if row is not None and not _current(row, path):
+                row = None
+            id = (row["id"] if row["ok"] else None) if row is not None else session_id(path)
+            if id is None or id in seen:
                 continue
-            seen.add(header["id"])
-            out.append((header["id"], session_title(path), path))
+            seen.add(id)
+            title = (row["name"] or row["first_message"] or "") if row is not None else session_title(path)
+            out.append((id, title, path))
     return out
+
+
+def _catalogued():
+    """path -> catalogue row, when there is a catalogue (read only: nothing is updated)."""
+    if os.environ.get("STREE_NO_CACHE"):
+        return {}
+    from ..storage.catalog import Catalog, Unavailable, db_path
+
+    try:
+        if not os.path.isfile(db_path()):
+            return {}
+        with Catalog() as cat:
+            return cat.rows()
+    except (Unavailable, StreeError):
+        return {}
+
+
+def _current(row, path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (row["dev"], row["ino"], row["size"], row["mtime_ns"]) == (st.st_dev, st.st_ino, st.st_size,
+                                                                       st.st_mtime_ns)
 
 
 def session_title(path, scan=256 * 1024):
