@@ -178,7 +178,7 @@ def test_two_processes_update_it_at_once(isolated_home, stree):
         sorted(stree("--no-cache", "grep", "-c", "parser").out.splitlines())
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "schema", "empty-tables", "directory"])
+@pytest.mark.parametrize("damage", ["garbage", "pages", "truncated", "schema", "empty-tables", "directory"])
 def test_a_damaged_catalogue_is_rebuilt(isolated_home, stree, damage):
     corpus(isolated_home, n=6)
     expected = ls_all(stree, "--no-cache")
@@ -186,6 +186,12 @@ def test_a_damaged_catalogue_is_rebuilt(isolated_home, stree, damage):
     db = Path(state["path"])
     if damage == "garbage":
         db.write_bytes(random.Random(1).randbytes(db.stat().st_size))
+    elif damage == "pages":  # SQLite's header and schema intact, the data pages garbage
+        data = bytearray(db.read_bytes())
+        rng = random.Random(2)
+        for at in range(8192, len(data), 512):
+            data[at:at + 256] = rng.randbytes(256)
+        db.write_bytes(bytes(data))
     elif damage == "truncated":
         with open(db, "r+b") as f:
             f.truncate(db.stat().st_size // 3)

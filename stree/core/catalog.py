@@ -41,7 +41,27 @@ def add_usage(totals, message):
 def sync(files, prune_roots=(), progress=None, rebuild=False):
     """Bring the catalogue up to date for `files` ((path, agent, state, root) each) and
     return (catalog, {abspath: row}); rows of files gone from `prune_roots` are dropped.
-    Raises storage.catalog.Unavailable when there is no catalogue to be had."""
+    A database found damaged on the way is built again once; raises
+    storage.catalog.Unavailable when there is no catalogue to be had."""
+    import sqlite3
+
+    from ..storage.catalog import Unavailable
+    from ..storage.cachedir import debug
+
+    files = list(files)
+    try:
+        return _sync(files, prune_roots, progress, rebuild)
+    except (Unavailable, sqlite3.DatabaseError) as e:
+        if "locked" in str(e) or "busy" in str(e):
+            raise Unavailable(str(e)) from None
+        debug(f"catalogue damaged ({e}): rebuilt")
+    try:
+        return _sync(files, prune_roots, progress, True)
+    except sqlite3.DatabaseError as e:
+        raise Unavailable(str(e)) from None
+
+
+def _sync(files, prune_roots, progress, rebuild):
     from ..storage.catalog import Catalog, Unavailable
 
     cat = Catalog()
