@@ -351,3 +351,31 @@ def test_pi_still_reads_the_sessions_after_stree(stree, agents):
     assert {k: p.read_bytes() for k, p in agents.items()} == before  # the catalogue never writes a session
     seen = pi("inspect", agents["pi1"], version=REFERENCE)
     assert seen["header"]["id"] == "0199aaaa-0000-7000-8000-000000000001"
+
+
+def test_grep_filters_by_date_and_cwd(stree, isolated_home):
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    early = session("0199ffff-0000-7000-8000-000000000001", "kiwi", cwd="/home/dev/proj", start=1_700_000_000_000)
+    late = session("0199ffff-0000-7000-8000-000000000002", "kiwi", cwd="/srv/other", start=1_800_000_000_000)
+    early.write(d / "early.jsonl")
+    late.write(d / "late.jsonl")
+
+    def sessions(*args):
+        r = stree("grep", "--json", *args, "kiwi")
+        return {json.loads(x)["session"][-1] for x in r.out.splitlines()}, r.code
+
+    assert sessions() == ({"1", "2"}, 0)
+    assert sessions("--since", "2025-01-01") == ({"2"}, 0)  # 1_700_000_000_000 ms is 2023-11-14
+    assert sessions("--until", "2025-01-01T00:00:00Z") == ({"1"}, 0)
+    assert sessions("--since", "2030-01-01") == (set(), 1)
+    assert sessions("--cwd", "/srv/other") == ({"2"}, 0)
+    assert sessions("--cwd", "/srv/other/", "--until", "2025-01-01") == (set(), 1)
+    bad = stree("grep", "--since", "yesterdayish", "kiwi")
+    assert bad.code == 2 and "not a date" in bad.err
+    counts = stree("grep", "-c", "kiwi answer").out.split()
+    assert sorted(c.split(":")[1] for c in counts) == ["3", "3"]
+    assert sorted(stree("grep", "-l", "--format", "{path}", "kiwi").out.split()) == \
+        sorted(str(d / n) for n in ("early.jsonl", "late.jsonl"))
+    bad = stree("grep", "-E", "(")
+    assert bad.code == 2 and "not a valid regular expression" in bad.err
