@@ -14,11 +14,11 @@ TYPES = ("message", "compaction", "branch_summary", "custom_message")
 @click.command("grep", epilog=f"""\b
 Examples:
   stree grep parse_line              every line of every session that says parse_line
-  stree grep -i -w todo --role user  what you asked about, in any case, as a word
-  stree grep -E 'fix(ed|es)? #[0-9]+' --since 2w
-  stree grep -l flaky                the sessions (id prefixes) that mention it
-  stree -s demo grep -c tree         how many lines of the demo say tree
-  stree show "$(stree grep --format '{{rev}}' -m1 crash)"   the entry in full
+  stree grep -i -w csv --role user   what you asked about, in any case, as a word
+  stree grep -E 'parse_(line|rows)\\(' --since 2026-01-01
+  stree grep -l csv                  the sessions (id prefixes) that mention it
+  stree -s demo grep -c quote        how many lines of the demo say quote
+  stree show "$(stree grep --format '{{rev}}' -m1 splitter)"   the entry in full
 
 \b
 Each match is printed as SESSION:ENTRY MARK ROLE: LINE. SESSION:ENTRY is a revision
