@@ -112,9 +112,7 @@ def _session_record(row, n):
 
 
 def _cwd_of(row):
-    from ..core.catalog import header_value
-
-    cwd = header_value(row["cwd"])
+    cwd = row["cwd"]
     return cwd if isinstance(cwd, str) and cwd else None
 
 

@@ -277,12 +277,12 @@ def _fill(cat, session, fd, st, old, row):
             parents[parent] = parents.get(parent, 0) + 1
     import json
 
-    row.update(ok=1, error=None, gen=gen, rows=n, id=header.get("id"), cwd=_js(header.get("cwd")),
-               name=tree.name(), first_message=first, created=_js(header.get("timestamp")),
+    row.update(ok=1, error=None, gen=gen, rows=n, id=header.get("id"), cwd=header.get("cwd"),
+               name=tree.name(), first_message=first, created=header.get("timestamp"),
                activity=activity, entries=n, messages=sum(1 for t in nodes.col("type") if t == "message"),
                branch_points=sum(1 for c in parents.values() if c > 1),
-               labels=json.dumps(sorted(set(tree.labels.values()))), models=json.dumps(sorted(models)),
-               parent_session=_js(header.get("parentSession")), headerless=int(session.headerless),
+               labels=json.dumps(sorted({v for v in tree.labels.values() if isinstance(v, str)})), models=json.dumps(sorted(models)),
+               parent_session=header.get("parentSession"), headerless=int(session.headerless),
                path_rows=array("i", path_rows).tobytes(), **{k: totals.get(k) for k in
                                                              ("input", "output", "cache_read", "cache_write", "cost")})
     _identity(row, fd, st, covered)
@@ -296,22 +296,23 @@ def _model(models, provider, model):
         models.add(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
 
 
-def _js(value):
-    """A header value as JSON text (the header may hold anything; ls prints it as it is)."""
-    import json
+def record(row):
+    """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
+    from datetime import datetime, timezone
 
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def header_value(text):
-    import json
-
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
+    activity = row["activity"]
+    created = row["created"]
+    if activity is None or activity <= 0:
+        activity = ts_millis(created)
+    if activity is None:
+        activity = int(os.stat(row["path"]).st_mtime * 1000)
+    dt = datetime.fromtimestamp(activity / 1000, tz=timezone.utc)
+    return {
+        "id": row["id"], "path": row["path"], "cwd": row["cwd"], "name": row["name"], "created": created,
+        "modified": dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z",
+        "messages": row["messages"], "entries": row["entries"], "firstMessage": row["first_message"] or "(no messages)",
+        "parentSession": row["parent_session"], "agent": row["agent"], "state": row["state"], "_sort": activity,
+    }
 
 
 def _json_list(text):
@@ -322,22 +323,3 @@ def _json_list(text):
     except ValueError:
         return []
     return value if isinstance(value, list) else []
-
-
-def record(row):
-    """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
-    from datetime import datetime, timezone
-
-    activity = row["activity"]
-    created = header_value(row["created"])
-    if activity is None or activity <= 0:
-        activity = ts_millis(created)
-    if activity is None:
-        activity = int(os.stat(row["path"]).st_mtime * 1000)
-    dt = datetime.fromtimestamp(activity / 1000, tz=timezone.utc)
-    return {
-        "id": row["id"], "path": row["path"], "cwd": header_value(row["cwd"]), "name": row["name"], "created": created,
-        "modified": dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z",
-        "messages": row["messages"], "entries": row["entries"], "firstMessage": row["first_message"] or "(no messages)",
-        "parentSession": header_value(row["parent_session"]), "agent": row["agent"], "state": row["state"], "_sort": activity,
-    }

@@ -326,7 +326,6 @@ def search(pattern, sessions, candidates, keep):
 def direct(files):
     """Without a catalogue (--no-cache, no SQLite): (sessions, candidates) as search() takes
     them, by parsing every file; the files that are not sessions are left out."""
-    import json
     from array import array
 
     from ..errors import StreeError
@@ -348,7 +347,7 @@ def direct(files):
             except StreeError:
                 rows = []
             sessions[gen] = {"gen": gen, "path": path, "agent": agent, "state": state, "id": s.header.get("id"),
-                             "cwd": json.dumps(s.header.get("cwd")), "activity": None,
+                             "cwd": s.header.get("cwd"), "activity": None,
                              "path_rows": array("i", rows).tobytes()}
             for r in range(len(nodes)):
                 node = nodes[r]

@@ -24,7 +24,7 @@ reads the files directly (Unavailable)."""
 
 import os
 
-SCHEMA = 4  # bump when a table or the meaning of a column changes: the database is rebuilt
+SCHEMA = 5  # bump when a table or the meaning of a column changes: the database is rebuilt
 NAME = "catalog.sqlite"
 BUSY_MS = 60_000
 ROW_BITS = 32
@@ -35,6 +35,35 @@ SESSION_COLUMNS = (
     "messages", "branch_points", "labels", "models", "input", "output", "cache_read", "cache_write",
     "cost", "parent_session", "headerless", "path_rows", "error",
 )
+
+# columns kept as JSON text: any value a header may hold (a number for a timestamp, a string
+# with a lone surrogate, which SQLite's UTF-8 cannot take), read back exactly as it was
+JSON_COLUMNS = ("path", "root", "id", "cwd", "name", "first_message", "created", "parent_session", "error")
+
+
+def _enc(value):
+    import json
+
+    return None if value is None else json.dumps(value)
+
+
+def _dec(text):
+    import json
+
+    return None if text is None else json.loads(text)
+
+
+def _fts_text(text):
+    """Text the index can take: a lone surrogate becomes U+FFFD (a separator for the
+    tokenizer, as a character that is not a letter or digit: the index still narrows)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        import re
+
+        return re.sub("[\ud800-\udfff]", "\ufffd", text)
+
 
 _DDL = [
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
@@ -195,8 +224,9 @@ class Catalog:
             out = {}
             wanted = None if paths is None else set(paths)
             for values in cur:
-                if wanted is None or values[0] in wanted:
-                    out[values[0]] = dict(zip(SESSION_COLUMNS, values))
+                row = _row(values)
+                if wanted is None or row["path"] in wanted:
+                    out[row["path"]] = row
             return out
         return self.guard(read)
 
@@ -228,11 +258,9 @@ class Catalog:
 
     def current(self, path):
         """The row of `path` as the database holds it now (inside a transaction), or None."""
-        return self.rows_where("path=?", (path,)).get(path)
-
-    def rows_where(self, where, args):
-        cur = self.db.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE {where}", args)
-        return {values[0]: dict(zip(SESSION_COLUMNS, values)) for values in cur}
+        cur = self.db.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE path=?", (_enc(path),))
+        values = cur.fetchone()
+        return None if values is None else _row(values)
 
     def new_gen(self):
         db = self.db
@@ -249,22 +277,22 @@ class Catalog:
             n = db.execute("DELETE FROM entries WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << ROW_BITS))).rowcount
             if n > 0:
                 db.execute("UPDATE meta SET value=value+? WHERE key='dead'", (n,))
-        db.execute("DELETE FROM sessions WHERE path=?", (row["path"],))
+        db.execute("DELETE FROM sessions WHERE path=?", (_enc(row["path"]),))
 
     def put_session(self, row):
         cols = ", ".join(SESSION_COLUMNS)
         marks = ", ".join("?" for _ in SESSION_COLUMNS)
         self.db.execute(f"INSERT OR REPLACE INTO sessions({cols}) VALUES ({marks})",
-                        [row.get(c) for c in SESSION_COLUMNS])
+                        [_enc(row.get(c)) if c in JSON_COLUMNS else row.get(c) for c in SESSION_COLUMNS])
 
     def put_entries(self, gen, items):
         """items: (row, offset, length, kind, ts ms or None, entry id, text)."""
         db = self.db
         base = gen << ROW_BITS
         db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts, id) VALUES (?, ?, ?, ?, ?, ?)",
-                       [(base + row, off, length, kind, ts, id) for row, off, length, kind, ts, id, _ in items])
+                       [(base + row, off, length, _enc(kind), ts, _enc(id)) for row, off, length, kind, ts, id, _ in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
-                       [(base + row, text) for row, _, _, _, _, _, text in items])
+                       [(base + row, _fts_text(text)) for row, _, _, _, _, _, text in items])
 
     def touch(self):
         import time
@@ -308,9 +336,16 @@ class Catalog:
             for rowid, off, length, kind, ts, id in cur:
                 gen = rowid >> ROW_BITS
                 if gen in gens:
-                    out.append((gen, rowid & mask, off, length, kind, ts, id))
+                    out.append((gen, rowid & mask, off, length, _dec(kind), ts, _dec(id)))
             return out
         return self.guard(read)
+
+
+def _row(values):
+    row = dict(zip(SESSION_COLUMNS, values))
+    for c in JSON_COLUMNS:
+        row[c] = _dec(row[c])
+    return row
 
 
 class _Damaged(Exception):
