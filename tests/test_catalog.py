@@ -379,3 +379,17 @@ def test_grep_filters_by_date_and_cwd(stree, isolated_home):
         sorted(str(d / n) for n in ("early.jsonl", "late.jsonl"))
     bad = stree("grep", "-E", "(")
     assert bad.code == 2 and "not a valid regular expression" in bad.err
+
+
+def test_lone_surrogates_in_ids_and_text(stree, isolated_home):
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    (d / "s.jsonl").write_text(
+        '{"type":"session","version":3,"id":"s\\ud800x-0000","timestamp":1795000000000,"cwd":"/p"}\n'
+        '{"type":"message","id":"e\\udc00id","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"hello w\\ud800rld lemon"}}\n')
+    assert ls_all(stree) == ls_all(stree, "--no-cache")
+    assert ls_all(stree)[0]["created"] == 1795000000000  # a header value read back as it was
+    hits = [stree(*mode, "grep", "--json", "lemon") for mode in ([], ["--no-cache"])]
+    assert hits[0].code == 0 and hits[0].out == hits[1].out
+    assert json.loads(hits[0].out)["entry"] == "e\udc00id" and json.loads(hits[0].out)["line"] == "hello w\ud800rld lemon"

@@ -24,7 +24,7 @@ reads the files directly (Unavailable)."""
 
 import os
 
-SCHEMA = 5  # bump when a table or the meaning of a column changes: the database is rebuilt
+SCHEMA = 6  # bump when a table or the meaning of a column changes: the database is rebuilt
 NAME = "catalog.sqlite"
 BUSY_MS = 60_000
 ROW_BITS = 32
@@ -51,6 +51,22 @@ def _dec(text):
     import json
 
     return None if text is None else json.loads(text)
+
+
+def _text(value):
+    """A string SQLite can take as it is (TEXT), or its bytes (a BLOB) when it holds a lone
+    surrogate; _untext reads either back."""
+    if value.__class__ is not str:
+        return value
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+
+
+def _untext(value):
+    return value.decode("utf-8", "surrogatepass") if value.__class__ is bytes else value
 
 
 def _fts_text(text):
@@ -290,7 +306,7 @@ class Catalog:
         db = self.db
         base = gen << ROW_BITS
         db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts, id) VALUES (?, ?, ?, ?, ?, ?)",
-                       [(base + row, off, length, _enc(kind), ts, _enc(id)) for row, off, length, kind, ts, id, _ in items])
+                       [(base + row, off, length, _text(kind), ts, _text(id)) for row, off, length, kind, ts, id, _ in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
                        [(base + row, _fts_text(text)) for row, _, _, _, _, _, text in items])
 
@@ -336,7 +352,7 @@ class Catalog:
             for rowid, off, length, kind, ts, id in cur:
                 gen = rowid >> ROW_BITS
                 if gen in gens:
-                    out.append((gen, rowid & mask, off, length, _dec(kind), ts, _dec(id)))
+                    out.append((gen, rowid & mask, off, length, _untext(kind), ts, _untext(id)))
             return out
         return self.guard(read)
 
