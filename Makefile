@@ -104,6 +104,7 @@ install-completions:
 # timings against python/click, a plain json.loads loop and pi's own loader -> bench/results.md
 bench: $(VENV)/.installed $(PI) $(PIS)
 	$(BIN)/python tools/bench/run.py
+	$(BIN)/python tools/bench/catalog.py
 
 clean:
 	rm -rf $(VENV) tests/pi/node_modules tests/pi/node22 tests/pi/versions $(PIS) .pytest_cache

@@ -11,8 +11,11 @@ from .commands import COMMANDS
 from .commands.options import warn_user
 from .errors import BAD_FILE, EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
 
+AGENT_CHOICES = ("pi", "omp", "openclaw", "all")
+
 ENV_HELP = """\
   STREE_SESSION                default for -s/--session
+  STREE_AGENT                  default for --agent (pi, omp, openclaw, all)
   PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
                                (its sessions of this directory's cwd, as pi 1.5.2 takes them)
@@ -55,12 +58,13 @@ class Env:
         self.pager = pager
         self.debug = debug
         self.index_state = "off"
+        self.agent = None  # --agent pi|omp|openclaw|all (stree.core.store.selected_agents)
         self._loaded = None
 
     def session_path(self):
         from .core.store import resolve_session
 
-        return resolve_session(self.session_arg, self.cwd, self.agent_dir, self.session_dir)
+        return resolve_session(self.session_arg, self.cwd, self.agent_dir, self.session_dir, self.agent)
 
     def load(self, warn=True):
         """(Session, Tree) of the selected session; warns once about skipped lines."""
@@ -85,6 +89,9 @@ class Env:
             tree = Tree(session.nodes, session.load, session.previews)
             gc.freeze()  # the session stays for the whole command: later collections skip it
             gc.enable()
+            if warn and session.headerless:
+                warn_user(f"{session.path}: no session header (OpenClaw keeps some): read-only; "
+                          "entries whose parent is missing are shown as roots")
             if warn and session.malformed:
                 lines = ", ".join(str(n) for n, _ in session.malformed[:10])
                 more = f" and {len(session.malformed) - 10} more" if len(session.malformed) > 10 else ""
@@ -184,6 +191,9 @@ Limits:
                    "Default: the newest session of the current directory.")
 @click.option("--agent-dir", metavar="DIR", help="pi's agent directory (default $PI_CODING_AGENT_DIR or ~/.pi/agent).")
 @click.option("--session-dir", metavar="DIR", help="Directory holding this project's sessions (flat).")
+@click.option("--agent", "agent", type=click.Choice(AGENT_CHOICES), envvar="STREE_AGENT",
+              help="Whose sessions ls --all, grep and completion cover: pi (~/.pi/agent), omp (oh-my-pi, "
+                   "~/.omp/agent), openclaw (~/.openclaw, ~/.clawdbot, ~/.moltbot) or all (default: all present).")
 @click.option("-C", "chdir", metavar="DIR", help="Run as if started in DIR.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour human output.")
@@ -192,7 +202,7 @@ Limits:
 @click.option("--debug", is_flag=True, envvar="STREE_DEBUG", help="Show tracebacks for errors.")
 @click.version_option(__version__, "--version", prog_name="stree")
 @click.pass_context
-def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache, debug):
+def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no_cache, debug):
     """stree: git-style plumbing for pi coding-agent sessions.
 
     A pi session is an append-only JSONL file whose entries form a tree; the last
@@ -214,6 +224,7 @@ def main(ctx, session, agent_dir, session_dir, chdir, color, no_pager, no_cache,
     if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
         os.environ["STREE_NO_CACHE"] = "1"
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
+    ctx.obj.agent = agent
     if os.environ.get("STREE_DEBUG_STATS"):
         ctx.call_on_close(lambda: _print_stats(ctx.obj))
 
@@ -224,6 +235,7 @@ GLOBAL_OPTIONS = (
     (("-s", "--session", "session"), {"metavar": "PATH|ID"}),
     (("--agent-dir", "agent_dir"), {"metavar": "DIR"}),
     (("--session-dir", "session_dir"), {"metavar": "DIR"}),
+    (("--agent", "agent"), {"type": click.Choice(AGENT_CHOICES)}),
     (("-C", "chdir"), {"metavar": "DIR"}),
     (("--color", "color"), {"type": click.Choice(["auto", "always", "never"])}),
     (("--no-pager", "no_pager"), {"is_flag": True}),
@@ -261,9 +273,64 @@ def with_global_options(command):
         command.params.append(click.Option(decls, hidden=True, expose_value=False, callback=_apply_global,
                                            is_eager=decls[0] == "-C", **attrs))
     command.stree_globals = True
+    if not getattr(command, "commands", None):
+        invoke = command.invoke
+
+        def invoke_with_sessions(ctx):
+            session_revisions(ctx)
+            return invoke(ctx)
+        command.invoke = invoke_with_sessions
     for sub in getattr(command, "commands", {}).values():
         with_global_options(sub)
     return command
+
+
+_REV_PARAMS = ("revision", "revisions", "range_", "target", "a", "b")
+
+
+def session_revisions(ctx):
+    """SESSION:ENTRY (as `stree grep` prints them) in a command's revision arguments: the
+    session part selects the session (as -s does) when it names one; the entry part is
+    the revision. With -s naming another session, a usage error."""
+    import re
+
+    env = ctx.find_object(Env)
+    if env is None:
+        return
+    for param in ctx.command.params:
+        if param.name not in _REV_PARAMS or param.name not in ctx.params:
+            continue
+        value = ctx.params[param.name]
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        changed = False
+        for i, v in enumerate(values):
+            m = re.fullmatch(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}):([^/].*)", v) if isinstance(v, str) else None
+            if m is None:
+                continue
+            path = _session_named(env, m.group(1))
+            if path is None:
+                continue
+            if env.session_arg is None:
+                env.session_arg = str(path)
+            elif os.path.abspath(str(env.session_path())) != os.path.abspath(str(path)):
+                raise StreeError(f"{v}: names session {m.group(1)}, but -s selects {env.session_arg}", code=2,
+                                 hint=f"drop -s, or give the entry alone: {m.group(2)}")
+            values[i] = m.group(2)
+            changed = True
+        if changed:
+            ctx.params[param.name] = tuple(values) if isinstance(value, (list, tuple)) else values[0]
+
+
+def _session_named(env, name):
+    """The session file an id (prefix) names, or None (a label may hold a colon too)."""
+    from .core.store import looks_like_path, resolve_session
+
+    if looks_like_path(name) or os.path.exists(name):
+        return None
+    try:
+        return resolve_session(name, env.cwd, env.agent_dir, env.session_dir, agents=env.agent)
+    except StreeError:
+        return None
 
 
 def _chdir(directory):

@@ -361,7 +361,7 @@ def _sessions(line, cur):
         return []  # a path: the shell completes files
     items = []
     for id, title, _ in session_candidates(_cwd(line), line.values.get("agent_dir"),
-                                           line.values.get("session_dir")):
+                                           line.values.get("session_dir"), agents=line.values.get("agent")):
         if id.lower().startswith(cur.lower()):
             items.append(("session", id, title))
     if DEMO_NAME.startswith(cur):

@@ -8,6 +8,7 @@ COMMANDS = {
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
+    "grep": ("stree.commands.grep", "Search the text of every session for lines matching a pattern"),
     "checkout": ("stree.commands.checkout", "Move the leaf to an entry, as pi's /tree does"),
     "label": ("stree.commands.label", "List labels, or set / clear one"),
     "name": ("stree.commands.name", "Show or set the session's display name"),
@@ -21,6 +22,7 @@ COMMANDS = {
     "stats": ("stree.commands.stats", "Show tokens and cost of a session, a branch, a range or every session"),
     "export": ("stree.commands.export", "Write a session as a Markdown or self-contained HTML document"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
+    "catalog": ("stree.commands.catalog", "Show the session catalogue's state, or rebuild it"),
     "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
     "serve": ("stree.commands.serve", "Serve stree to another program over stdio (--mcp: MCP tools)"),
 }

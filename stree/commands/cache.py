@@ -7,7 +7,8 @@ from ..output.fields import describe
 
 CACHE_FIELDS = {
     "path": "the cache file",
-    "kind": "index (a session's structure) or graph (a `log --graph` output kept for reuse)",
+    "kind": "index (a session's structure), graph (a `log --graph` output kept for reuse) or catalog "
+            "(the session catalogue, stree catalog)",
     "session": "the session file it belongs to",
     "bytes": "size of the cache file",
     "stale": "true when it no longer matches its session file",
@@ -47,7 +48,8 @@ def command(env, action, json_mode, fmt, nul):
     if action == "list":
         out = env.output(json_mode, fmt, nul, CACHE_FIELDS)
         for full, meta in cachefiles.entries():
-            kind = "index" if full.endswith(".idx") else "graph"
+            kind = "index" if full.endswith(".idx") else "catalog" if (meta or {}).get("kind") == "catalog" \
+                else "graph"
             rec = {"path": full, "kind": kind, "session": (meta or {}).get("path"), "bytes": _size(full),
                    "stale": cachefiles.is_stale(full, meta)}
             human = f"{rec['bytes']:>10}  {kind:<5}  {'stale' if rec['stale'] else 'ok   '}  {rec['session'] or full}"

@@ -10,6 +10,7 @@ from ..output.modes import fit, terminal_width
 from ..format.terminal import inert
 from ..output.progress import Progress
 from ..core.listing import session_paths, session_records
+from ..core.store import shortest_prefixes
 
 
 @click.command("ls", epilog=f"""\b
@@ -31,13 +32,13 @@ Fields for --json / --format:
 @click.pass_obj
 def command(env, all_, date_style, json_mode, fmt, nul):
     """List sessions, newest first (by last activity, as pi's session picker sorts them)."""
-    paths, where = session_paths(env.cwd, env.agent_dir, env.session_dir, all_)
+    paths, listed, where = session_paths(env.cwd, env.agent_dir, env.session_dir, all_, env.agent)
     try:  # the session a bare `stree log` opens here
         current = os.path.abspath(str(env.session_path()))
     except (StreeError, OSError):
         current = None
     with Progress("reading sessions", total=len(paths), enabled=not (json_mode or fmt)) as progress:
-        infos = session_records(paths, current, progress.advance)
+        infos = session_records(paths, listed, current, progress.advance, env.no_cache)
     if not infos:
         click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
     short = shortest_prefixes([info["id"] or "" for info in infos])
@@ -54,31 +55,16 @@ def command(env, all_, date_style, json_mode, fmt, nul):
             title = inert(info["name"] or info["firstMessage"], True)
             where = inert(info["cwd"] or "", True) if all_ else ""
             mark = "*" if info["current"] else " "
+            kind = "" if info["agent"] == "pi" else \
+                f"  [{info['agent']}{'' if info['state'] == 'live' else ', ' + info['state']}]"
             head = f"{mark} {abbrev.ljust(id_width)}  {when.ljust(when_width)}  {info['entries']:>5} entries  "
             if width is not None:  # one terminal line per session: cut the title (and cwd)
-                room = max(1, width - len(head) - (len(where) + 2 if where else 0))
+                room = max(1, width - len(head) - (len(where) + 2 if where else 0) - len(kind))
                 title = "".join(text for _, text in fit([("", title)], room))
             human = (f"{out.style('accent', mark)} {out.style('id', abbrev.ljust(id_width))}  "
                      f"{out.style('muted', when.ljust(when_width))}  {info['entries']:>5} entries  {title}"
-                     + (f"  {out.style('muted', where)}" if where else ""))
+                     + (f"  {out.style('muted', where)}" if where else "") + (out.style("muted", kind) if kind else ""))
         out.record(info, human)
     out.close()
 
 
-def shortest_prefixes(ids, minimum=8):
-    """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
-    ordered = sorted(set(ids))
-    out = {}
-    for i, id in enumerate(ordered):
-        need = minimum
-        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
-            if other is None:
-                continue
-            common = 0
-            for a, b in zip(id, other):
-                if a != b:
-                    break
-                common += 1
-            need = max(need, common + 1)
-        out[id] = id[:need]
-    return out

@@ -38,4 +38,4 @@ def command(env, mcp, allow_writes):
     from ..mcp.server import serve
     from ..mcp.tools import Workspace
 
-    serve(Workspace(env.session_arg, env.agent_dir, env.session_dir, env.cwd, env.no_cache, allow_writes))
+    serve(Workspace(env.session_arg, env.agent_dir, env.session_dir, env.cwd, env.no_cache, allow_writes, env.agent))

@@ -1,22 +1,29 @@
 """The record `stree ls` lists for one session file (the MCP server's list_sessions too)."""
 
 import os
+from pathlib import Path
 
+from . import catalog
 from ..errors import StreeError
 from ..format.text import full_text, normalize
 from ..format.timestamp import ts_millis
 from ..storage.session import parse
-from .store import all_session_dirs, project_session_dir, project_sessions, session_files
+from .store import (agent_files, all_session_dirs, encode_cwd, project_session_dir, project_sessions,
+                    selected_agents, session_files)
 from .tree import Tree
 
 
-def session_paths(cwd, agent_dir=None, session_dir=None, all_=False):
-    """([session file paths], where they were looked for): this project's sessions, or with
-    `all_` every project's, each path once."""
-    if all_:
-        dirs = all_session_dirs(agent_dir, session_dir, cwd)
-    else:
-        dirs = [project_session_dir(cwd, agent_dir, session_dir)]
+def session_paths(cwd, agent_dir=None, session_dir=None, all_=False, agent=None):
+    """([(path, agent, state)], listed dirs, where they were looked for): this project's
+    sessions, or with `all_` every project's, of the agents `agent` selects (core.store
+    selected_agents: pi, oh-my-pi, OpenClaw), each path once."""
+    agents = selected_agents(agent)
+    dirs = []
+    if "pi" in agents:
+        if all_:
+            dirs = all_session_dirs(agent_dir, session_dir, cwd)
+        else:
+            dirs = [project_session_dir(cwd, agent_dir, session_dir)]
     paths = []
     seen = set()
     for directory in dirs:
@@ -24,25 +31,58 @@ def session_paths(cwd, agent_dir=None, session_dir=None, all_=False):
         for path in session_files(directory) if all_ else project_sessions(cwd, agent_dir, session_dir):
             if str(path) not in seen:
                 seen.add(str(path))
-                paths.append(str(path))
-    return paths, "any project" if all_ else str(dirs[0])
+                paths.append((str(path), "pi", "live"))
+    others = [a for a in agents if a != "pi"]
+    if all_:
+        found = agent_files(others)
+    else:
+        found = [(str(p), "omp", "live", None) for p in
+                 session_files(Path.home() / ".omp" / "agent" / "sessions" / encode_cwd(cwd))] if "omp" in others else []
+    for path, kind, state, _ in found:
+        if path not in seen:
+            seen.add(path)
+            paths.append((path, kind, state))
+    listed = {str(d) for d in dirs} | {os.path.dirname(p) for p, *_ in found}
+    where = "any project" if all_ else str(dirs[0]) if dirs else "this project"
+    return paths, listed, where
 
 
-def session_records(paths, current=None, advance=None):
-    """The ls records of the readable sessions among `paths`, newest activity first; `current`
-    (an absolute path, or None) is marked current. `advance()` is called after each file."""
-    infos = []
-    for path in paths:
-        info = session_info(path)
-        if info is not None:
-            infos.append(info)
-        if advance is not None:
-            advance()
+def session_records(paths, listed=(), current=None, advance=None, no_cache=False):
+    """The ls records of the readable sessions among `paths` ((path, agent, state) each), newest
+    activity first; `current` (an absolute path, or None) is marked current. From the
+    catalogue, which reads only the files changed since; without it (no_cache, no SQLite), each
+    file parsed. `advance()` is called after each file."""
+    infos = _from_catalogue(paths, listed, advance) if catalog.enabled(no_cache) else None
+    if infos is None:
+        infos = []
+        for path, kind, state in paths:
+            info = session_info(path)
+            if info is not None:
+                info["agent"], info["state"] = kind, state
+                infos.append(info)
+            if advance is not None:
+                advance()
     infos.sort(key=lambda i: i["_sort"], reverse=True)
     for info in infos:
         info.pop("_sort")
         info["current"] = info["path"] == current
     return infos
+
+
+def _from_catalogue(paths, listed, advance):
+    from ..storage.catalog import Unavailable
+
+    try:
+        files = [(p, kind, state, os.path.dirname(os.path.abspath(p))) for p, kind, state in paths]
+        cat, rows = catalog.sync(files, prune_roots=listed, progress=advance)
+        cat.close()
+    except Unavailable as e:
+        from ..storage.cachedir import debug
+
+        debug(f"no catalogue: {e}")
+        return None
+    return [catalog.record(rows[full]) for full in (os.path.abspath(p) for p, _, _ in paths)
+            if full in rows and rows[full]["ok"]]
 
 
 def session_info(path):

@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import NotFound, BadFile
+from ..errors import BadFile, NotFound, StreeError
 
 DEMO_NAME = "demo"
 HEADER_PROBE = 4096  # oh-my-pi's 256-byte title slot plus a header fit easily
@@ -190,8 +190,9 @@ def looks_like_path(value):
     return "/" in value or "\\" in value or value.endswith(".jsonl")
 
 
-def resolve_session(value, cwd, agent=None, session_dir=None):
-    """-s PATH|ID-PREFIX (or 'demo') -> a session file path."""
+def resolve_session(value, cwd, agent=None, session_dir=None, agents=None):
+    """-s PATH|ID-PREFIX (or 'demo') -> a session file path. An id is looked up in pi's
+    directories first, then in the other agents' (--agent)."""
     if value is None:
         return newest_session(cwd, agent, session_dir)
     if value == DEMO_NAME and not os.path.exists(value):
@@ -214,47 +215,96 @@ def resolve_session(value, cwd, agent=None, session_dir=None):
     else:
         scopes.append(("global", lambda: [p for d in all_session_dirs(agent, session_dir) if d != local
                                           for p in session_files(d)]))
+    others = [a for a in selected_agents(agents) if a != "pi"]
+    if others:
+        scopes.append(("others", lambda: [Path(p) for p, *_ in agent_files(others)]))
     prefix = value.lower()
     searched = 0
     for _, files in scopes:
         exact, matches = [], []
         for path in files():
             searched += 1
-            header = read_header(path)
-            if header is None:
+            id = session_id(path)
+            if id is None:
                 continue
-            if header["id"] == value:
+            if id == value:
                 exact.append(path)
-            elif header["id"].lower().startswith(prefix):
+            elif id.lower().startswith(prefix):
                 matches.append(path)
         if exact:
             return exact[0]  # the newest
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
-            listing = "\n".join(f"  {(read_header(p) or {}).get('id', '?')}  {p}" for p in matches[:20])
+            listing = "\n".join(f"  {session_id(p) or '?'}  {p}" for p in matches[:20])
             raise NotFound(f"session id prefix '{value}' is ambiguous; candidates:\n{listing}",
                            hint="give more characters of the id, or a path")
     raise NotFound(f"no session with id starting '{value}' (searched {searched} files)",
                    hint="'stree ls --all' lists every session")
 
 
-def session_candidates(cwd, agent=None, session_dir=None, limit=200):
+def session_id(path):
+    """The id of a session file: its header's, or for a file without a header where OpenClaw
+    keeps them (read read-only), its name's stem; None when it is not a session."""
+    header = read_header(path)
+    if header is not None:
+        return header["id"]
+    from ..storage.session import headerless_allowed
+
+    return os.path.basename(str(path)).split(".", 1)[0] if headerless_allowed(path) else None
+
+
+def session_candidates(cwd, agent=None, session_dir=None, limit=200, agents=None):
     """(id, title, path) of the sessions -s can name: this project's first, then every
-    other project's, each newest first; title = display name or first user message."""
+    other project's, each newest first, then the other agents'; title = display name or
+    first user message. Answered from the catalogue for the files it holds as they are."""
     local = project_session_dir(cwd, agent, session_dir)
+    groups = [session_files(directory) for directory in
+              [local] + [d for d in all_session_dirs(agent, session_dir) if d != local]]
+    others = [a for a in selected_agents(agents) if a != "pi"]
+    if others:
+        groups.append([Path(p) for p, *_ in agent_files(others)])
+    known = _catalogued()
     out = []
     seen = set()
-    for directory in [local] + [d for d in all_session_dirs(agent, session_dir) if d != local]:
-        for path in session_files(directory):
+    for paths in groups:
+        for path in paths:
             if len(out) >= limit:
                 return out
-            header = read_header(path)
-            if header is None or header["id"] in seen:
+            row = known.get(os.path.abspath(str(path)))
+            if row is not None and not _current(row, path):
+                row = None
+            id = (row["id"] if row["ok"] else None) if row is not None else session_id(path)
+            if id is None or id in seen:
                 continue
-            seen.add(header["id"])
-            out.append((header["id"], session_title(path), path))
+            seen.add(id)
+            title = (row["name"] or row["first_message"] or "") if row is not None else session_title(path)
+            out.append((id, title, path))
     return out
+
+
+def _catalogued():
+    """path -> catalogue row, when there is a catalogue (read only: nothing is updated)."""
+    if os.environ.get("STREE_NO_CACHE"):
+        return {}
+    from ..storage.catalog import Catalog, Unavailable, db_path
+
+    try:
+        if not os.path.isfile(db_path()):
+            return {}
+        with Catalog() as cat:
+            return cat.rows()
+    except (Unavailable, StreeError):
+        return {}
+
+
+def _current(row, path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (row["dev"], row["ino"], row["size"], row["mtime_ns"]) == (st.st_dev, st.st_ino, st.st_size,
+                                                                       st.st_mtime_ns)
 
 
 def session_title(path, scan=256 * 1024):
@@ -301,3 +351,112 @@ def _name_or_first_message(data, scan):
         if isinstance(msg, dict) and msg.get("role") == "user":
             return normalize(full_text(msg.get("content")))
     return ""
+
+
+# -- other agents that write this format ----------------------------------------------
+
+AGENTS = ("pi", "omp", "openclaw")
+OPENCLAW_HOMES = (".openclaw", ".clawdbot", ".moltbot")  # OpenClaw, and its earlier names
+_COPY = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
+
+
+def selected_agents(choice=None):
+    """--agent pi|omp|openclaw|all (or $STREE_AGENT): the agents whose sessions are listed
+    and searched; by default all of them (an agent without a directory contributes none)."""
+    choice = choice or os.environ.get("STREE_AGENT") or "all"
+    return AGENTS if choice == "all" else (choice,)
+
+
+def file_state(name):
+    """'live' for a session file, 'reset' / 'deleted' for OpenClaw's kept copies
+    (<id>.jsonl.reset.<timestamp>, <id>.jsonl.deleted.<timestamp>), None for anything else."""
+    if name.endswith(".jsonl"):
+        return "live"
+    m = _COPY.search(name)
+    return m.group(1) if m else None
+
+
+def agent_roots(agents=AGENTS, agent=None):
+    """(agent, root) of every directory tree holding sessions of the selected agents:
+    pi's <agent dir>/sessions, oh-my-pi's ~/.omp/agent/sessions, and each
+    ~/.openclaw|.clawdbot|.moltbot/agents/<name>/sessions."""
+    home = Path.home()
+    out = []
+    if "pi" in agents:
+        out.append(("pi", agent_dir(agent) / "sessions"))
+    if "omp" in agents:
+        out.append(("omp", home / ".omp" / "agent" / "sessions"))
+    if "openclaw" in agents:
+        for base in OPENCLAW_HOMES:
+            try:
+                names = sorted(os.listdir(home / base / "agents"))
+            except OSError:
+                continue
+            for name in names:
+                out.append(("openclaw", home / base / "agents" / name / "sessions"))
+    return out
+
+
+def agent_files(agents=AGENTS, agent=None):
+    """(path, agent, state, root) of every session file of the selected agents: pi and
+    oh-my-pi keep one directory per project, OpenClaw one flat directory per agent (with
+    its reset / deleted copies). Paths are as listed, not resolved."""
+    out = []
+    for name, root in agent_roots(agents, agent):
+        if name == "openclaw":
+            dirs = [root]
+        else:
+            try:
+                dirs = sorted(p for p in root.iterdir() if p.is_dir())
+            except OSError:
+                dirs = []
+        for directory in dirs:
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            for file in names:
+                state = file_state(file) if name == "openclaw" else ("live" if file.endswith(".jsonl") else None)
+                if state is None:
+                    continue
+                path = os.path.join(directory, file)
+                if os.path.isfile(path):
+                    out.append((path, name, state, str(root)))
+    return out
+
+
+def agent_of(path, agent=None):
+    """(agent, state) of a session file by where it lives (pi for anything else)."""
+    path = os.path.abspath(str(path))
+    home = str(Path.home())
+    name = os.path.basename(path)
+    if path.startswith(os.path.join(home, ".omp", "agent", "sessions") + os.sep):
+        return "omp", "live"
+    for base in OPENCLAW_HOMES:
+        if path.startswith(os.path.join(home, base, "agents") + os.sep):
+            return "openclaw", file_state(name) or "live"
+    return "pi", "live"
+
+
+def shortest_prefixes(ids, minimum=8):
+    """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
+    ordered = sorted(set(ids))
+    out = {}
+    for i, id in enumerate(ordered):
+        need = minimum
+        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
+            if other is None:
+                continue
+            common = 0
+            for a, b in zip(id, other):
+                if a != b:
+                    break
+                common += 1
+            need = max(need, common + 1)
+        out[id] = id[:need]
+    return out
+
+
+def resolved(path):
+    """A path as pi compares session cwds (~ expanded, absolute, normalised)."""
+    return _resolved(str(path))

@@ -54,6 +54,8 @@ def read_header(s, obj, line, index):
         s.title = obj  # oh-my-pi's title slot: the header follows
         return index + 1
     if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
+        if getattr(s, "allow_headerless", False):
+            return headerless(s, obj, index)
         raise BadFile(f"{s.path}: line {line} is not a session header; this is not a pi session file",
                       hint="a session file starts with {\"type\":\"session\",...}")
     s.header = obj
@@ -61,6 +63,20 @@ def read_header(s, obj, line, index):
     version = obj.get("version")
     s.version = version if isinstance(version, int) else 1
     return index + 1
+
+
+def headerless(s, obj, index):
+    """A file without a header (OpenClaw keeps some), read read-only: a header is made up
+    (the id is the file name's stem, no line of its own: header_line stays None) and the
+    object, the first entry, is read as one. Returns the object counter (not advanced)."""
+    import os
+
+    stem = os.path.basename(str(s.path)).split(".", 1)[0]
+    stamp = obj.get("timestamp")
+    s.header = {"type": "session", "version": CURRENT_VERSION, "id": stem,
+                "timestamp": stamp if isinstance(stamp, str) else None, "cwd": None}
+    s.version = CURRENT_VERSION
+    return index
 
 
 def migrate_v1_structure(s):

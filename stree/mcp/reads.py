@@ -16,8 +16,8 @@ def list_sessions(ws, query=None, all=False, limit=None):
         current = os.path.abspath(ws.path())
     except (StreeError, OSError):
         current = None
-    paths, _ = session_paths(ws.cwd, ws.agent_dir, ws.session_dir, all)
-    infos = session_records(paths, current)
+    paths, listed, _ = session_paths(ws.cwd, ws.agent_dir, ws.session_dir, all, ws.agent)
+    infos = session_records(paths, listed, current, no_cache=ws.no_cache)
     words = [w for w in (query or "").lower().split() if w]
     if words:
         def text(info):

@@ -14,8 +14,9 @@ class Workspace:
     default session (-s, else the newest of the directory), and whether writes are offered."""
 
     def __init__(self, session=None, agent_dir=None, session_dir=None, cwd=None, no_cache=False,
-                 allow_writes=False):
+                 allow_writes=False, agent=None):
         self.session = session
+        self.agent = agent  # --agent: the agents whose sessions are listed and found
         self.agent_dir = agent_dir
         self.session_dir = session_dir
         self.cwd = cwd or os.getcwd()
@@ -26,7 +27,7 @@ class Workspace:
         """The file of `session` (PATH or id prefix, as -s), by default the server's session."""
         from ..core.store import resolve_session
 
-        return str(resolve_session(session or self.session, self.cwd, self.agent_dir, self.session_dir))
+        return str(resolve_session(session or self.session, self.cwd, self.agent_dir, self.session_dir, self.agent))
 
     def load(self, session=None):
         """(Session, Tree) of a session as it is now (through the index, as the CLI reads it;

@@ -7,9 +7,10 @@ import stat
 import sys
 
 # The only names stree ever writes in its cache dir: <dev>-<inode>.idx (stree.storage.index),
-# <dev>-<inode>-<crc>.graph (stree.storage.graphcache), and their temp files while being written.
+# <dev>-<inode>-<crc>.graph (stree.storage.graphcache), and their temp files while being written;
+# the catalogue, catalog.sqlite and SQLite's -wal and -shm beside it (stree.storage.catalog).
 # Nothing else there is ever removed, whatever the directory (STREE_CACHE_DIR) holds.
-OWN_NAME = re.compile(r"[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)")
+OWN_NAME = re.compile(r"[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)|catalog\.sqlite(?:-wal|-shm)?")
 OWN_TEMP = re.compile(r"(?P<target>[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx))\.[0-9]+(?:-[0-9a-f]+)?\.tmp")
 
 

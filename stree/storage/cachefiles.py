@@ -1,5 +1,5 @@
-"""The files in stree's cache directory (indexes and kept graphs), listed and checked for
-`stree cache` and `stree gc`."""
+"""The files in stree's cache directory (indexes, kept graphs and the catalogue), listed and
+checked for `stree cache` and `stree gc`."""
 
 import os
 
@@ -28,6 +28,8 @@ def entries():
                 meta = None
         elif name.endswith(graphcache.SUFFIX):
             meta = graphcache.read_meta(full)
+        elif name.startswith("catalog."):
+            meta = {"kind": "catalog"}  # (never stale: it checks each session file itself)
         out.append((full, meta))
     return out
 
@@ -47,6 +49,8 @@ def is_stale(full, meta):
 
     if full.endswith(graphcache.SUFFIX):
         return graphcache.is_stale(meta)
+    if meta is not None and meta.get("kind") == "catalog":
+        return False
     if not full.endswith(".idx") or meta is None or meta.get("format") != FORMAT:
         return True
     try:

@@ -167,7 +167,7 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
             if obj is None or obj is False or obj == "" or (obj.__class__ in (int, float) and obj == 0):
                 malformed.append((line, "not a JSON object"))
                 continue  # pi (1.5) drops a falsy value: it is not counted
-            if s.header is None:
+            if s.header is None and not s.allow_headerless:
                 raise BadFile(f"{s.path}: line {line} is not a session header; this is not a pi session file",
                               hint="a session file starts with {\"type\":\"session\",...}")
             malformed.append((line, "not a JSON object"))
@@ -177,7 +177,8 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
             s.line, s.index = line, index
             index = read_header(s, obj, line, index)
             v2 = s.version >= 2
-            continue
+            if not s.headerless:
+                continue  # (a headerless file: this first object is an entry, read below)
         f = fields(obj)
         if f is None:
             index += 1

@@ -55,6 +55,12 @@ class Session:
         self.ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
         self.data = None  # the whole file, when parse() was given its bytes
         self.fd = None  # the open file (raw() reads entries from it)
+        self.allow_headerless = headerless_allowed(path)
+
+    @property
+    def headerless(self):
+        """True for a file without a header, read read-only (stree.format.header.headerless)."""
+        return self.header is not None and self.header_line is None
 
     # -- content -------------------------------------------------------
 
@@ -99,6 +105,20 @@ class Session:
     @property
     def needs_migration(self):
         return self.version < CURRENT_VERSION
+
+
+HEADERLESS_HOMES = (".openclaw", ".clawdbot", ".moltbot")
+
+
+def headerless_allowed(path):
+    """A file without a header is read (read-only) only where OpenClaw keeps its sessions:
+    .../.openclaw|.clawdbot|.moltbot/agents/<agent>/sessions/. Anywhere else it is refused
+    (exit 4) as pi 1.5.2 refuses it."""
+    parts = os.path.abspath(str(path)).split(os.sep)
+    for i, part in enumerate(parts[:-4]):
+        if part in HEADERLESS_HOMES and parts[i + 1] == "agents" and parts[i + 3] == "sessions":
+            return True
+    return False
 
 
 def open_file(path):

@@ -151,6 +151,14 @@ def _read_all(fd):
 # -- the append routine ----------------------------------------------------------
 
 
+def refuse_headerless(session):
+    """A file without a session header (OpenClaw keeps some) is read, never written."""
+    if session.headerless:
+        raise StreeError(f"{session.path}: the file has no session header (OpenClaw keeps some); "
+                         "it is read-only for stree; nothing written", code=CONFLICT,
+                         hint="'stree fork --full -o FILE' writes a copy with a header")
+
+
 def append_entries(path, make_entries, dry_run=False, say=None):
     """Append the entries `make_entries(session, tree, new)` returns, atomically.
 
@@ -191,6 +199,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                 if current is None or (current.st_ino, current.st_dev) != (st.st_ino, st.st_dev):
                     continue  # renamed over (migrated) while we waited: lock the new file
             session = _read_locked(path, fd)
+            refuse_headerless(session)
             if session.needs_migration and not dry_run:
                 old = session.version
                 rewrite(path, as_v3(session), keep_mode_of=st)

@@ -1,0 +1,359 @@
+"""`stree grep`: the pattern, how the catalogue's word index narrows it, and the search.
+
+A pattern is matched against each line of an entry's text (what `:/TEXT` searches:
+stree.core.preview.entry_text), as grep matches lines. A plain pattern is a fixed string
+(as `git grep -F`), -E a Python regular expression, -i ignores case, -w wants whole words.
+
+The full-text index only narrows: it holds words (Unicode letters and digits, folded to
+lower case), so the words a pattern must contain are looked up (a word cut by the
+pattern's ends may be longer in the text: found among the indexed words that end with,
+start with or contain it), and every candidate entry is read again from its session file
+and matched by the pattern itself. A pattern without a word to look for reads them all."""
+
+import re
+
+from ..errors import UsageError
+
+TERMS_MAX = 300  # indexed words a cut word may stand for before it is not worth narrowing by
+_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
+class Pattern:
+    def __init__(self, text, regex=False, ignore_case=False, word=False):
+        if text == "":
+            raise UsageError("grep needs a non-empty PATTERN")
+        self.text = text
+        self.ignore_case = ignore_case
+        body = text if regex else re.escape(text)
+        if word:
+            body = rf"(?<!\w)(?:{body})(?!\w)"
+        try:
+            self.re = re.compile(body, re.IGNORECASE if ignore_case else 0)
+        except re.error as e:
+            raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
+        self.literals = required_literals(text) if regex else [text]
+
+    def lines(self, text):
+        """(line number from 1, line) of the lines of `text` the pattern matches."""
+        search = self.re.search
+        return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+
+    def query(self, terms):
+        """The FTS5 query narrowing to entries that may match, None for no narrowing, or
+        False when no entry can match. `terms(needle, where, limit, fold_i)` looks words up."""
+        parts = []
+        for literal in self.literals:
+            for kind, word in words(literal):
+                fold = self.ignore_case and "i" in word
+                if kind == "exact" and not fold:
+                    parts.append(_quote(word))
+                elif kind == "prefix" and not fold:
+                    parts.append(_quote(word) + "*")
+                else:
+                    if kind == "in" and len(word) < 3:
+                        continue  # too many words contain it
+                    found = terms(word, kind, TERMS_MAX, fold)
+                    if found is None:
+                        continue
+                    if not found:
+                        return False
+                    parts.append("(" + " OR ".join(_quote(t) for t in found) + ")")
+        return " AND ".join(parts) if parts else None
+
+
+def _quote(word):
+    return '"' + word.replace('"', '""') + '"'
+
+
+def words(literal):
+    """(kind, word) of the ASCII words a text containing `literal` must hold in its index:
+    'exact' when the literal bounds the word on both sides with ASCII punctuation or space,
+    'prefix' / 'end' when only on the left / right, 'in' when on neither side. Other
+    characters (any non-ASCII one) bound nothing: the index may count them as letters."""
+    out = []
+    n = len(literal)
+    for m in _RUN.finditer(literal):
+        a, b = m.start(), m.end()
+        left = a > 0 and _separator(literal[a - 1])
+        right = b < n and _separator(literal[b])
+        kind = "exact" if left and right else "prefix" if left else "end" if right else "in"
+        out.append((kind, m.group().lower()))
+    return out
+
+
+def _separator(ch):
+    return ch < "\x80" and not ch.isalnum()
+
+
+_META = set(".^$*+?{}[]()|\\")
+_BOUNDS = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+
+
+def required_literals(pattern):
+    """Substrings any match of a Python regular expression must contain (conservative: an
+    alternation at the top gives none; groups, classes and escapes other than a quoted
+    punctuation character cut the runs; a character made optional by ?, * or {0 is left out)."""
+    if _top_level_bar(pattern) or re.search(r"\(\?[a-zA-Z]*x", pattern):
+        return []  # (verbose mode: spaces in the pattern are not literal)
+    runs, cur = [], []
+    i, n = 0, len(pattern)
+
+    def cut():
+        if cur:
+            runs.append("".join(cur))
+            cur.clear()
+
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1] if i + 1 < n else ""
+            if nxt and not nxt.isalnum() and nxt < "\x80":
+                char, i = nxt, i + 2
+            else:
+                cut()
+                i += 2
+                continue
+        elif ch == "[":
+            cut()
+            i = _skip_class(pattern, i)
+            continue
+        elif ch == "(":
+            cut()
+            i = _skip_group(pattern, i)
+            continue
+        elif ch == "{":
+            cut()
+            bounds = _BOUNDS.match(pattern, i)
+            i = bounds.end() if bounds else i + 1
+            continue
+        elif ch in _META:
+            cut()
+            i += 1
+            continue
+        else:
+            char, i = ch, i + 1
+        quant = pattern[i] if i < n else ""
+        if quant == "{":
+            bounds = _BOUNDS.match(pattern, i)
+            if bounds and not int(bounds.group(1) or 0):
+                cut()  # {0,n} or {,n}: the character may be absent
+                continue
+        if quant in ("?", "*"):
+            cut()
+            continue
+        cur.append(char)
+        if quant in ("+", "{"):
+            cut()
+    cut()
+    return runs
+
+
+def _top_level_bar(pattern):
+    depth, i = 0, 0
+    in_class = False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]" or pattern[i + 1:i + 3] == "^]":
+                i += 2 if pattern[i + 1] == "]" else 3
+                continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth <= 0:
+            return True
+        i += 1
+    return False
+
+
+def _skip_class(pattern, i):
+    i += 1
+    if pattern[i:i + 1] == "^":
+        i += 1
+    if pattern[i:i + 1] == "]":
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+            continue
+        if pattern[i] == "]":
+            return i + 1
+        i += 1
+    return i
+
+
+def _skip_group(pattern, i):
+    depth = 0
+    in_class = False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return i
+
+
+
+_AGO = re.compile(r"(\d+)\s*(s|sec|second|m|min|minute|h|hour|d|day|w|week)s?(?:\s+ago)?", re.IGNORECASE)
+_UNIT = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
+         "d": 86400, "day": 86400, "w": 604800, "week": 604800}
+
+
+def parse_when(value, option, now=None):
+    """--since / --until: an ISO date or time (UTC unless it says otherwise), unix seconds,
+    or an age ("3d", "2 weeks ago"); milliseconds since the epoch."""
+    import time
+    from datetime import datetime, timezone
+
+    text = value.strip()
+    m = _AGO.fullmatch(text)
+    if m:
+        now = time.time() if now is None else now
+        return int((now - int(m.group(1)) * _UNIT[m.group(2).lower()]) * 1000)
+    if re.fullmatch(r"\d{9,}", text):
+        return int(text) * 1000
+    try:
+        dt = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        raise UsageError(f"{option} {value!r}: not a date (2026-01-31, 2026-01-31T12:00, unix seconds, "
+                         "or an age: 3d, 2 weeks ago)") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+ENTRY_TYPES = ("compaction", "branch_summary", "custom_message")  # the other indexed entries are messages
+TEXT_TYPES = ("message",) + ENTRY_TYPES
+
+
+class Match:
+    __slots__ = ("session", "entry", "kind", "type", "ts", "on_path", "number", "line")
+
+    def __init__(self, session, entry, kind, ts, on_path, number, line):
+        self.session = session  # the catalogue row of the session (a dict)
+        self.entry = entry
+        self.kind = kind
+        self.type = kind if kind in ENTRY_TYPES else "message"
+        self.ts = ts
+        self.on_path = on_path
+        self.number = number
+        self.line = line
+
+
+def entry_filter(roles=(), types=(), since=None, until=None):
+    """A test of (kind, ts) for --role, --type, --since and --until."""
+    roles, types = set(roles), set(types)
+
+    def keep(kind, ts):
+        if roles and kind not in roles:
+            return False
+        if types and (kind if kind in ENTRY_TYPES else "message") not in types:
+            return False
+        if since is not None and (ts is None or ts < since):
+            return False
+        if until is not None and (ts is None or ts > until):
+            return False
+        return True
+    return keep
+
+
+def search(pattern, sessions, candidates, keep):
+    """The Matches of `pattern` among `candidates` ((gen, row, offset, length, kind, ts, id)
+    each, grouped by session) in `sessions` (gen -> catalogue row, in the order wanted):
+    each candidate is read again from its file and matched line by line."""
+    from array import array
+
+    from ..errors import StreeError
+    from ..format.decode import decode_line
+    from ..storage.session import open_file
+    from .preview import entry_text
+
+    by_gen = {}
+    for c in candidates:
+        if keep(c[4], c[5]):
+            by_gen.setdefault(c[0], []).append(c)
+    for gen, row in sessions.items():
+        found = by_gen.get(gen)
+        if not found:
+            continue
+        on_path = set(array("i", row["path_rows"] or b""))
+        try:
+            fd = open_file(row["path"])
+        except StreeError:
+            continue
+        try:
+            import os
+
+            for _, r, offset, length, kind, ts, id in found:
+                raw = os.pread(fd, length, offset)
+                try:
+                    entry = decode_line(raw)
+                except ValueError:
+                    continue  # (changed since: the next command reads it again)
+                if not isinstance(entry, dict):
+                    continue
+                text = entry_text(entry)
+                if not text:
+                    continue  # (not indexed either)
+                for number, line in pattern.lines(text):
+                    yield Match(row, id, kind, ts, r in on_path, number, line)
+        finally:
+            os.close(fd)
+
+
+def direct(files):
+    """Without a catalogue (--no-cache, no SQLite): (sessions, candidates) as search() takes
+    them, by parsing every file; the files that are not sessions are left out."""
+    from array import array
+
+    from ..errors import StreeError
+    from ..format.timestamp import ts_millis
+    from ..storage.session import parse
+    from .tree import Tree
+
+    sessions, candidates = {}, []
+    for gen, (path, agent, state) in enumerate(files):
+        try:
+            s = parse(path)
+        except (StreeError, OSError):
+            continue
+        try:
+            nodes = s.nodes
+            tree = Tree(nodes, s.load)
+            try:
+                rows = tree.path_rows(tree.leaf) if tree.leaf is not None else []
+            except StreeError:
+                rows = []
+            sessions[gen] = {"gen": gen, "path": path, "agent": agent, "state": state, "id": s.header.get("id"),
+                             "cwd": s.header.get("cwd"), "activity": None,
+                             "path_rows": array("i", rows).tobytes()}
+            for r in range(len(nodes)):
+                node = nodes[r]
+                if node.type in TEXT_TYPES:
+                    kind = node.role if node.type == "message" else node.type
+                    candidates.append((gen, r, node.offset, node.length, kind, ts_millis(node.ts), node.id))
+        finally:
+            s.close()
+    return sessions, candidates

@@ -1,0 +1,395 @@
+"""The catalogue, discovery of every agent's sessions, headerless files: real files in a
+temporary HOME, stree run as a user runs it."""
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from builders import SessionBuilder, dumps
+from conftest import ROOT
+
+PROJECT = "--home-dev-proj--"
+
+
+def session(id, text="hello", n=3, cwd="/home/dev/proj", start=1_795_000_000_000):
+    b = SessionBuilder(cwd=cwd, id=id, start_ms=start)
+    for i in range(n):
+        b.user(f"{text} question {i}")
+        b.assistant(f"{text} answer {i}")
+    return b
+
+
+@pytest.fixture
+def agents(isolated_home):
+    """pi, oh-my-pi and OpenClaw (+ Clawdbot, Moltbot) directories with sessions."""
+    home = isolated_home
+    out = {}
+    pi = home / ".pi/agent/sessions" / PROJECT
+    pi.mkdir(parents=True)
+    out["pi1"] = session("0199aaaa-0000-7000-8000-000000000001", "pi one").write(pi / "a.jsonl")
+    out["pi2"] = session("0199aaaa-0000-7000-8000-000000000002", "pi two", start=1_795_100_000_000).write(pi / "b.jsonl")
+    omp = home / ".omp/agent/sessions" / PROJECT
+    omp.mkdir(parents=True)
+    b = session("0199bbbb-0000-7000-8000-000000000001", "omp one", start=1_795_200_000_000)
+    title = dumps({"type": "title", "title": "an omp title"}).ljust(255) + "\n"  # oh-my-pi's title slot
+    out["omp"] = omp / "c.jsonl"
+    out["omp"].write_text(title + "\n".join(b.lines()) + "\n")
+    for base, n in ((".openclaw", 3), (".clawdbot", 4), (".moltbot", 5)):
+        d = home / base / "agents" / "main" / "sessions"
+        d.mkdir(parents=True)
+        sid = f"0199cccc-0000-7000-8000-00000000000{n}"
+        out[base] = session(sid, f"{base} live", start=1_795_300_000_000 + n).write(d / f"{sid}.jsonl")
+        (d / "sessions.json").write_text("{}")
+    d = home / ".openclaw/agents/main/sessions"
+    out["reset"] = session("0199cccc-0000-7000-8000-0000000000a1", "reset copy").write(
+        d / "0199cccc-0000-7000-8000-0000000000a1.jsonl.reset.2026-01-02T03-04-05Z")
+    out["deleted"] = session("0199cccc-0000-7000-8000-0000000000a2", "deleted copy").write(
+        d / "0199cccc-0000-7000-8000-0000000000a2.jsonl.deleted.2026-01-02T03-04-05Z")
+    headless = session("ignored", "headless text")
+    out["headerless"] = d / "0199dddd-0000-7000-8000-000000000001.jsonl"
+    lines = [dumps(e) for e in headless.entries]
+    lines[2] = dumps({**headless.entries[2], "parentId": "gone0000"})  # an orphan
+    out["headerless"].write_text("\n".join(lines) + "\n")
+    return out
+
+
+def ls_all(stree, *extra, env=None):
+    r = stree(*extra, "ls", "--all", "--json", env=env)
+    assert r.code == 0 and "Traceback" not in r.err, r
+    return [json.loads(x) for x in r.out.splitlines()]
+
+
+def test_every_agent_is_found_and_listed_as_without_the_catalogue(stree, agents):
+    listed = ls_all(stree)
+    assert listed == ls_all(stree, "--no-cache")
+    assert listed == ls_all(stree)  # warm: the same again
+    by_path = {Path(r["path"]): r for r in listed}
+    for key in ("pi1", "pi2", "omp", ".openclaw", ".clawdbot", ".moltbot", "reset", "deleted", "headerless"):
+        assert agents[key] in by_path, key
+    assert {by_path[agents[k]]["agent"] for k in ("pi1", "pi2")} == {"pi"}
+    assert by_path[agents["omp"]]["agent"] == "omp" and by_path[agents["omp"]]["firstMessage"] == "omp one question 0"
+    assert by_path[agents["reset"]]["state"] == "reset" and by_path[agents["deleted"]]["state"] == "deleted"
+    assert by_path[agents[".moltbot"]]["agent"] == "openclaw" and by_path[agents[".moltbot"]]["state"] == "live"
+    assert by_path[agents["headerless"]]["id"] == "0199dddd-0000-7000-8000-000000000001"
+    assert not any(r["path"].endswith("sessions.json") for r in listed)
+    only_pi = ls_all(stree, "--agent", "pi")
+    assert {r["agent"] for r in only_pi} == {"pi"} and len(only_pi) == 2
+    claw = ls_all(stree, "--agent", "openclaw")
+    assert {r["agent"] for r in claw} == {"openclaw"} and len(claw) == 6
+    human = stree("ls", "--all").out
+    assert "[openclaw, reset]" in human and "[omp]" in human
+    grep = stree("grep", "--json", "live answer")
+    assert grep.code == 0
+    assert {json.loads(x)["path"] for x in grep.out.splitlines()} == {str(agents[k]) for k in
+                                                                       (".openclaw", ".clawdbot", ".moltbot")}
+
+
+def test_headerless_openclaw_file_is_read_only(stree, agents, tmp_path):
+    path = agents["headerless"]
+    before = path.read_bytes()
+    r = stree("-s", path, "log", "--format", "{id} {parentId}")
+    assert r.code == 0 and "no session header" in r.err and "read-only" in r.err, r
+    assert "00000003 gone0000" in r.out
+    graph = stree("-s", path, "log", "--graph")
+    assert graph.code == 0 and "00000003" in graph.out
+    assert stree("-s", "0199dddd", "show", "00000001").code == 0  # found by its name's stem
+    for write in (["label", "x", "00000001"], ["name", "new name"], ["checkout", "00000001"]):
+        w = stree("-s", path, *write)
+        assert w.code == 6 and "no session header" in w.err and "nothing written" in w.err, (write, w)
+        assert path.read_bytes() == before
+    elsewhere = tmp_path / "plain.jsonl"  # outside OpenClaw's directories: refused as pi 1.5.2 refuses it
+    elsewhere.write_bytes(before)
+    r = stree("-s", elsewhere, "log")
+    assert r.code == 4 and "not a session header" in r.err
+
+
+def stats(r):
+    line = [x for x in r.err.splitlines() if x.startswith("stree: stats:")][-1]
+    words = line.split()
+    return int(words[words.index("parsed") + 1]), int(words[words.index("decoded") + 1])
+
+
+def corpus(home, n=12, entries=120):
+    sys.path.insert(0, str(ROOT / "tools" / "bench"))
+    from gen import Gen
+
+    d = home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        p = d / f"s{i:03d}.jsonl"
+        p.write_text("\n".join(Gen(i).run(entries + i)) + "\n")
+        paths.append(p)
+    return paths
+
+
+def test_only_what_changed_is_read(stree, isolated_home):
+    paths = corpus(isolated_home)
+    env = {"STREE_DEBUG_STATS": "1"}
+    first = stree("ls", "--all", env=env)
+    lines = sum(len(p.read_text().splitlines()) for p in paths)
+    assert stats(first)[0] == lines
+    assert stats(stree("ls", "--all", env=env)) == (0, 0)
+    grown = paths[3]
+    last = json.loads(grown.read_text().splitlines()[-1])
+    with open(grown, "a") as f:
+        f.write(dumps({"type": "message", "id": "feed0001", "parentId": last["id"], "timestamp": "2027-01-01T00:00:00.000Z",
+                       "message": {"role": "user", "content": "a brand new zebra question", "timestamp": 1798761600000}}) + "\n")
+    assert stats(stree("ls", "--all", env=env)) == (1, 1)
+    assert ls_all(stree) == ls_all(stree, "--no-cache")
+    hit = stree("grep", "--json", "zebra")
+    assert hit.code == 0 and json.loads(hit.out)["entry"] == "feed0001"
+    # a rewrite (another file renamed over it): read again whole
+    rewritten = paths[5]
+    text = rewritten.read_text().replace("parser", "PARSER")
+    tmp = rewritten.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, rewritten)
+    assert stats(stree("ls", "--all", env=env))[0] == len(text.splitlines())
+    assert ls_all(stree) == ls_all(stree, "--no-cache")
+    # deleted: gone from the listing, the catalogue and the search
+    paths[7].unlink()
+    listed = ls_all(stree)
+    assert str(paths[7]) not in {r["path"] for r in listed} and len(listed) == len(paths) - 1
+    state = json.loads(stree("catalog", "--json").out)
+    assert state["sessions"] == len(paths) - 1
+    con = sqlite3.connect(state["path"])
+    assert con.execute("SELECT count(*) FROM sessions WHERE path=?", (str(paths[7]),)).fetchone()[0] == 0
+    con.close()
+    assert state["bytes"] <= 0.5 * sum(p.stat().st_size for p in paths if p.exists())
+
+
+def test_two_processes_update_it_at_once(isolated_home, stree):
+    corpus(isolated_home, n=16)
+    procs = [subprocess.Popen([sys.executable, "-m", "stree", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for args in (["catalog", "--update"], ["grep", "-c", "parser"], ["ls", "--all"])]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and b"Traceback" not in err and b"locked" not in err, err
+    assert ls_all(stree) == ls_all(stree, "--no-cache")
+    assert json.loads(stree("catalog", "--json").out)["sessions"] == 16
+    assert sorted(stree("grep", "-c", "parser").out.splitlines()) == \
+        sorted(stree("--no-cache", "grep", "-c", "parser").out.splitlines())
+
+
+@pytest.mark.parametrize("damage", ["garbage", "pages", "truncated", "schema", "empty-tables", "directory"])
+def test_a_damaged_catalogue_is_rebuilt(isolated_home, stree, damage):
+    corpus(isolated_home, n=6)
+    expected = ls_all(stree, "--no-cache")
+    state = json.loads(stree("catalog", "--update", "--json").out)
+    db = Path(state["path"])
+    if damage == "garbage":
+        db.write_bytes(random.Random(1).randbytes(db.stat().st_size))
+    elif damage == "pages":  # SQLite's header and schema intact, the data pages garbage
+        data = bytearray(db.read_bytes())
+        rng = random.Random(2)
+        for at in range(8192, len(data), 512):
+            data[at:at + 256] = rng.randbytes(256)
+        db.write_bytes(bytes(data))
+    elif damage == "truncated":
+        with open(db, "r+b") as f:
+            f.truncate(db.stat().st_size // 3)
+    elif damage == "schema":
+        con = sqlite3.connect(db)
+        con.execute("UPDATE meta SET value=999 WHERE key='schema'")
+        con.commit()
+        con.close()
+    elif damage == "empty-tables":
+        con = sqlite3.connect(db)
+        con.execute("DROP TABLE entries")
+        con.commit()
+        con.close()
+    else:
+        db.unlink()
+        db.mkdir()
+    got = stree("ls", "--all", "--json")
+    assert got.code == 0 and "Traceback" not in got.err, got
+    assert [json.loads(x) for x in got.out.splitlines()] == expected
+    g = stree("grep", "-c", "parser")
+    assert g.code == 0 and "Traceback" not in g.err, g
+    assert sorted(g.out.splitlines()) == sorted(stree("--no-cache", "grep", "-c", "parser").out.splitlines())
+    if damage != "directory":
+        assert json.loads(stree("catalog", "--json").out)["sessions"] == 6
+
+
+HOSTILE = ["Straße İstanbul ıdea ſtop Kelvin", "café au lait — naïve", "tab\there", "\x1b[31mred\x1b[0m",
+           "a\u0301ccent", "x_foo_y foo-bar foo.bar", "FOO foo Foo fOo", "日本語のテキスト foo", "line1\nline2 foo\n\nend",
+           "quote \" and \\ backslash", "emoji 🎉 party", "parse_line(rows, 'x')", "ǅungla ǆ", "ﬁle ligature"]
+
+
+def build_corpus(home, rng):
+    d = home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    files = []
+    for s in range(6):
+        b = SessionBuilder(id=f"0199eeee-0000-7000-8000-{s:012d}", start_ms=1_795_000_000_000 + s * 10_000_000)
+        for i in range(25):
+            pick = lambda: " ".join(rng.choice(HOSTILE + ["foo", "bar", "baz quux", "FooBar", "foobar"])
+                                    for _ in range(rng.randint(1, 3)))
+            kind = rng.randrange(6)
+            if kind == 0:
+                b.user(pick())
+            elif kind == 1:
+                b.assistant(pick(), thinking=pick() if rng.random() < 0.3 else None)
+            elif kind == 2:
+                b.tool_round("bash", {"command": pick()}, pick())
+            elif kind == 3:
+                b.branch_summary(pick())
+            elif kind == 4:
+                b.compaction(pick(), first_kept=b.entries[0]["id"] if b.entries else None)
+            else:
+                b.custom_message("note", pick())
+            if rng.random() < 0.15 and len(b.entries) > 3:
+                b.at(b.entries[rng.randrange(len(b.entries))]["id"])
+        files.append(b.write(d / f"g{s}.jsonl"))
+    return files
+
+
+def brute_text(entry):
+    """The searched text, computed here from the JSON (as documented in stree grep --help)."""
+    t = entry.get("type")
+    if t == "message":
+        m = entry["message"]
+        c = m.get("content")
+        parts = []
+        if isinstance(c, str):
+            parts.append(c)
+        elif isinstance(c, list):
+            for block in c:
+                if block.get("type") == "text":
+                    parts.append(block["text"])
+                elif block.get("type") == "thinking":
+                    parts.append(block["thinking"])
+                elif block.get("type") == "toolCall":
+                    parts.append(f"{block['name']} {json.dumps(block['arguments'], separators=(',', ':'), ensure_ascii=False)}")
+        return "\n".join(parts)
+    if t == "custom_message":
+        c = entry.get("content")
+        return c if isinstance(c, str) else "\n".join(x.get("text", "") for x in c if x.get("type") == "text")
+    if t in ("compaction", "branch_summary"):
+        return entry.get("summary") or ""
+    return ""
+
+
+def brute(files, regex, roles=(), types=()):
+    import re
+
+    out = set()
+    for f in files:
+        lines = f.read_text().splitlines()
+        sid = json.loads(lines[0])["id"]
+        for raw in lines[1:]:
+            e = json.loads(raw)
+            role = e["message"]["role"] if e["type"] == "message" else None
+            if roles and role not in roles:
+                continue
+            if types and e["type"] not in types:
+                continue
+            for n, line in enumerate(brute_text(e).split("\n"), 1):
+                if re.search(regex, line):
+                    out.add((sid, e["id"], n, line))
+    return out
+
+
+CASES = [
+    (["foo"], r"foo"), (["-i", "foo"], r"(?i)foo"), (["-w", "foo"], r"(?<!\w)foo(?!\w)"),
+    (["-i", "-w", "FOO"], r"(?i)(?<!\w)FOO(?!\w)"), (["oba"], r"oba"), (["-i", "istanbul"], r"(?i)istanbul"),
+    (["-i", "stop"], r"(?i)stop"), (["-i", "kelvin"], r"(?i)kelvin"), (["-i", "idea"], r"(?i)idea"),
+    (["foo.bar"], r"foo\.bar"), (["-E", r"foo[-.]bar"], r"foo[-.]bar"), (["-E", r"^line\d"], r"^line\d"),
+    (["-E", "-i", r"b(a|u)z"], r"(?i)b(a|u)z"), (["-E", "quux|party"], r"quux|party"), (["-E", "^$"], r"^$"),
+    (["au lait"], r"au lait"), (["\x1b[31m"], r"\x1b\[31m"), (["'x')"], r"'x'\)"), (["a\u0301ccent"], "a\u0301ccent"),
+    (["-w", "accent"], r"(?<!\w)accent(?!\w)"), (["-i", "ﬁle"], r"(?i)ﬁle"), (["-i", "DŽUNGLA"], r"(?i)DŽUNGLA"),
+    (["--role", "user", "foo"], r"foo", ("user",)), (["--type", "compaction", "-i", "foo"], r"(?i)foo", (), ("compaction",)),
+    (["--type", "branch_summary", "--type", "custom_message", "bar"], r"bar", (), ("branch_summary", "custom_message")),
+    (["--role", "toolResult", "-E", "ba[rz]"], r"ba[rz]", ("toolResult",)), (["nothing-like-this"], r"nothing-like-this"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_grep_finds_what_a_brute_force_scan_finds(stree, isolated_home, case):
+    files = build_corpus(isolated_home, random.Random(7))
+    args, regex, *filters = case
+    want = brute(files, regex, *filters)
+    for mode in ([], ["--no-cache"]):
+        r = stree(*mode, "grep", "--json", *args)
+        assert r.code == (0 if want else 1), (mode, r)
+        got = {(m["session"], m["entry"], m["lineNumber"], m["line"]) for m in map(json.loads, r.out.splitlines())}
+        assert got == want, (mode, sorted(got ^ want)[:5])
+
+
+def test_grep_results_are_revisions(stree, isolated_home):
+    files = build_corpus(isolated_home, random.Random(3))
+    r = stree("grep", "--json", "-m", "5", "foo")
+    assert r.code == 0
+    for m in map(json.loads, r.out.splitlines()):
+        shown = stree("show", "--json", m["rev"])
+        assert shown.code == 0 and json.loads(shown.out)["id"] == m["entry"], shown
+        assert stree("-s", m["session"], "rev-parse", m["entry"]).out.strip() == m["entry"]
+        on_path = stree("-s", m["session"], "log", "--format", "{id}").out.split()
+        assert (m["entry"] in on_path) == m["onPath"]
+    other = json.loads(files[0].read_text().splitlines()[0])["id"]
+    clash = stree("-s", other, "show", json.loads(r.out.splitlines()[-1])["rev"])
+    if json.loads(r.out.splitlines()[-1])["session"] != other:
+        assert clash.code == 2 and "-s selects" in clash.err
+    human = stree("grep", "-m", "1", "foo").out
+    assert human.count(":") >= 2 and (" @ " in human or " . " in human)
+    assert stree("grep", "-l", "foo").out.split() and stree("grep", "-c", "foo").code == 0
+
+
+def test_pi_still_reads_the_sessions_after_stree(stree, agents):
+    from pi_harness import REFERENCE, pi
+
+    before = {k: p.read_bytes() for k, p in agents.items()}
+    assert stree("grep", "-c", "question").code == 0
+    ls_all(stree)
+    assert {k: p.read_bytes() for k, p in agents.items()} == before  # the catalogue never writes a session
+    seen = pi("inspect", agents["pi1"], version=REFERENCE)
+    assert seen["header"]["id"] == "0199aaaa-0000-7000-8000-000000000001"
+
+
+def test_grep_filters_by_date_and_cwd(stree, isolated_home):
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    early = session("0199ffff-0000-7000-8000-000000000001", "kiwi", cwd="/home/dev/proj", start=1_700_000_000_000)
+    late = session("0199ffff-0000-7000-8000-000000000002", "kiwi", cwd="/srv/other", start=1_800_000_000_000)
+    early.write(d / "early.jsonl")
+    late.write(d / "late.jsonl")
+
+    def sessions(*args):
+        r = stree("grep", "--json", *args, "kiwi")
+        return {json.loads(x)["session"][-1] for x in r.out.splitlines()}, r.code
+
+    assert sessions() == ({"1", "2"}, 0)
+    assert sessions("--since", "2025-01-01") == ({"2"}, 0)  # 1_700_000_000_000 ms is 2023-11-14
+    assert sessions("--until", "2025-01-01T00:00:00Z") == ({"1"}, 0)
+    assert sessions("--since", "2030-01-01") == (set(), 1)
+    assert sessions("--cwd", "/srv/other") == ({"2"}, 0)
+    assert sessions("--cwd", "/srv/other/", "--until", "2025-01-01") == (set(), 1)
+    bad = stree("grep", "--since", "yesterdayish", "kiwi")
+    assert bad.code == 2 and "not a date" in bad.err
+    counts = stree("grep", "-c", "kiwi answer").out.split()
+    assert sorted(c.split(":")[1] for c in counts) == ["3", "3"]
+    assert sorted(stree("grep", "-l", "--format", "{path}", "kiwi").out.split()) == \
+        sorted(str(d / n) for n in ("early.jsonl", "late.jsonl"))
+    bad = stree("grep", "-E", "(")
+    assert bad.code == 2 and "not a valid regular expression" in bad.err
+
+
+def test_lone_surrogates_in_ids_and_text(stree, isolated_home):
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    (d / "s.jsonl").write_text(
+        '{"type":"session","version":3,"id":"s\\ud800x-0000","timestamp":1795000000000,"cwd":"/p"}\n'
+        '{"type":"message","id":"e\\udc00id","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"hello w\\ud800rld lemon"}}\n')
+    assert ls_all(stree) == ls_all(stree, "--no-cache")
+    assert ls_all(stree)[0]["created"] == 1795000000000  # a header value read back as it was
+    hits = [stree(*mode, "grep", "--json", "lemon") for mode in ([], ["--no-cache"])]
+    assert hits[0].code == 0 and hits[0].out == hits[1].out
+    assert json.loads(hits[0].out)["entry"] == "e\udc00id" and json.loads(hits[0].out)["line"] == "hello w\ud800rld lemon"
