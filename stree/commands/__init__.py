@@ -20,4 +20,5 @@ COMMANDS = {
     "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
     "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
+    "serve": ("stree.commands.serve", "Answer pi's RPC requests about a session on stdin/stdout (for editors)"),
 }
