@@ -93,19 +93,21 @@ def get_session_stats(served, request):
     total = calls = 0
     sums = [0, 0, 0, 0, 0]  # input, output, cacheRead, cacheWrite, cost
 
-    def add(usage):
-        if not isinstance(usage, dict):
-            sums[:] = [_nan()] * 5  # pi reads fields of undefined: a TypeError; NaN here
-            return
-        cost = usage.get("cost")
+    def add(usage):  # pi's addUsageToTotals (fields read of undefined fail it, as in pi)
+        if usage is _MISSING or usage is None:
+            raise RequestError(f"Cannot read properties of {_js_name(usage)} (reading 'input')", "bad_file")
+        fields = usage if isinstance(usage, dict) else {}
+        cost = fields.get("cost", _MISSING)
         for i, key in enumerate(("input", "output", "cacheRead", "cacheWrite")):
-            sums[i] = sums[i] + _number(usage.get(key))
+            sums[i] = sums[i] + _number(fields.get(key))
+        if cost is _MISSING or cost is None:
+            raise RequestError(f"Cannot read properties of {_js_name(cost)} (reading 'total')", "bad_file")
         sums[4] = sums[4] + _number(cost.get("total") if isinstance(cost, dict) else None)
 
     for node in tree.nodes:
         kind = node.type
         if kind == "usage":
-            add(tree.load(node).get("usage"))
+            add(tree.load(node).get("usage", _MISSING))
         elif kind in ("branch_summary", "compaction"):
             usage = tree.load(node).get("usage")
             if usage:
@@ -127,7 +129,7 @@ def get_session_stats(served, request):
             content = message.get("content")
             if isinstance(content, list):
                 calls += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall")
-            add(message.get("usage"))
+            add(message.get("usage", _MISSING))
     input_, output, cache_read, cache_write, cost = sums
     return {
         "sessionFile": served.path,
@@ -141,6 +143,13 @@ def get_session_stats(served, request):
                    "total": input_ + output + cache_read + cache_write},
         "cost": cost,
     }
+
+
+_MISSING = object()
+
+
+def _js_name(value):
+    return "undefined" if value is _MISSING else "null"
 
 
 def _nan():
