@@ -119,3 +119,36 @@ def test_writes_answer_and_write_as_pi(tmp_path):
     ours_appended = [json.loads(line) for line in mine_path.read_bytes()[len(path.read_bytes()):].splitlines()]
     strip = [{k: v for k, v in e.items() if k not in ("id", "timestamp")} for e in pi_appended]
     assert [{k: v for k, v in e.items() if k not in ("id", "timestamp")} for e in ours_appended] == strip
+
+
+@pytest.mark.parametrize("how", ["clone", "fork"])
+def test_fork_and_clone_write_the_file_pi_writes(tmp_path, how):
+    """The new session holds the entries pi's own fork / clone writes, and is served next."""
+    from pi_harness import pi
+
+    path = prepared(sources(tmp_path)["branchy"], tmp_path, "branchy")
+    nodes = parse(str(path)).nodes
+    leaf = nodes[len(nodes) - 1].id
+    user = [n.id for n in nodes if n.type == "message" and n.role == "user"][-1]
+    server = Server(path)
+    try:
+        if how == "clone":
+            assert server.data("clone") == {"cancelled": False}
+            theirs = pi("clone", str(path), leaf, "--position", "at")
+        else:
+            data = server.data("fork", entryId=user)
+            theirs = pi("clone", str(path), user, "--position", "before")
+            assert data == {"text": theirs["selectedText"], "cancelled": False}
+        state = server.data("get_state")
+        new = state["sessionFile"]
+        assert new != str(path) and os.path.dirname(new) == str(tmp_path)
+        def label_ids_left_out(entries):  # (the labels re-appended at the end get new ids)
+            return [{k: v for k, v in e.items() if not (e["type"] == "label" and k in ("id", "parentId"))}
+                    for e in entries]
+
+        assert label_ids_left_out(server.data("get_entries")["entries"]) == label_ids_left_out(theirs["entries"])
+        header = json.loads(open(new).readline())
+        assert header["parentSession"] == str(path) and header["cwd"] == theirs["header"]["cwd"]
+        assert state["sessionId"] == header["id"] != theirs["header"]["id"]
+    finally:
+        assert server.close() == 0

@@ -223,13 +223,11 @@ def fork(served, request):
 
 
 def clone(served, request):
-    """pi's clone: the path root -> the leaf (@) as a new session, served from now on."""
+    """pi's clone: the path root -> pi's leaf (the last entry) as a new session, served from now on."""
     session, tree = served.load()
     if not tree.nodes:
         raise RequestError("Cannot clone session: no current entry selected", "not_found")
-    from ..core.revs import Resolver
-
-    _write_fork(served, session, tree, Resolver(tree).resolve("@"))
+    _write_fork(served, session, tree, tree.leaf)
     return {"cancelled": False}
 
 

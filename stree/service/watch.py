@@ -38,8 +38,10 @@ class Watcher:
         self.stopping = None
 
     def watch(self, path):
-        """Watch `path` from now on (instead of the session watched before)."""
-        self.stop()
+        """Watch `path` from now on (instead of the session watched before, whose thread ends at
+        its next poll: not waited for, as a request that switched sessions holds the io lock)."""
+        if self.thread is not None:
+            self.stopping.set()
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(path, self.stopping), name="stree-watch",
                                        daemon=True)
@@ -66,6 +68,8 @@ class Watcher:
                 follower = _Locked(session, self.served.io)
             while True:
                 first = follower.wait(idle)
+                if stopping.is_set():
+                    break
                 nodes = session.nodes
                 ids = [nodes[row].id for row in range(first, len(nodes))]
                 self.emit({"type": "entries_appended", "sessionFile": path, "ids": ids,
