@@ -73,7 +73,9 @@ class Server:
             self.proc.stdin.close()
         except BrokenPipeError:
             pass
-        return self.proc.wait(timeout)
+        code = self.proc.wait(timeout)
+        self.reader.join(timeout)  # every line it printed is read
+        return code
 
     def stderr(self):
         if self.proc.poll() is None:
