@@ -9,6 +9,9 @@ import sys
 import threading
 
 from conftest import interruptible
+from schema_check import check_record, load
+
+SCHEMA = load()
 
 
 class Server:
@@ -21,6 +24,7 @@ class Server:
         self.lines = queue.Queue()
         self.events = queue.Queue()
         self.records = []  # every record read, in order
+        self.invalid = []  # records that do not validate against serve.schema.json
         self.pending = {}
         self.n = 0
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -30,6 +34,9 @@ class Server:
         for raw in self.proc.stdout:
             record = json.loads(raw)
             self.records.append(record)
+            problems = check_record(record, SCHEMA)
+            if problems:
+                self.invalid.append((record, problems))
             (self.lines if record.get("type") == "response" else self.events).put(record)
         self.lines.put(None)
 
@@ -75,6 +82,7 @@ class Server:
             pass
         code = self.proc.wait(timeout)
         self.reader.join(timeout)  # every line it printed is read
+        assert not self.invalid, f"responses not as serve.schema.json says: {self.invalid[:3]}"
         return code
 
     def stderr(self):
@@ -83,6 +91,9 @@ class Server:
         return self.proc.stderr.read().decode(errors="replace")
 
     def kill(self):
+        """(fixture teardown) Stop it if a test left it running; its records must validate too."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self.reader.join(30)
+        assert not self.invalid, f"responses not as serve.schema.json says: {self.invalid[:3]}"

@@ -6,9 +6,9 @@ from .options import MODEL_FLAGS, model_options, warn_user
 @click.command("serve", epilog="""\b
 Examples:
   stree serve -s demo                          serve the bundled demo (Ctrl-D ends it)
-  echo '{"id":"1","type":"get_tree"}' | stree serve
-  stree serve --provider openai --base-url http://localhost:11434/v1 --model llama3
-  python examples/serve_client.py SESSION      an editor-like client
+  echo '{"id":"1","type":"get_tree"}' | stree serve   one request: the tree of the newest session here
+  stree serve --provider openai --base-url http://localhost:11434/v1 --model llama3   summaries by a local model
+  stree -s demo serve < requests.jsonl > answers.jsonl   a batch of requests, one answer each
 
 \b
 Requests (one JSON object per line; `id` is optional and repeated in the response):
@@ -32,7 +32,8 @@ navigate_tree with summarize asks a model as `stree checkout --summarize` does (
 model options below, STREE_PROVIDER/STREE_MODEL/STREE_BASE_URL, the config file, the
 session's model) and runs the before-tree and tree hooks as checkout does.
 End of input ends the server (exit 0) once a summary under way has answered; Ctrl-C
-(exit 130) or SIGTERM (exit 143) aborts it: nothing is left half-written.""")
+(exit 130) or SIGTERM (exit 143) aborts it: nothing is left half-written.
+examples/serve_client.py (in the source tree) shows an editor's side.""")
 @model_options
 @click.pass_obj
 def command(env, **model_flags):

@@ -11,7 +11,7 @@ UNSET = object()
 
 # errorCode values: the typed errors a client can branch on
 ERROR_CODES = ("parse", "unknown_command", "bad_params", "not_found", "ambiguous", "bad_file", "model",
-               "conflict", "busy", "aborted", "internal")
+               "conflict", "busy", "internal")
 
 
 class RequestError(Exception):
