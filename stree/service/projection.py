@@ -16,9 +16,11 @@ ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSummary")
 def project(session, tree):
     """{tree, leafId}: the projected roots and the leaf seen through dropped entries."""
     everywhere = {}
-    for node in tree.nodes:
+    loaded = {}  # row -> entry, each decoded once
+    for row, node in enumerate(tree.nodes):
         if node.type == "message" and node.role == "assistant":
-            for call_id, name, args in _calls(tree.load(node).get("message")):
+            loaded[row] = tree.load(node)
+            for call_id, name, args in _calls(loaded[row].get("message")):
                 everywhere[call_id] = (name, args)
     roots = []
     stack = [(tree.row_of(n), roots, None, {}) for n in reversed(tree.roots)]
@@ -30,7 +32,7 @@ def project(session, tree):
             for child in reversed(children):
                 stack.append((child, target, parent_id, calls))
             continue
-        entry = tree.load(node)
+        entry = loaded.pop(row, None) or tree.load(node)
         base = {"id": node.id, "parentId": parent_id, "timestamp": entry.get("timestamp")}
         label = tree.labels.get(node.id)
         if label is not None:

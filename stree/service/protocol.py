@@ -116,19 +116,42 @@ def _encode_text(record):
 
 
 def _deep_json(value, scalar):
-    """JSON text of `value` without recursion, with the same spelling as to_json."""
+    """JSON text of `value` without recursion, with the same spelling as to_json. The tree's
+    nesting is in its nodes ("children"): any other object (an entry) is written whole by
+    to_json, fast; only one nested too deeply itself is walked here."""
     out = []
+    keys = {}  # key -> its text (a tree has few distinct keys)
     stack = [("v", value)]
     while stack:
         kind, item = stack.pop()
         if kind == "s":  # literal text
             out.append(item)
             continue
+        if isinstance(item, dict) and "children" not in item:
+            try:
+                out.append(scalar(item))
+                continue
+            except RecursionError:
+                pass
+        elif isinstance(item, dict) and isinstance(item["children"], list):  # a node: its fields whole,
+            rest = {k: v for k, v in item.items() if k != "children"}  # then its children (written last)
+            try:
+                head = scalar(rest)[:-1]
+            except RecursionError:
+                head = None
+            if head is not None:
+                stack.append(("s", "}"))
+                stack.append(("v", item["children"]))
+                stack.append(("s", head + ("," if rest else "") + '"children":'))
+                continue
         if isinstance(item, dict):
             parts = [("s", "}")]
             for n, (k, v) in enumerate(reversed(list(item.items()))):
                 parts.append(("v", v))
-                parts.append(("s", scalar(str(k)) + ":"))
+                text = keys.get(k)
+                if text is None:
+                    text = keys[k] = scalar(str(k)) + ":"
+                parts.append(("s", text))
                 if n < len(item) - 1:
                     parts.append(("s", ","))
             parts.append(("s", "{"))
