@@ -8,7 +8,7 @@ Examples:
   stree serve -s demo                          serve the bundled demo (Ctrl-D ends it)
   echo '{"id":"1","type":"get_tree"}' | stree serve   one request: the tree of the newest session here
   stree serve --provider openai --base-url http://localhost:11434/v1 --model llama3   summaries by a local model
-  stree -s demo serve < requests.jsonl > answers.jsonl   a batch of requests, one answer each
+  printf '%s\\n' '{"type":"get_state"}' '{"type":"log","maxCount":2}' | stree -s demo serve   two answers
 
 \b
 Requests (one JSON object per line; `id` is optional and repeated in the response):
