@@ -212,3 +212,14 @@ def test_a_thousand_requests_in_one_process_do_not_grow_memory(demo):
         assert s.close() == 0
     print(f"RSS at request 100: {at[100]} KiB, at request 1000: {at[1000]} KiB")
     assert at[1000] - at[100] < 0.1 * at[100] + 2048, at  # no growth per request (10% or 2 MiB of noise)
+
+
+def test_sigterm_while_idle_ends_the_server(demo):
+    s = Server(demo)
+    assert s.data("rev_parse") == {"records": [{"rev": "@", "id": LEAF}]}
+    s.proc.send_signal(signal.SIGTERM)
+    assert s.proc.wait(10) == 143
+    s = Server(demo)
+    assert s.data("get_state")
+    s.proc.send_signal(signal.SIGINT)
+    assert s.proc.wait(10) == 130 and b"Traceback" not in s.proc.stderr.read()

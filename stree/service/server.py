@@ -25,8 +25,24 @@ class Terminated(Exception):
     pass
 
 
-def _terminate(signum, frame):
-    raise Terminated()
+class _Signals:
+    """SIGINT and SIGTERM: raised at once while the server waits for input, deferred while the
+    main thread answers a request (it may be writing) and raised when the answer is out."""
+
+    def __init__(self, served):
+        self.served = served
+        self.pending = None
+
+    def __call__(self, signum, frame):
+        self.pending = signum
+        if self.served.io.main_depth == 0:
+            self.check()
+
+    def check(self):
+        if self.pending == signal.SIGINT:
+            raise KeyboardInterrupt()
+        if self.pending is not None:
+            raise Terminated()
 
 
 def serve(served, stdin=None, stdout=None):
@@ -49,8 +65,9 @@ def serve(served, stdin=None, stdout=None):
 
     watcher = Watcher(served, emit)
     served.on_switch = watcher.watch
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    previous_int = signal.getsignal(signal.SIGINT)
+    signals = _Signals(served)
+    previous = signal.signal(signal.SIGTERM, signals)
+    previous_int = signal.signal(signal.SIGINT, signals)
     code = 0
     try:
         watcher.watch(served.path)
@@ -69,6 +86,7 @@ def serve(served, stdin=None, stdout=None):
             record = handle(served, request, emit)
             if record is not None:
                 emit(record)
+            signals.check()
         job = served.summary
         if job is not None and job.thread is not None:
             job.thread.join()  # as pi at the end of its input: pending work finishes and answers

@@ -12,6 +12,26 @@ from .protocol import RequestError
 KEPT = 4  # sessions kept read besides the served one
 
 
+class IoLock:
+    """A reentrant lock that knows whether the main thread holds it (a signal arriving then is
+    acted on once the request is answered: a write is never cut in the middle)."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self.main_depth = 0
+
+    def __enter__(self):
+        self._lock.acquire()
+        if threading.current_thread() is threading.main_thread():
+            self.main_depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        if threading.current_thread() is threading.main_thread():
+            self.main_depth -= 1
+        self._lock.release()
+
+
 class Served:
     def __init__(self, path, cwd, agent_dir=None, session_dir=None, no_cache=False, model_flags=None,
                  warn=None, debug=False):
@@ -27,7 +47,7 @@ class Served:
         self.on_switch = None  # called with the new path when the served session changes (the watcher)
         # held while a session file is read or written: a write (and the watcher's read) closes
         # every descriptor of the file, which must not happen under another thread's read
-        self.io = threading.RLock()
+        self.io = IoLock()
         self._read = {}  # path -> (identity, Session, Tree), newest last
         self._read_lock = threading.Lock()
         self._writes = {}  # path -> threading.Lock
