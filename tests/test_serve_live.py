@@ -123,10 +123,11 @@ def test_end_of_input_waits_for_the_summary_and_ctrl_c_aborts_it(demo, llm):
     before = demo.read_bytes()
     llm.script = [Reply(delay=10, body=openai_json(ANSWER))]
     s = model_server(demo, llm)
-    s.send({"id": "nav", "type": "navigate_tree", "targetId": "bug-found", "summarize": True})
+    s.send({"id": "nav", "type": "navigate_tree", "targetId": "9bd41591", "summarize": True})
     deadline = time.monotonic() + 10
     while len(llm.requests) < 2 and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert len(llm.requests) == 2, "the second summary was never asked for"
     s.proc.send_signal(signal.SIGINT)
     assert s.proc.wait(10) == 130
     assert b"Traceback" not in s.proc.stderr.read()
@@ -223,3 +224,31 @@ def test_sigterm_while_idle_ends_the_server(demo):
     assert s.data("get_state")
     s.proc.send_signal(signal.SIGINT)
     assert s.proc.wait(10) == 130 and b"Traceback" not in s.proc.stderr.read()
+
+
+def test_navigate_tree_runs_the_checkout_hooks(demo, tmp_path):
+    """pi's session_before_tree / session_tree: stree's before-tree and tree hooks. A cancel
+    answers {cancelled: true} and writes nothing; the tree hook sees the move."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for name, script in (("before-tree", f"cat > {tmp_path}/prep.json\n"
+                                         f"[ -e {tmp_path}/cancel ] && echo '{{\"cancel\": true}}'\nexit 0\n"),
+                         ("tree", f"cat > {tmp_path}/after.json\n")):
+        hook = hooks / name
+        hook.write_text("#!/bin/sh\n" + script)
+        hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "cancel").touch()
+    before = demo.read_bytes()
+    s = Server(demo, env={"STREE_HOOKS_DIR": str(hooks)})
+    try:
+        assert s.data("navigate_tree", targetId=TARGET, label="x") == {"cancelled": True}
+        assert demo.read_bytes() == before and not (tmp_path / "after.json").exists()
+        prep = json.loads((tmp_path / "prep.json").read_text())
+        assert prep["targetId"] == TARGET and prep["oldLeafId"] == LEAF and prep["label"] == "x"
+        (tmp_path / "cancel").unlink()
+        assert s.data("navigate_tree", targetId="9bd41591") == {"cancelled": False}
+        after = json.loads((tmp_path / "after.json").read_text())
+        assert after["oldLeafId"] == LEAF and after["newLeafId"] == "9bd41591"
+        assert after["appendedEntries"] == s.data("get_entries", since=LEAF)["entries"]
+    finally:
+        assert s.close() == 0
