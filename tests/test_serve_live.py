@@ -102,8 +102,19 @@ def test_a_second_request_aborts_the_summary_and_nothing_is_written(demo, llm):
         label_written = demo.read_bytes()
         time.sleep(8.5)  # the model answers now: its summary is not written
         assert s.data("rev_parse")["records"][0]["id"] != TARGET
+        # a second summary aborted: the end of input does not wait for the model's answer
+        llm.script = [Reply(delay=30, body=openai_json(ANSWER))]
+        s.send({"id": "nav2", "type": "navigate_tree", "targetId": TARGET, "summarize": True})
+        deadline = time.monotonic() + 10
+        while len(llm.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(llm.requests) == 2, "the second summary was never asked for"
+        s.request("abort_branch_summary")
+        assert s.wait("nav2")["data"] == {"cancelled": True, "aborted": True}
+        ended = time.monotonic()
     finally:
         assert s.close() == 0
+    assert time.monotonic() - ended < 10
     assert demo.read_bytes() == label_written
     assert [e["type"] for e in appended(demo, before)] == ["label"]
     assert not any(r.get("command") == "navigate_tree" and r["data"].get("summaryEntry")

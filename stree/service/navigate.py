@@ -161,7 +161,9 @@ def _data(plan, result):
 
 
 def abort_branch_summary(served, request):
+    """Stop the summary under way: its navigate_tree answers now; the model's late answer is
+    dropped by the worker (left to end on its own; nothing waits for it, not even the end of input)."""
     job = served.summary
-    if job is not None:
-        job.abort()
+    if job is not None and job.abort():
+        served.summary = None
     return UNSET
