@@ -39,6 +39,10 @@ class NotFound(StreeError):
     code = NOT_FOUND
 
 
+class Ambiguous(NotFound):
+    """A revision that names more than one entry (exit 3, as not found)."""
+
+
 class BadFile(StreeError):
     code = BAD_FILE
 

@@ -89,7 +89,7 @@ def runnable(command):
         return inner.group(1) if inner else None
     cut = re.search(r"\|\s*(?:%s)\b" % "|".join(NOT_HERE), command)
     command = command[:cut.start()].rstrip() if cut else command
-    if re.search(r"\bserve --mcp\b", command) and "|" not in command:
+    if re.search(r"\bserve\b", command) and "|" not in command:
         command += " < /dev/null"  # a server reads requests until EOF: here there are none
     if " --follow" in command:  # waits for pi to append: stopped as a user does, with Ctrl-C
         command = "timeout --preserve-status -s INT 2 " + command

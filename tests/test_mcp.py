@@ -75,8 +75,8 @@ def test_without_the_sdk_serve_mcp_says_how_to_install_it(demo):
     assert r.stdout == ""
 
 
-def test_serve_without_mcp_is_a_usage_error(stree, demo):
-    r = stree("-s", demo, "serve")
+def test_allow_writes_without_mcp_is_a_usage_error(stree, demo):
+    r = stree("-s", demo, "serve", "--allow-writes")
     assert r.code == 2 and "--mcp" in r.err
 
 

@@ -245,6 +245,8 @@ def command_page(name, summary, command, parent_ctx):
                 record = param.get_help_record(sub_ctx) if isinstance(param, click.Option) else None
                 if record and not param.hidden and "--help" not in param.opts:
                     lines += [".RS", *tagged(f"\\fB{esc(record[0])}\\fR", record[1]), ".RE"]
+    if name == "serve":
+        lines += serve_sections()
     lines += options_section(command, ctx)
     lines.append(".PP")
     lines.append("Global options (\\fB\\-s\\fR, \\fB\\-C\\fR, \\fB\\-\\-color\\fR, ...) go before the "
@@ -263,6 +265,71 @@ def command_page(name, summary, command, parent_ctx):
     lines += section("SEE ALSO")
     lines += ["\\fBstree\\fR(1)"]
     return "\n".join(lines) + "\n"
+
+
+def schema_type(schema, defs, depth=0):
+    """A JSON Schema (the subset serve.schema.json uses) as a short type: string|null, entry[], {a, b?}."""
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[1]
+    if "const" in schema:
+        import json
+
+        return json.dumps(schema["const"])
+    if "enum" in schema:
+        return " | ".join(f'"{v}"' for v in schema["enum"])
+    if "anyOf" in schema:
+        return " | ".join(schema_type(s, defs, depth) for s in schema["anyOf"])
+    kind = schema.get("type")
+    if kind == "array":
+        return schema_type(schema.get("items", {}), defs, depth) + "[]"
+    if kind == "object" and "properties" in schema and depth < 2:
+        required = set(schema.get("required", []))
+        return "{" + ", ".join(k + ("" if k in required else "?") + ": " + schema_type(v, defs, depth + 1)
+                               for k, v in schema["properties"].items()) + "}"
+    if isinstance(kind, list):
+        return "|".join(kind)
+    return kind or "any"
+
+
+def serve_sections():
+    """stree serve: every request, its response and the events, from stree/data/serve.schema.json."""
+    import json
+
+    schema = json.loads((ROOT / "stree" / "data" / "serve.schema.json").read_text(encoding="utf-8"))
+    defs = schema["$defs"]
+    lines = section("REQUESTS AND RESPONSES")
+    lines += [para("Each request is one JSON object on a line: {\"id\"?, \"type\": NAME, fields}. The response "
+                   "repeats the id: {\"id\", \"type\": \"response\", \"command\": NAME, \"success\": true, "
+                   "\"data\"} (no data where none is shown). Fields marked ? may be left out. The same list, "
+                   "as JSON Schema: stree/data/serve.schema.json in the installed package.")]
+    for key in defs:
+        if not key.startswith("request."):
+            continue
+        name = key.split(".", 1)[1]
+        request = defs[key]
+        fields = {k: v for k, v in request["properties"].items() if k not in ("id", "type")}
+        required = set(request.get("required", []))
+        shown = ", ".join(k + ("" if k in required else "?") + ": " + schema_type(v, defs, 1) for k, v in fields.items())
+        response = defs["response." + name]["properties"].get("data")
+        text = request.get("description", "")
+        text += (". Data: " + schema_type(response, defs) if response else ". No data") + "."
+        lines += tagged(f"\\fB{esc(name)}\\fR" + (" " + esc("{" + shown + "}") if shown else ""), text)
+    lines += section("ERRORS AND EVENTS")
+    error = defs["error"]
+    lines += [para("A failed request answers {\"id\", \"type\": \"response\", \"command\", \"success\": false, "
+                   "\"error\": MESSAGE, \"errorCode\", \"hint\"?}; errorCode is one of "
+                   + ", ".join(error["properties"]["errorCode"]["enum"]) + ". A line that is not a JSON object "
+                   "answers errorCode parse with command \"parse\" and no id; the server goes on.")]
+    for key in defs:
+        if key.startswith("event."):
+            lines += tagged(f"\\fB{esc(key.split('.', 1)[1])}\\fR " + esc(schema_type(defs[key], defs)),
+                            defs[key].get("description", "") + ".")
+    lines += section("TYPES")
+    for key in ("entry", "message", "treeNode", "lightNode", "sessionItem", "entryRecord", "revRecord", "context",
+                "tokens"):
+        lines += tagged(f"\\fB{esc(key)}\\fR", (defs[key].get("description", "") + ": "
+                                                  + schema_type(dict(defs[key], description=None), defs, 1)).lstrip(": "))
+    return lines
 
 
 def examples_section(examples):

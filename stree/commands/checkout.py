@@ -2,10 +2,10 @@ import sys
 
 import click
 
-from ..core import hooks
 from .options import warn_user
 from ..errors import CONFLICT, StreeError, UsageError
 from ..core.navigate import Checkout
+from ..core.treenav import navigate
 from ..format.terminal import inert
 from ..output.modes import to_json
 from ..core.revs import Resolver
@@ -95,44 +95,23 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
         _print_text(plan.editor_text)
         return
     summary = _read_summary(summary_file) if summary_file else None
-    wants_summary = bool(summary_file or summarize)
 
-    hook_summary = None
-    if not no_hooks:
-        text = hooks.run(hooks.BEFORE_TREE, plan.preparation(wants_summary, instructions, replace_instructions,
-                                                             label), path, warn_user)
-        answer = hooks.parse_answer(hooks.BEFORE_TREE, text) if text is not None else {}
-        if answer.get("cancel"):
-            raise StreeError("checkout cancelled by the before-tree hook; nothing written", code=CONFLICT)
-        if answer.get("summary") and summarize:
-            hook_summary = answer["summary"]
-        instructions = answer.get("customInstructions", instructions)
-        replace_instructions = answer.get("replaceInstructions", replace_instructions)
-        label = answer.get("label", label)
+    def model_summary(instructions, replace_instructions):
+        return _summarize(env, tree, plan.abandoned, instructions, replace_instructions, model_flags)
 
-    details = usage = None
-    if hook_summary is not None:
-        summary, details, usage = hook_summary["summary"], hook_summary.get("details"), hook_summary.get("usage")
-    elif wants_summary and not plan.abandoned:
-        click.echo("stree: nothing is left behind by this move, so no summary is stored", err=True)
-        summary = None
-    elif summarize:
-        summary, details, usage = _summarize(env, tree, plan.abandoned, instructions, replace_instructions,
-                                             model_flags)
-    elif summary is not None:
-        details = _file_lists(tree, plan.abandoned)
-
-    written = append_entries(path, lambda s, t, new: plan.entries(
-        t, new, summary, details, hook_summary is not None, label, usage), dry_run=dry_run, say=warn_user)
+    done = navigate(plan, tree, path, summary=summary, summarize=model_summary if summarize else None,
+                    instructions=instructions, replace_instructions=replace_instructions, label=label,
+                    append=lambda make: append_entries(path, make, dry_run=dry_run, say=warn_user),
+                    warn=warn_user, run_hooks=not no_hooks, dry_run=dry_run,
+                    note=lambda text: click.echo(f"stree: {text}", err=True))
+    if done.cancelled:
+        raise StreeError("checkout cancelled by the before-tree hook; nothing written", code=CONFLICT)
     if dry_run:
-        for entry in written:
+        for entry in done.written:
             click.echo(to_json(entry))
         click.echo("stree: dry run, nothing written", err=True)
     else:
-        summary_entry = written[0] if summary else None
-        leaf = written[-1]["id"] if (summary or len(written) > 1) else plan.new_leaf
-        if not no_hooks:
-            _after(plan, path, leaf, summary_entry, hook_summary is not None, written)
+        summary_entry = done.summary_entry
         moved = plan.new_leaf or "(empty leaf)"
         click.echo(inert(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})", oneline=True)
                    + (f", summary {summary_entry['id']} stored" if summary_entry else ""), err=True)
@@ -195,23 +174,6 @@ def _summarize(env, tree, entries, instructions, replace_instructions, model_fla
                                   replace_instructions=replace_instructions, options=options)
     return (result["summary"], {"readFiles": result["readFiles"], "modifiedFiles": result["modifiedFiles"]},
             result["usage"])
-
-
-def _file_lists(tree, entries):
-    """pi's details for a summary of `entries`: their file operations, context edits applied."""
-    from ..core.summary import prepare_branch_entries
-
-    prepared = prepare_branch_entries(tree, entries)
-    return {"readFiles": prepared.read_files, "modifiedFiles": prepared.modified_files}
-
-
-def _after(plan, path, leaf, summary_entry, from_hook, written):
-    payload = {"newLeafId": leaf, "oldLeafId": plan.old_leaf, "summaryEntry": summary_entry,
-               "fromHook": from_hook if summary_entry else None, "appendedEntries": written}
-    try:
-        hooks.run(hooks.TREE, payload, path, warn_user)
-    except StreeError as e:
-        warn_user(f"{e} (the checkout itself is done)")
 
 
 def _read_summary(source):

@@ -10,7 +10,7 @@ A name is tried as an exact id, then a label, then an id prefix.
 
 import re
 
-from ..errors import CycleError, NotFound, UsageError
+from ..errors import Ambiguous, CycleError, NotFound, UsageError
 from ..format.terminal import inert
 from .preview import Previewer, entry_text
 
@@ -160,7 +160,7 @@ class Resolver:
             node = self.tree.get(id)
             lines.append(f"  {id}  {self.previewer.text(node)[:70]}")
         more = f"\n  ... and {len(matches) - 20} more" if len(matches) > 20 else ""
-        raise NotFound(f"revision '{name}' is ambiguous; candidates:\n" + "\n".join(lines) + more,
+        raise Ambiguous(f"revision '{name}' is ambiguous; candidates:\n" + "\n".join(lines) + more,
                        hint="give more characters of the id")
 
     def _search(self, text):

@@ -1,0 +1,125 @@
+"""stree's own read commands over the wire: log, show, rev_parse, context. Each answers with
+what the CLI's --json prints for the same question: `records`, the JSON lines of
+`stree log/show/rev-parse --json`, and for context the object of `stree context --json`."""
+
+from ..core.revs import Resolver
+from .protocol import param
+
+FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+
+
+def _revisions(request, name="revisions"):
+    value = param(request, name, list, default=None)
+    if value is None:
+        return ["@"]
+    if not value or not all(isinstance(v, str) for v in value):
+        raise_bad(f"{request.get('type')}: field '{name}' must be a non-empty array of strings")
+    return value
+
+
+def raise_bad(message):
+    from .protocol import RequestError
+
+    raise RequestError(message)
+
+
+def log(served, request):
+    """`stree log [REV|RANGE] [--graph] [--filter F] [--search W] [-n N] [--reverse] --json`."""
+    from ..core.navigate import position
+    from ..core.preview import Previewer
+    from ..output.fields import entry_record
+
+    revision = param(request, "revision", str, default="@")
+    as_graph = param(request, "graph", bool, default=False)
+    filter_ = param(request, "filter", str, choices=FILTERS)
+    search = param(request, "search", str)
+    max_count = param(request, "maxCount", int)
+    reverse = param(request, "reverse", bool, default=False)
+    if max_count is not None and max_count < 0:
+        raise_bad("log: field 'maxCount' must be 0 or more")
+    if as_graph and reverse:
+        raise_bad("log: graph and reverse cannot be combined: the graph is drawn top-down")
+    session, tree = served.load()
+    previewer = Previewer(tree)
+    if as_graph:
+        from ..output.render import graph
+
+        rows = graph(tree, filter_ or "default", search, previewer=previewer)
+        if max_count is not None:
+            rows = rows[:max_count]
+        return {"records": [entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                                         row=row.text(marker=False)) for row in rows]}
+    if not tree.nodes and revision == "@":
+        return {"records": []}
+    resolver = Resolver(tree)
+    kind, *ends = resolver.resolve_range(revision)
+    filtering = filter_ not in (None, "all") or search
+    if kind == "single" and max_count is not None and not filtering:
+        rows = tree.ancestor_rows(ends[0], max_count)
+    else:
+        rows = resolver.rows_of(revision)[::-1]
+        if filtering:
+            rows = _filtered(tree, rows, filter_ or "all", search)
+        if max_count is not None:
+            rows = rows[:max_count]
+    if reverse:
+        rows.reverse()
+    at = position(tree)
+    active = None if kind == "single" and ends[0] == at else (set(tree.path_rows(at)) if at else set())
+    return {"records": [entry_record(tree, tree.node(row), previewer, active=active is None or row in active)
+                        for row in rows]}
+
+
+def _filtered(tree, rows, filter_, search):
+    """The rows that pass a /tree filter and every word of the search (as `stree log`)."""
+    from ..core.navigate import position
+    from ..output.render import shown
+
+    tokens = [t for t in (search or "").lower().split() if t]
+    leaf = position(tree)
+    return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
+
+
+def show(served, request):
+    """`stree show REV... --json`: each entry as it is in the file (migrated to v3)."""
+    revisions = _revisions(request)
+    session, tree = served.load()
+    resolver = Resolver(tree)
+    return {"records": [tree.load(tree.get(resolver.resolve(rev))) for rev in revisions]}
+
+
+def rev_parse(served, request):
+    """`stree rev-parse REV... [--verify] --json` (ids in full, as --json prints them)."""
+    revisions = _revisions(request)
+    verify = param(request, "verify", bool, default=False)
+    if verify and len(revisions) != 1:
+        raise_bad("rev_parse: verify takes exactly one revision")
+    session, tree = served.load()
+    resolver = Resolver(tree)
+    records = []
+    for rev in revisions:
+        if verify:
+            results = [("", resolver.resolve(rev))]
+        else:
+            kind, *parts = resolver.resolve_range(rev)
+            if kind == "single":
+                results = [("", parts[0])]
+            elif kind == "range":
+                results = [("", parts[1]), ("^", parts[0])]
+            else:
+                base = tree.merge_base(parts[0], parts[1])
+                results = [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
+        for mark, id in results:
+            records.append({"rev": rev, "id": id, "negated": True} if mark else {"rev": rev, "id": id})
+    return {"records": records}
+
+
+def context(served, request):
+    """`stree context [REV] --json`: {messages, thinkingLevel, model}, as pi's buildSessionContext."""
+    revision = param(request, "revision", str, default="@")
+    session, tree = served.load()
+    leaf = Resolver(tree).resolve(revision) if tree.nodes else None
+    return tree.build_context(leaf)
+
+
+COMMANDS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context}

@@ -1,0 +1,142 @@
+"""What a running server keeps between requests: the session it serves, the sessions it has
+read (kept warm: read again only when their file changed, and then through the index, which
+parses only the appended lines), and one write lock per session file."""
+
+import os
+import threading
+from contextlib import contextmanager
+
+from ..errors import StreeError
+from .protocol import RequestError
+
+KEPT = 4  # sessions kept read besides the served one
+
+
+class IoLock:
+    """A reentrant lock that knows whether the main thread holds it (a signal arriving then is
+    acted on once the request is answered: a write is never cut in the middle)."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self.main_depth = 0
+
+    def __enter__(self):
+        self._lock.acquire()
+        if threading.current_thread() is threading.main_thread():
+            self.main_depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        if threading.current_thread() is threading.main_thread():
+            self.main_depth -= 1
+        self._lock.release()
+
+
+class Served:
+    def __init__(self, path, cwd, agent_dir=None, session_dir=None, no_cache=False, model_flags=None,
+                 warn=None, debug=False):
+        self.path = os.path.abspath(str(path))
+        self.cwd = cwd
+        self.agent_dir = agent_dir
+        self.session_dir = session_dir
+        self.no_cache = no_cache
+        self.model_flags = model_flags or {}
+        self.warn = warn or (lambda message: None)
+        self.debug = debug
+        self.summary = None  # the navigate_tree summary under way (navigate.Job), if any
+        self.on_switch = None  # called with the new path when the served session changes (the watcher)
+        # held while a session file is read or written: a write (and the watcher's read) closes
+        # every descriptor of the file, which must not happen under another thread's read
+        self.io = IoLock()
+        self._read = {}  # path -> (identity, Session, Tree), newest last
+        self._read_lock = threading.Lock()
+        self._writes = {}  # path -> threading.Lock
+        self._writes_lock = threading.Lock()
+
+    # -- reading -------------------------------------------------------------
+
+    def load(self, path=None):
+        """(Session, Tree) of `path` (default: the served session) as the file is now."""
+        path = os.path.abspath(str(path)) if path is not None else self.path
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise StreeError(f"{path}: no such session file", code=3) from None
+        except OSError as e:
+            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        with self._read_lock:
+            kept = self._read.pop(path, None)
+            if kept is not None and kept[0] == identity:
+                self._read[path] = kept
+                return kept[1], kept[2]
+            session, tree = self._parse(path)
+            if kept is not None and kept[1] is not session:
+                kept[1].close()
+            self._read[path] = (identity, session, tree)
+            others = [p for p in self._read if p != self.path]
+            for old in others[:max(0, len(others) - KEPT)]:
+                self._read.pop(old)[1].close()
+            return session, tree
+
+    def _parse(self, path):
+        from ..core.tree import Tree
+        from ..storage import index
+
+        try:
+            if index.enabled(self.no_cache):
+                session = index.load(path)[0]
+                index.save(session)
+            else:
+                from ..storage.session import parse
+
+                session = parse(path)
+        except OSError as e:
+            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
+        return session, Tree(session.nodes, session.load, session.previews)
+
+    def switch(self, path):
+        """Serve `path` from now on (it was read: it is a session)."""
+        self.path = os.path.abspath(str(path))
+        if self.on_switch is not None:
+            self.on_switch(self.path)
+
+    # -- writing -------------------------------------------------------------
+
+    def claim(self, path=None):
+        """Take the write lock of `path`'s file and return it (its holder releases it, from any
+        thread): one write at a time per session file. A second write while one is under way
+        (a navigate_tree waiting for its summary) is refused at once (errorCode busy), never
+        queued behind a model."""
+        path = os.path.abspath(str(path)) if path is not None else self.path
+        with self._writes_lock:
+            lock = self._writes.setdefault(path, threading.Lock())
+        if not lock.acquire(blocking=False):
+            raise RequestError(f"{path}: another write to this session is under way (a navigate_tree "
+                               "summary); try again when it has answered", "busy",
+                               hint="abort_branch_summary cancels the summary")
+        return lock
+
+    @contextmanager
+    def writing(self, path=None):
+        """With the write lock of `path`'s file held (see claim)."""
+        path = os.path.abspath(str(path)) if path is not None else self.path
+        lock = self.claim(path)
+        try:
+            yield path
+        finally:
+            lock.release()
+
+    def wait_for_writes(self):
+        """Block until no write is under way (at shutdown: nothing is left half-written)."""
+        with self._writes_lock:
+            locks = list(self._writes.values())
+        for lock in locks:
+            lock.acquire()
+            lock.release()
+
+    def close(self):
+        with self._read_lock:
+            for _, session, _ in self._read.values():
+                session.close()
+            self._read.clear()

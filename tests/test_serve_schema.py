@@ -1,0 +1,68 @@
+"""stree/data/serve.schema.json against the implementation: every request the server handles is
+in it (request and response) and nothing else is; every line the server prints in the serve
+tests validates (tests/serve_kit.py checks each one); the man page lists them all."""
+
+import json
+from pathlib import Path
+
+from schema_check import check_record, errors, load
+
+from stree.service.handlers import names
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = load()
+
+
+def defined(prefix):
+    return sorted(k.split(".", 1)[1] for k in SCHEMA["$defs"] if k.startswith(prefix + "."))
+
+
+def test_every_handled_request_is_in_the_schema_and_nothing_else():
+    assert defined("request") == names()
+    assert defined("response") == names()
+    assert defined("event") == ["entries_appended", "watch_stopped"]
+    refs = {s["$ref"].removeprefix("#/$defs/") for s in SCHEMA["oneOf"]}
+    assert refs == {k for k in SCHEMA["$defs"] if k.split(".")[0] in ("request", "response", "event", "error")}
+
+
+def test_the_checker_refuses_what_breaks_the_schema():
+    ok = {"id": "1", "type": "response", "command": "set_label", "success": True}
+    assert check_record(ok, SCHEMA) == []
+    assert check_record(dict(ok, data={}), SCHEMA)  # set_label answers no data
+    assert check_record({"type": "response", "command": "get_entries", "success": True,
+                         "data": {"entries": [{"id": "x"}], "leafId": None}}, SCHEMA)  # an entry has a type
+    assert check_record({"type": "response", "success": False, "error": "x", "errorCode": "oops"}, SCHEMA)
+    assert check_record({"type": "entries_appended", "sessionFile": "/f", "ids": ["a"]}, SCHEMA)  # no leafId
+    assert check_record({"type": "response", "command": "log", "success": True,
+                         "data": {"records": [{"id": "a"}]}}, SCHEMA)
+
+
+def test_documented_requests_validate():
+    samples = {
+        "get_state": {}, "get_messages": {}, "get_entries": {"since": "abc"}, "get_tree": {"lightweight": True},
+        "get_session_stats": {}, "export_html": {"outputPath": "/tmp/s.html"},
+        "switch_session": {"sessionPath": "/s.jsonl"}, "fork": {"entryId": "abc"}, "clone": {},
+        "set_session_name": {"name": "n"}, "list_sessions": {"scope": "all"},
+        "navigate_tree": {"targetId": "a", "summarize": True, "customInstructions": "x", "replaceInstructions": False,
+                          "label": "l"},
+        "set_label": {"entryId": "a", "label": "l"}, "abort_branch_summary": {},
+        "rename_session": {"sessionPath": "/s.jsonl", "name": "n"},
+        "delete_session": {"sessionPath": "/s.jsonl", "confirm": True},
+        "log": {"revision": "@", "graph": True, "filter": "all", "search": "x", "maxCount": 3, "reverse": False},
+        "show": {"revisions": ["@"]}, "rev_parse": {"revisions": ["@"], "verify": True}, "context": {"revision": "@"},
+    }
+    assert sorted(samples) == names()
+    for name, fields in samples.items():
+        request = {"id": "1", "type": name, **fields}
+        assert errors(request, {"$ref": f"#/$defs/request.{name}"}, SCHEMA) == [], name
+    assert errors({"type": "delete_session", "sessionPath": "/s"}, {"$ref": "#/$defs/request.delete_session"},
+                  SCHEMA)  # no confirmation
+
+
+def test_the_man_page_and_help_list_every_request(stree):
+    page = (ROOT / "man" / "stree-serve.1").read_text()
+    text = stree("serve", "--help").out
+    for name in names():
+        assert name.replace("_", "\\_") in page or name in page, name
+        assert name in text, name
+    assert "serve.schema.json" in page and json.loads((ROOT / "stree" / "data" / "serve.schema.json").read_text())
