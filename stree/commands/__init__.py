@@ -24,5 +24,5 @@ COMMANDS = {
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
     "catalog": ("stree.commands.catalog", "Show the session catalogue's state, or rebuild it"),
     "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
-    "serve": ("stree.commands.serve", "Answer pi's RPC requests about sessions on stdin/stdout (--mcp: MCP tools)"),
+    "serve": ("stree.commands.serve", "Answer pi's RPC requests about sessions over stdio (--mcp: MCP tools)"),
 }
