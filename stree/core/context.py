@@ -202,14 +202,30 @@ def build_context_lazy(path, load):
             break
     loaded = [load(n) for n in path[start:compaction]] + [entry] + [load(n) for n in path[compaction + 1:]]
     # the setters before the kept range, in path order: build_context reads them and
-    # context_entries leaves them out (they come before firstKeptEntryId)
-    before = [load(path[i]) for i in sorted({thinking, model}) if 0 <= i < start]
+    # context_entries leaves them out (they come before firstKeptEntryId); the index holds
+    # what they set (their aux), so they are decoded only when it does not
+    before = [setter(path[i]) or load(path[i]) for i in sorted({thinking, model}) if 0 <= i < start]
     return build_context(before + loaded)
 
 
+def setter(node):
+    """What build_context reads of a thinking_level_change or model_change Node, from its
+    structure (stree.format.entry keeps the level and the model as its aux), or None when
+    the structure does not hold it (a value that is not a string): then the entry is loaded."""
+    aux = node.aux
+    if aux is None:
+        return None
+    if node.type == "thinking_level_change":
+        return {"type": "thinking_level_change", "thinkingLevel": aux}
+    if node.type == "model_change" and aux.__class__ is tuple and len(aux) == 2:
+        return {"type": "model_change", "provider": aux[0], "modelId": aux[1]}
+    return None
+
+
 def model_lazy(path, load):
-    """build_context's model over a root-first path of Nodes, loading only its last setter."""
+    """build_context's model over a root-first path of Nodes, loading only its last setter
+    (not even that for a model_change: the index holds its model)."""
     for node in reversed(path):
         if node.type == "model_change" or (node.type == "message" and node.role == "assistant"):
-            return build_context([load(node)])["model"]
+            return build_context([setter(node) or load(node)])["model"]
     return None
