@@ -34,18 +34,25 @@ SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1M": 1_000_000}
 class Run:
     """One finished process: seconds, peak RSS in KiB, exit code, stderr, bytes of stdout."""
 
-    def __init__(self, seconds, rss_kib, code, err, out_bytes, head):
-        self.seconds, self.rss_kib, self.code, self.err, self.out_bytes, self.head = \
-            seconds, rss_kib, code, err, out_bytes, head
+    def __init__(self, seconds, rss_kib, code, err, out_bytes, head, cut=False):
+        self.seconds, self.rss_kib, self.code, self.err, self.out_bytes, self.head, self.cut = \
+            seconds, rss_kib, code, err, out_bytes, head, cut
 
 
-def run(argv, env=None, check=True, stdin=None):
-    """Run argv once, its stdout read into a pipe and dropped (the first 64 KiB kept in .head)."""
+# `log --graph` of a comb-shaped tree grows with the square of its size (pi's /tree indents each
+# branch point): 1M generated entries draw tens of GB. Its reader stops after this many bytes
+# (stree then ends quietly, as under `| head`): the time to the first OUTPUT_CAP bytes.
+OUTPUT_CAP = int(float(os.environ.get("BENCH_OUTPUT_CAP_GIB", "2")) * 2**30)
+
+
+def run(argv, env=None, check=True, stdin=None, cap=OUTPUT_CAP):
+    """Run argv once, its stdout read into a pipe and dropped (the first 64 KiB kept in .head),
+    up to `cap` bytes: then the pipe is closed (Run.cut)."""
     with tempfile.TemporaryFile() as err:
         t = time.perf_counter()
         proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE, stderr=err,
                                 stdin=subprocess.DEVNULL if stdin is None else stdin, env=env or ENV, cwd=ROOT)
-        head, total = b"", 0
+        head, total, cut = b"", 0, False
         while True:
             chunk = proc.stdout.read(1 << 20)
             if not chunk:
@@ -53,14 +60,17 @@ def run(argv, env=None, check=True, stdin=None):
             if len(head) < 65536:
                 head += chunk[:65536 - len(head)]
             total += len(chunk)
+            if cap and total >= cap:
+                cut = True
+                break
+        proc.stdout.close()
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)
-        proc.stdout.close()
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
     rss = stats_rss(text) or usage.ru_maxrss
-    r = Run(seconds, rss, proc.returncode, text, total, head)
+    r = Run(seconds, rss, proc.returncode, text, total, head, cut)
     if check and r.code != 0:
         sys.exit(f"bench: {' '.join(map(str, argv))} failed ({r.code}):\n{text[-2000:]}")
     return r

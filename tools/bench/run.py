@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from growth import append_case, every_command, every_command_lines, growth, growth_lines  # noqa: E402
-from measure import (DATA, ENV, PY, ROOT, STATS_ENV, STREE, clear_cache, clear_graphs, data_file,  # noqa: E402
+from measure import (DATA, ENV, OUTPUT_CAP, PY, ROOT, STATS_ENV, STREE, clear_cache, clear_graphs, data_file,  # noqa: E402
                      machine, mib, rounds, run, sizes_up_to)
 
 RESULTS = ROOT / "bench" / "results.md"
@@ -229,7 +229,10 @@ def write_results(rows, bases, rss, table, everything, largest, at_start, starte
         met = "" if ok is None else "✓" if ok else "✗"
         lines.append(f"| {name} | {mib(kib):.1f} | {ratio:.2f}× file size | {target} | {met} |")
     lines += ["", "## Growth", "", "cold = `log -n 20` with no index; warm = with it; graph = `log --graph` into "
-              "a pipe, drawn whole (index warm, no kept output). Peak RSS of stree and its parse workers.", ""]
+              "a pipe, drawn whole (index warm, no kept output). Peak RSS of stree and its parse workers. "
+              "The drawing of these comb-shaped trees grows with the square of their size (pi's /tree indents "
+              f"at each branch point): its reader stops after {OUTPUT_CAP / 2**30:g} GiB (`first ...`), "
+              "and stree stops as under `| head`.", ""]
     lines += growth_lines(table)
     per_k = {name: got["cold"][0] / (n / 1000) for name, n, _, got, _ in table}
     if "100k" in per_k and len(per_k) > 3:
