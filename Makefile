@@ -114,9 +114,11 @@ $(VENV)/.installed-fast: $(VENV)/.installed
 	@touch $@
 
 # the bench's peers: oh-my-pi and Bun from npm (pinned in tools/bench/peers/package-lock.json);
-# Bun's own install script is not run: its binary comes in the @oven/bun-<platform> package
+# Bun's own install script is not run: its binary comes in the @oven/bun-<platform> package.
+# `npm install --no-save` installs the lock's versions: `npm ci` refuses a lock without the
+# optional native packages of other platforms (oh-my-pi's pi-natives-*) it could not resolve
 $(PEERS): tools/bench/peers/package.json tools/bench/peers/package-lock.json
-	npm ci --prefix tools/bench/peers --ignore-scripts --no-audit --no-fund --loglevel=error
+	npm install --prefix tools/bench/peers --ignore-scripts --no-audit --no-fund --no-save --loglevel=error
 	@touch $@
 
 clean:
