@@ -1,13 +1,15 @@
 """The optional fast decoder (msgspec, the `fast` extra) reads every line exactly as the exact
 decoder does, or leaves it to it; and stree works without it.
 
-The test extra installs msgspec, so the rest of the suite runs the fast path; these tests
-compare it with the pure one (STREE_JSON=pure), value by value (types, key order, -0.0) on
-fuzzed lines, and Node by Node on fuzzed files.
+The test extra installs msgspec. stree uses it for a scan long enough to pay for its import
+(8 MiB), so most of the suite's small files take the exact decoder; these tests force it
+(STREE_JSON=msgspec) and compare it with the pure one (STREE_JSON=pure), value by value
+(types, key order, -0.0) on fuzzed lines, Node by Node on fuzzed files, and command by command.
 """
 
 import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -184,7 +186,7 @@ def test_what_must_fall_back_does():
 # -- files: the same Nodes, malformed lines and header either way ------------------------
 
 def parsed(data, mode, monkeypatch):
-    monkeypatch.setenv("STREE_JSON", mode)
+    monkeypatch.setenv("STREE_JSON", mode)  # msgspec: even for a file shorter than FAST_MIN_BYTES
     monkeypatch.setattr(scan, "_FAST", [])
     try:
         s = parse("fuzzed.jsonl", data=data)
@@ -233,7 +235,7 @@ def test_commands_answer_the_same_with_the_pure_decoder(tmp_path, stree):
     hostile_file(rng, hostile)
     for f in (path, hostile):
         for args in (("log", "--graph"), ("context", "--json"), ("fsck",), ("log", "--json")):
-            fast = stree("--no-cache", "-s", f, *args, env={"STREE_JOBS": "1"})
+            fast = stree("--no-cache", "-s", f, *args, env={"STREE_JOBS": "1", "STREE_JSON": "msgspec"})
             pure = stree("--no-cache", "-s", f, *args, env={"STREE_JOBS": "1", "STREE_JSON": "pure"})
             assert (fast.code, fast.raw, fast.err) == (pure.code, pure.raw, pure.err), (f, args)
 
@@ -253,3 +255,23 @@ def test_stree_works_without_msgspec(tmp_path):
     assert without.stdout == with_it.stdout
     ids = [json.loads(line)["id"] for line in without.stdout.splitlines()]
     assert len(ids) > 3 and set(ids) <= {e["id"] for e in b.entries}
+
+
+def test_a_short_scan_keeps_the_exact_decoder_a_long_one_takes_msgspec(tmp_path):
+    """msgspec's import costs more than it saves on a few lines (a warm command parsing what
+    was appended): only a long scan imports it."""
+    b = branchy()
+    small = tmp_path / "small.jsonl"
+    small.write_text("\n".join(dumps(x) for x in [b.header] + b.entries) + "\n")
+    big = tmp_path / "big.jsonl"
+    filler = [dumps(dict(e, id=f"{n:08x}", parentId=f"{n - 1:08x}" if n else None)) for n, e in
+              enumerate([{"type": "custom", "customType": "x", "data": "y" * 2000}] * 4500)]
+    big.write_text("\n".join([dumps(b.header)] + filler) + "\n")
+    assert big.stat().st_size > scan.FAST_MIN_BYTES
+    code = ("import sys; from stree.storage import session, scan\n"
+            "session.parse(sys.argv[1])\n"
+            "print(scan._FAST[0] is not None if scan._FAST else False, 'msgspec' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "STREE_JSON"}
+    for path, want in ((small, "False False"), (big, "True True")):
+        r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, env=dict(env, STREE_JOBS="1"))
+        assert r.stdout.decode().split() == want.split(), (path, r.stderr)

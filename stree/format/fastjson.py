@@ -10,7 +10,9 @@ JSON's own whitespace read the same in both.
 tests/test_fastjson.py fuzzes the equivalence.
 
     STREE_JSON=pure       never use a fast decoder (also: the fast one is not installed)
-    unset, or msgspec     msgspec when it is installed
+    unset                 msgspec when it is installed and the scan is long enough to pay for
+                          its import (stree.storage.scan.FAST_MIN_BYTES)
+    STREE_JSON=msgspec    msgspec whenever it is installed (the tests)
 """
 
 import os

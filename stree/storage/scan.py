@@ -87,7 +87,7 @@ def scan(s, data, base, size, line=None):
     part = Columns()
     scan_once = _fast_scan_once
     fields = entry_fields
-    fast = _fast_decoder()
+    fast = _fast_decoder(size - base)
     digits = getattr(sys, "get_int_max_str_digits", None)
     if digits is None:
         scan_once = _scan_once
@@ -107,10 +107,17 @@ def scan(s, data, base, size, line=None):
 
 
 _FAST = []  # [(loads, errors) or None], once a scan asked (stree.format.fastjson)
+FAST_MIN_BYTES = 8 << 20  # importing msgspec costs ~11 ms (after click), it saves ~3 ms a MiB: a
+#                           smaller scan (appended lines, a short session) keeps the exact decoder
 
 
-def _fast_decoder():
+def _fast_decoder(nbytes):
+    """The fast decoder's (loads, errors), or None: not installed, turned off, or not worth its
+    import for `nbytes` left to scan."""
     if not _FAST:
+        if nbytes < FAST_MIN_BYTES and "msgspec" not in sys.modules \
+                and os.environ.get("STREE_JSON", "").strip().lower() != "msgspec":  # msgspec: always
+            return None
         from ..format import fastjson
 
         # only where the scan limits int() to _FAST_INT_DIGITS while it runs: msgspec then refuses
