@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 PI     := tests/pi/node_modules/@mariozechner/pi-coding-agent/package.json
 # Node 22 and pi 0.87.1 / 1.5.2 (tarballs pinned in tests/pi/pins.json), for the interop matrix
 PIS    := tests/pi/.installed-pins
+# oh-my-pi on Bun, for `make bench` only
+PEERS  := tools/bench/peers/node_modules/@oh-my-pi/pi-coding-agent/package.json
 # where `make install` puts the command, the man pages and the completion scripts (no root needed)
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
@@ -101,10 +103,24 @@ install-completions:
 	install -m 644 completions/stree.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/stree
 	install -m 644 completions/_stree $(DESTDIR)$(ZSH_COMPLETION_DIR)/_stree
 
-# timings against python/click, a plain json.loads loop and pi's own loader -> bench/results.md
-bench: $(VENV)/.installed $(PI) $(PIS)
+# timings against python/click, a plain json.loads loop, pi 1.5.2 (Node 22) and oh-my-pi (Bun),
+# at 1k to 1M entries (~800 MB generated into bench/data; BENCH_MAX=100k stops there) -> bench/results.md
+bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS)
 	$(BIN)/python tools/bench/run.py
 	$(BIN)/python tools/bench/catalog.py
 
+# stree with the `fast` extra (msgspec), as the bench measures it
+$(VENV)/.installed-fast: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e '.[fast]' $(EDITABLE)
+	@touch $@
+
+# the bench's peers: oh-my-pi and Bun from npm (pinned in tools/bench/peers/package-lock.json);
+# Bun's own install script is not run: its binary comes in the @oven/bun-<platform> package.
+# `npm install --no-save` installs the lock's versions: `npm ci` refuses a lock without the
+# optional native packages of other platforms (oh-my-pi's pi-natives-*) it could not resolve
+$(PEERS): tools/bench/peers/package.json tools/bench/peers/package-lock.json
+	npm install --prefix tools/bench/peers --ignore-scripts --no-audit --no-fund --no-save --loglevel=error
+	@touch $@
+
 clean:
-	rm -rf $(VENV) tests/pi/node_modules tests/pi/node22 tests/pi/versions $(PIS) .pytest_cache
+	rm -rf $(VENV) tests/pi/node_modules tests/pi/node22 tests/pi/versions $(PIS) .pytest_cache tools/bench/peers/node_modules

@@ -23,6 +23,7 @@ ENV_HELP = """\
   STREE_NO_CACHE               do not use the index cache (same as --no-cache)
   STREE_CACHE_DIR              where indexes and kept graphs live (default: <platform cache dir>/stree/index)
   STREE_JOBS                   processes that parse a file without an index (default: one per core; 1: no workers)
+  STREE_JSON                   pure: never decode with msgspec (the `fast` extra); msgspec: even a short file
   STREE_DEBUG                  show tracebacks (same as --debug)
   STREE_DEBUG_STATS            print parse statistics on stderr
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)

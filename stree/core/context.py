@@ -177,39 +177,76 @@ def build_context(path):
     return {"messages": messages, "thinkingLevel": thinking, "model": model}
 
 
-def build_context_lazy(path, load):
+def build_context_lazy(path, load, types=None, roles=None, find=None):
     """build_context over a root-first path of Nodes, loading (decoding) only the entries the
     answer reads: the newest compaction, the entries from its firstKeptEntryId on (context
     edits, kept and later entries), and the last thinking-level and model setters before
-    them. The Nodes' structure (type, role, id) finds these without decoding the rest."""
+    them. The Nodes' structure (type, role, id) finds these without decoding the rest.
+
+    `types`, `roles`: the path's entry types and roles, when the caller has them from the
+    columns (then `path` may make its Nodes on demand: only those read are made); `find(id,
+    stop)`: the position of the path's entry `id` before `stop`, or None."""
+    if types is None:
+        types = [n.type for n in path]
+        roles = [n.role for n in path]
     compaction = thinking = model = -1
-    for i, node in enumerate(path):
-        etype = node.type
+    for i in range(len(types) - 1, -1, -1):  # the last of each, newest first
+        etype = types[i]
         if etype == "compaction":
-            compaction = i
+            if compaction < 0:
+                compaction = i
         elif etype == "thinking_level_change":
-            thinking = i
-        elif etype == "model_change" or (etype == "message" and node.role == "assistant"):
-            model = i
+            if thinking < 0:
+                thinking = i
+        elif etype == "model_change" or (etype == "message" and roles[i] == "assistant"):
+            if model < 0:
+                model = i
+        if compaction >= 0 and thinking >= 0 and model >= 0:
+            break
     if compaction < 0:
         return build_context([load(n) for n in path])
     entry = load(path[compaction])
     first = entry.get("firstKeptEntryId")
     start = compaction
-    for i in range(compaction):
-        if path[i].id == first:  # a Node's id is its entry's id (migrated files: the same stable id)
-            start = i
-            break
+    if find is not None:
+        at = find(first, compaction)
+        start = compaction if at is None else at
+    else:
+        for i in range(compaction):
+            if path[i].id == first:  # a Node's id is its entry's id (migrated files: the same stable id)
+                start = i
+                break
     loaded = [load(n) for n in path[start:compaction]] + [entry] + [load(n) for n in path[compaction + 1:]]
     # the setters before the kept range, in path order: build_context reads them and
-    # context_entries leaves them out (they come before firstKeptEntryId)
-    before = [load(path[i]) for i in sorted({thinking, model}) if 0 <= i < start]
+    # context_entries leaves them out (they come before firstKeptEntryId); the index holds
+    # what they set (their aux), so they are decoded only when it does not
+    before = [setter(path[i]) or load(path[i]) for i in sorted({thinking, model}) if 0 <= i < start]
     return build_context(before + loaded)
 
 
-def model_lazy(path, load):
-    """build_context's model over a root-first path of Nodes, loading only its last setter."""
-    for node in reversed(path):
-        if node.type == "model_change" or (node.type == "message" and node.role == "assistant"):
-            return build_context([load(node)])["model"]
+def setter(node):
+    """What build_context reads of a thinking_level_change or model_change Node, from its
+    structure (stree.format.entry keeps the level and the model as its aux), or None when
+    the structure does not hold it (a value that is not a string): then the entry is loaded."""
+    aux = node.aux
+    if aux is None:
+        return None
+    if node.type == "thinking_level_change":
+        return {"type": "thinking_level_change", "thinkingLevel": aux}
+    if node.type == "model_change" and aux.__class__ is tuple and len(aux) == 2:
+        return {"type": "model_change", "provider": aux[0], "modelId": aux[1]}
+    return None
+
+
+def model_lazy(path, load, types=None, roles=None):
+    """build_context's model over a root-first path of Nodes, loading only its last setter
+    (not even that for a model_change: the index holds its model). `types`, `roles`: as
+    for build_context_lazy."""
+    if types is None:
+        types = [n.type for n in path]
+        roles = [n.role for n in path]
+    for i in range(len(types) - 1, -1, -1):
+        if types[i] == "model_change" or (types[i] == "message" and roles[i] == "assistant"):
+            node = path[i]
+            return build_context([setter(node) or load(node)])["model"]
     return None

@@ -351,6 +351,8 @@ def session_thinking_level(tree):
     path to the leaf, else pi's default (medium)."""
     for node in reversed(tree.path(tree.leaf) if tree.leaf is not None else []):
         if node.type == "thinking_level_change":
-            level = tree.load(node).get("thinkingLevel")
+            level = node.aux  # the index holds a str level (stree.format.entry); else decode it
+            if level is None:
+                level = tree.load(node).get("thinkingLevel")
             return level if isinstance(level, str) else None
     return "medium"

@@ -404,13 +404,24 @@ class Tree:
 
     def build_context(self, leaf):
         """What pi sends to the model from `leaf`: {messages, thinkingLevel, model}."""
-        return build_context_lazy(self._context_path(leaf), self.load)
+        rows = self._context_rows(leaf)
+        path, types, roles = self._path_columns(rows)
+
+        def find(id, stop):  # the rows of a path are byId's, one per id: its row is the only match
+            try:
+                r = self._row(id)
+                return None if r is None else rows.index(r, 0, stop)
+            except ValueError:
+                return None
+
+        return build_context_lazy(path, self.load, types, roles, find)
 
     def context_model(self, leaf):
         """build_context(leaf)["model"], decoding only the entry that sets it."""
-        return model_lazy(self._context_path(leaf), self.load)
+        path, types, roles = self._path_columns(self._context_rows(leaf))
+        return model_lazy(path, self.load, types, roles)
 
-    def _context_path(self, leaf):
+    def _context_rows(self, leaf):
         if leaf is None:
             return []
         node = self.get(leaf)
@@ -418,7 +429,40 @@ class Tree:
             if not len(self._nodes):
                 return []
             node = self._nodes[len(self._nodes) - 1]
-        return self.path(node.id)
+        return self.path_rows(node.id)
+
+    def _path_columns(self, rows):
+        """(the path's Nodes, made when read; its types; its roles) from the columns: a long
+        path costs two list lookups per entry, not a Node each."""
+        nodes = self._nodes
+        if not hasattr(nodes, "col"):
+            path = [nodes[r] for r in rows]
+            return path, None, None
+        tcol, rcol = nodes.col("type"), nodes.col("role")
+        return _PathNodes(nodes, rows), [tcol[r] for r in rows], [rcol[r] for r in rows]
+
+
+class _PathNodes:
+    """The Nodes of a path's rows, each made when it is read (a sequence, slices included)."""
+
+    __slots__ = ("_nodes", "_rows")
+
+    def __init__(self, nodes, rows):
+        self._nodes = nodes
+        self._rows = rows
+
+    def __len__(self):
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        nodes = self._nodes
+        if i.__class__ is slice:
+            return [nodes[r] for r in self._rows[i]]
+        return nodes[self._rows[i]]
+
+    def __iter__(self):
+        nodes = self._nodes
+        return (nodes[r] for r in self._rows)
 
 
 def _ts_key(ts):

@@ -74,6 +74,13 @@ def entry_fields(obj):
         aux = name if name.__class__ is str else None
     elif etype == "custom" or etype == "custom_message":
         aux = get("customType")
+    elif etype == "thinking_level_change":  # the context's thinking level, without decoding the entry
+        level = get("thinkingLevel")
+        aux = level if level.__class__ is str else None
+    elif etype == "model_change":  # (provider, modelId), when both are strings (else: decode it)
+        provider, model_id = get("provider"), get("modelId")
+        if provider.__class__ is str and model_id.__class__ is str:
+            aux = (provider, model_id)
     elif etype == "compaction":
         aux = get("firstKeptEntryId")
         if aux is None and isinstance(get("firstKeptEntryIndex"), int):

@@ -27,6 +27,8 @@ class Node:
         self.index = index  # position among parsed objects (header included), as pi counts
         # type-specific: label -> (targetId, label); session_info -> name;
         # custom/custom_message -> customType; compaction -> firstKeptEntryId;
+        # thinking_level_change -> thinkingLevel (a str, else None); model_change -> (provider, modelId)
+        # (both str, else None);
         # assistant message -> its toolCall ids (tuple) or None; toolResult -> toolCallId
         self.aux = aux
         # assistant message with no text that is not an error/abort: pi's /tree hides it

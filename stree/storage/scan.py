@@ -87,6 +87,7 @@ def scan(s, data, base, size, line=None):
     part = Columns()
     scan_once = _fast_scan_once
     fields = entry_fields
+    fast = _fast_decoder(size - base)
     digits = getattr(sys, "get_int_max_str_digits", None)
     if digits is None:
         scan_once = _scan_once
@@ -95,7 +96,7 @@ def scan(s, data, base, size, line=None):
         sys.set_int_max_str_digits(_FAST_INT_DIGITS)
     try:
         line, index, parsed = _scan(s, data, base, size, line, index, part, scan_once, fields,
-                                    old_digits if digits is not None else None)
+                                    old_digits if digits is not None else None, fast)
     finally:
         if digits is not None:
             sys.set_int_max_str_digits(old_digits)
@@ -105,7 +106,28 @@ def scan(s, data, base, size, line=None):
     STATS["parsed"] += parsed
 
 
-def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digits):
+_FAST = []  # [(loads, errors) or None], once a scan asked (stree.format.fastjson)
+FAST_MIN_BYTES = 8 << 20  # importing msgspec costs ~11 ms (after click), it saves ~3 ms a MiB: a
+#                           smaller scan (appended lines, a short session) keeps the exact decoder
+
+
+def _fast_decoder(nbytes):
+    """The fast decoder's (loads, errors), or None: not installed, turned off, or not worth its
+    import for `nbytes` left to scan."""
+    if not _FAST:
+        if nbytes < FAST_MIN_BYTES and "msgspec" not in sys.modules \
+                and os.environ.get("STREE_JSON", "").strip().lower() != "msgspec":  # msgspec: always
+            return None
+        from ..format import fastjson
+
+        # only where the scan limits int() to _FAST_INT_DIGITS while it runs: msgspec then refuses
+        # a longer integer (the exact decoder reads it), as Python's int() does
+        picked = fastjson.pick() if hasattr(sys, "get_int_max_str_digits") else None
+        _FAST.append(picked[1:] if picked else None)
+    return _FAST[0]
+
+
+def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digits, fast=None):
     ids, parents, types, roles, stamps = part.id, part.parent, part.type, part.role, part.ts
     offsets, lengths, lines, indexes, auxes, hiddens = part.offset, part.length, part.line, part.index, \
         part.aux, part.hidden
@@ -134,11 +156,17 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
             if not raw.strip():
                 continue
         parsed += 1
-        obj = None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
+        obj = text = None
+        if fast is not None:  # msgspec or orjson: refuses whatever the exact decoder must read
+            try:
+                obj = fast[0](raw)
+            except fast[1]:
+                obj = None
+        if obj is None:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
         if text is not None:
             try:
                 obj, stop = scan_once(text, 0)

@@ -8,12 +8,14 @@ The shape follows real coding sessions: a user prompt, several tool rounds
 reads of a few KB, bash output, grep hits, edits), a closing answer; now and
 then a label, a model or thinking level change, a compaction, a session name,
 and a /tree navigation back up the path (half of them with a branch summary),
-which makes a branch. 100,000 entries come to about 80 MB.
+which makes a branch. 100,000 entries come to about 80 MB, 1,000,000 to about 800 MB
+(written as they are made: memory stays small at any size).
 """
 
 import json
 import random
 import sys
+from collections import deque
 from datetime import datetime, timezone
 
 WORDS = ("the parser file test function value error return line field quote config module index "
@@ -30,11 +32,16 @@ def dumps(obj):
 
 
 class Gen:
-    def __init__(self, seed):
+    RECENT = 256  # entries kept for back-references (extras and navigate look <= 120 back)
+
+    def __init__(self, seed, out=None, limit=None):
         self.rnd = random.Random(seed)
         self.ms = 1_790_000_000_000
         self.ids = set()
-        self.entries = []
+        self.entries = deque(maxlen=self.RECENT)
+        self.count = 0  # entries made
+        self.out = out  # a file the first `limit` entries are written to, as they are made
+        self.limit = limit
         self.leaf = None
         self.calls = 0
 
@@ -106,8 +113,19 @@ class Gen:
                  "timestamp": self.iso()}
         entry.update(fields)
         self.entries.append(entry)
+        self.count += 1
         self.leaf = entry["id"]
         return entry
+
+    def flush(self):
+        """Write the entries made since the last flush (up to the limit)."""
+        if self.out is None:
+            return
+        fresh = min(self.count, self.limit) - self.written
+        if fresh > 0:
+            tail = list(self.entries)[len(self.entries) - (self.count - self.written):][:fresh]
+            self.out.write("".join(dumps(e) + "\n" for e in tail))
+            self.written += fresh
 
     def message(self, msg):
         msg["timestamp"] = self.ms + 1
@@ -196,15 +214,15 @@ class Gen:
         r = self.rnd
         x = r.random()
         if x < 0.15:
-            path_entry = self.entries[-r.randint(1, min(len(self.entries), 40))]
-            self.append("label", targetId=path_entry["id"], label=f"mark-{len(self.entries)}")
+            path_entry = self.entries[-r.randint(1, min(self.count, 40))]
+            self.append("label", targetId=path_entry["id"], label=f"mark-{self.count}")
         elif x < 0.2:
             self.model = r.choice(["claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"])
             self.append("model_change", provider="anthropic", modelId=self.model)
         elif x < 0.24:
             self.append("thinking_level_change", thinkingLevel=r.choice(["low", "medium", "high"]))
         elif x < 0.3:
-            kept = self.entries[-r.randint(5, min(len(self.entries), 60))]["id"]
+            kept = self.entries[-r.randint(5, min(self.count, 60))]["id"]
             self.append("compaction", summary="## Goal\n" + self.prose(r.randint(1500, 5000)),
                         firstKeptEntryId=kept, tokensBefore=r.randint(80000, 190000),
                         details={"readFiles": [f"src/{w}.py" for w in r.sample(IDENTS, 4)], "modifiedFiles": []})
@@ -216,7 +234,7 @@ class Gen:
     def navigate(self):
         """/tree back to an earlier user-prompt's parent or an assistant answer: a new branch."""
         r = self.rnd
-        back = self.entries[-r.randint(3, min(len(self.entries), 120))]
+        back = self.entries[-r.randint(3, min(self.count, 120))]
         old = self.leaf
         target = back["parentId"] if back["type"] == "message" and back["message"]["role"] == "user" else back["id"]
         self.leaf = target
@@ -229,17 +247,20 @@ class Gen:
             self.append("custom", customType="stree/checkout", data={"from": old, "to": back["id"]})
 
     def run(self, n):
+        """Write the header and n entries to self.out."""
         self.model = "claude-sonnet-4-5"
+        self.limit = n
+        self.written = 0
         header = {"type": "session", "version": 3, "id": "0199c0de-%04x-7abc-8def-%012x" % (
             self.rnd.getrandbits(16), self.rnd.getrandbits(48)), "timestamp": self.iso(), "cwd": "/home/dev/project"}
+        self.out.write(dumps(header) + "\n")
         self.append("model_change", provider="anthropic", modelId=self.model)
         self.append("thinking_level_change", thinkingLevel="medium")
-        while len(self.entries) < n:
+        while self.count < n:
             self.turn()
             self.extras()
-        # end on an assistant answer, as a real session does
-        del self.entries[n:]
-        return [dumps(header)] + [dumps(e) for e in self.entries]
+            self.flush()  # a turn makes at most a few dozen entries: all still in self.entries
+        # the first n entries: the file ends on an assistant answer, as a real session does
 
 
 def main(argv):
@@ -247,9 +268,9 @@ def main(argv):
         sys.exit(__doc__)
     n, out = int(argv[0]), argv[1]
     seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else n
-    lines = Gen(seed).run(n)
     with open(out, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+        g = Gen(seed, f)
+        g.run(n)
 
 
 if __name__ == "__main__":
