@@ -96,7 +96,7 @@ def main(argv):
         grep_r_common = timed(["grep", "-rc", "timeout", str(root)], env, runs)
         db = sum(p.stat().st_size for p in cache.glob("catalog.sqlite*"))
         idx = sum(p.stat().st_size for p in cache.glob("*.idx"))
-        print(f"Catalogue bench: {n} sessions, {size / 1e6:.1f} MB, median of {runs} runs "
+        print(f"\n## Across sessions: the catalogue and grep (tools/bench/catalog.py)\n\nCatalogue bench: {n} sessions, {size / 1e6:.1f} MB, median of {runs} runs "
               f"({os.cpu_count()} cores)\n")
         print("| measurement | stree | baseline | ratio | target |")
         print("| --- | --- | --- | --- | --- |")
