@@ -54,26 +54,14 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     graph printed into a pipe is kept in the cache and printed again as it is
     while the session file is unchanged (--no-cache draws it anew).
     """
-    options = None
     if follow:
         _check_follow(as_graph, reverse, revision)
     if as_graph and reverse:
         raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
-        filter_ = filter_ or "default"
-        from ..storage import graphcache
-
-        if graphcache.applies(env.no_cache):
-            # the whole output into a pipe depends on these and on the file only: a graph drawn
-            # before for the same file as it is now is printed again as it was
-            options = graphcache.options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt,
-                                         nul, env.color)
-            kept = graphcache.lookup(str(env.session_path()), options)
-            if kept is not None:
-                env.index_state = "graph-cache"
-                graphcache.write(kept)
-                return
+        _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+        return
     from ..core.preview import Previewer
 
     session, tree = env.load()
@@ -81,42 +69,6 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     if follow:
         out.pager = False  # (tail -f: the path is printed, not paged, and the entries follow it)
     previewer = Previewer(tree)
-    if as_graph:
-        from ..output.render import graph
-
-        if options is not None:
-            out.capture = graphcache.Capture()
-        rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
-        if max_count is not None:
-            rows = rows[:max_count]
-        if not rows:
-            click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
-            if search is not None:
-                out.close()
-                sys.exit(NEGATIVE)  # as grep: nothing matched
-        width = rows.id_width()
-        if out.machine:
-            for row in rows:
-                out.record(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                                        row=row.text(marker=False)))
-        else:
-            batch = []
-            size = 0
-            for row in rows:  # written in batches of 512 rows or 1 MB: never the whole drawing at once
-                line = _graph_line(out, row, width, no_ids)
-                batch.append(line)
-                size += len(line)
-                if len(batch) == 512 or size > 1 << 20:
-                    out.lines(batch)
-                    batch = []
-                    size = 0
-            if batch:
-                out.lines(batch)
-        out.close()
-        text = out.capture.text() if options is not None else None
-        if text is not None and rows and not session.malformed:
-            graphcache.store(session, options, text)
-        return
 
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
@@ -156,6 +108,72 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     out.close()
     if follow:
         _follow(env, session, out, filter_, search, date_style)
+
+
+def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul):
+    """log --graph: printed again as kept while the file is unchanged, patched from what was
+    kept when the file only grew, else drawn whole (stree.output.graphout)."""
+    from ..storage import graphcache
+
+    out = None
+    options = None
+    if graphcache.applies(env.no_cache, terminal=True):
+        # the whole output depends on these and on the file only: a graph drawn before for the
+        # same file as it is now is printed again as it was
+        options = graphcache.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
+                                     nul, env.color)
+        if sys.stdout.isatty():
+            from ..output.modes import terminal_width
+
+            out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+            options += ("terminal", terminal_width(), out.color, out.pager)
+        path = str(env.session_path())
+        kept = graphcache.lookup(path, options)
+        if kept is not None:
+            env.index_state = "graph-cache"
+            if out is None:
+                graphcache.write(kept)
+                return
+            if _replay(out, kept):
+                out.close()
+                return
+    from ..core.preview import Previewer
+    from ..output import graphout
+    from ..output.render import graph
+
+    patch = graphout.base(graphcache.lookup_grown(path, options)) if options is not None else None
+    session, tree = env.load()
+    if out is None:
+        out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+    if options is not None:
+        out.capture = graphcache.Capture()
+    previewer = Previewer(tree)
+    rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
+    if max_count is not None:
+        rows = rows[:max_count]
+    if not rows:
+        click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
+        if search is not None:
+            out.close()
+            sys.exit(NEGATIVE)  # as grep: nothing matched
+    keep = options is not None and bool(rows) and not session.malformed
+    state = graphout.write(out, tree, rows, previewer, no_ids, keep, patch)
+    out.close()
+    text = out.capture.text() if options is not None else None
+    if keep and text is not None:
+        graphcache.store(session, options, text, state)
+
+
+def _replay(out, kept):
+    """A kept graph on a terminal, through the pager as drawn."""
+    from ..output import graphout
+
+    f, start, length = kept
+    with f:
+        f.seek(start)
+        text = f.read(length).decode("utf-8")
+        blob = f.read()
+    return graphout.replay(out, text, blob)
 
 
 def _reader_gone():
@@ -228,26 +246,6 @@ def _filtered(tree, rows, filter_, search):
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
     return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
-
-
-def _graph_line(out, row, width, no_ids):
-    text = "" if no_ids else out.style("id", row.node.id.ljust(width)) + "  "
-    text += out.style("dim", row.prefix)
-    if row.active:
-        text += out.style("accent", "• ")
-    if row.label:
-        text += out.style("warning", "[" + _inert(row.label) + "] ")
-    segments = row.segments
-    if out.tty:  # like pi: one terminal line per row
-        from ..output.modes import fit, terminal_width
-
-        used = (0 if no_ids else width + 2) + len(row.prefix) + (2 if row.active else 0) + \
-            (len(row.label) + 3 if row.label else 0) + (10 if row.leaf else 0)
-        segments = fit(segments, max(10, terminal_width() - used))
-    text += out.segments(segments)
-    if row.leaf:
-        text += out.style("accent", "  ← active")
-    return text
 
 
 def _log_line(out, tree, node, previewer, date_style="local"):

@@ -144,6 +144,26 @@ class Output:
     def line(self, text=""):
         self._emit(text)
 
+    def text_of(self, rec, human=None):
+        """What record(rec, human) writes, its end included (a kept graph's row)."""
+        if self.json:
+            return to_json(rec) + self.end
+        if self.format is not None:
+            return self.format(rec) + self.end
+        return human_safe(human if human is not None else "", self.color) + self.end
+
+    def put(self, texts):
+        """Write texts made by text_of(), as record() would (through the pager on a terminal)."""
+        text = "".join(texts)
+        if self.pager and self.tty and not self.machine:
+            self._lines.extend(text[:-len(self.end)].split(self.end))
+            if self.capture is not None:
+                self.capture.append(text)
+            return
+        write(text)
+        if self.capture is not None:
+            self.capture.append(text)
+
     def lines(self, texts):
         """Several human lines, written at once (long listings: one write, not one a line)."""
         if self.pager and self.tty:

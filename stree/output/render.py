@@ -34,12 +34,13 @@ class Drawing:
     drawing is quadratic in the tree's size and is never held at once. Iterate, index,
     slice, reverse(); what is kept per entry is its place in the layout."""
 
-    __slots__ = ("order", "_draw", "_ids")
+    __slots__ = ("order", "_draw", "_ids", "state")
 
-    def __init__(self, order, draw, ids):
+    def __init__(self, order, draw, ids, state=None):
         self.order = order  # rows of the tree, in the order they are shown
         self._draw = draw
         self._ids = ids
+        self.state = state  # row -> (prefix, active, label, leaf mark): what a row shows besides its entry
 
     def __len__(self):
         return len(self.order)
@@ -54,7 +55,7 @@ class Drawing:
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return Drawing(self.order[i], self._draw, self._ids)
+            return Drawing(self.order[i], self._draw, self._ids, self.state)
         return self._draw(self.order[i])
 
     def reverse(self):
@@ -152,13 +153,17 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         j = prow[marked]
         marked = j if j >= 0 else None
 
-    def draw(r):
+    def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
         prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
-        node = nodes[r]
-        return Row(node, prefix, r in active, labels.get(ids[r]), previewer.segments(node), r == marked)
+        return prefix, r in active, labels.get(ids[r]), r == marked
 
-    return Drawing(visible, draw, ids)
+    def draw(r):
+        prefix, on_path, label, leaf_mark = state(r)
+        node = nodes[r]
+        return Row(node, prefix, on_path, label, previewer.segments(node), leaf_mark)
+
+    return Drawing(visible, draw, ids, state)
 
 
 _MEMO_CHARS = 1 << 22  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
