@@ -5,10 +5,8 @@ import click
 from .options import output_options
 from ..output.dates import date_option, show as show_date
 from ..errors import NEGATIVE, UsageError
-from ..output.fields import ENTRY_FIELDS, describe, entry_record
+from ..output.fields import GRAPH_FIELDS, describe, entry_record
 from ..output.render import FILTERS
-
-GRAPH_FIELDS = dict(ENTRY_FIELDS, row="the whole row exactly as pi's /tree draws it (graph, marker, label, preview)")
 
 
 @click.command("log", epilog=f"""\b
@@ -148,6 +146,16 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
     if options is not None:
         out.capture = graphcache.Capture()
     previewer = Previewer(tree)
+    if patch is not None and not session.malformed:
+        from ..output.graphpatch import chain
+
+        done = chain(tree, out, patch, filter_, search, no_ids, max_count, previewer)
+        if done is not None:  # entries appended under the leaf: the kept output, a few rows drawn
+            data, state = done
+            out.put([data.decode("utf-8")])
+            out.close()
+            graphcache.store(session, options, data, state)
+            return
     rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
     if max_count is not None:
         rows = rows[:max_count]
@@ -171,9 +179,12 @@ def _replay(out, kept):
     f, start, length = kept
     with f:
         f.seek(start)
-        text = f.read(length).decode("utf-8")
-        blob = f.read()
-    return graphout.replay(out, text, blob)
+        data = f.read(length)
+    try:
+        graphout.replay(out, data)
+    except UnicodeError:
+        return False
+    return True
 
 
 def _reader_gone():

@@ -16,20 +16,27 @@ STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
 
 import marshal
 
-STATS = {"drawn": 0, "kept": 0}
-VERSION = 1  # of the rows' state below
+STATS = {"drawn": 0, "kept": 0, "how": "drawn"}  # how: drawn, laid out (patched), appended (graphpatch)
+VERSION = 2  # of the rows' state below
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
 
 
 class Patch:
-    """What a kept output offers a patch: its text, per row (entry row, state, length), and how
-    many entries the file had then."""
+    """What a kept output offers a patch: its bytes, the id column's width, its rows' state in
+    columns (entry row, prefix, flags, label, children, length in bytes), what an append to the
+    leaf needs (stree.output.graphpatch), and how many entries the file had then."""
 
-    def __init__(self, text, width, rows, entries):
-        self.text = text
-        self.width = width  # of the id column
-        self.rows = rows
+    def __init__(self, data, width, cols, chain, entries):
+        self.data = data
+        self.width = width
+        self.cols = cols
+        self.chain = chain
         self.entries = entries
+
+    def offsets(self):
+        from itertools import accumulate
+
+        return list(accumulate(self.cols[5], initial=0))
 
 
 def base(found):
@@ -38,15 +45,19 @@ def base(found):
         return None
     data, blob, entries = found
     try:
-        version, width, rows = marshal.loads(blob)
-        if version != VERSION:
+        version, width, cols, chain = marshal.loads(blob)
+        if version != VERSION or sum(cols[5]) != len(data):
             return None
-        return Patch(data.decode("utf-8"), width, rows, entries)
+        return Patch(data, width, cols, chain, entries)
     except Exception:
         return None
 
 
-def _stater(tree, drawing, machine):
+def blob(width, cols, chain):
+    return marshal.dumps((VERSION, width, cols, chain))
+
+
+def stater(tree, drawing, machine):
     """row -> its state: (prefix, flags, label, children) with flags active | leaf mark << 1 | @ << 2."""
     state = drawing.state
     if not machine:
@@ -66,126 +77,138 @@ def _stater(tree, drawing, machine):
     return of_machine
 
 
-def _texts(out, tree, drawing, previewer, no_ids, width, order):
-    """(row, text) of each row in `order`, drawn, as record() would write it."""
-    from .fields import entry_record
+def text_of(out, tree, row, previewer, width, no_ids):
+    """A Row as record() writes it."""
+    STATS["drawn"] += 1
+    if out.machine:
+        from .fields import entry_record
 
-    draw = drawing._draw
-    machine = out.machine
-    for r in order:
-        row = draw(r)
-        STATS["drawn"] += 1
-        if machine:
-            yield r, out.text_of(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                                              row=row.text(marker=False)))
-        else:
-            yield r, out.text_of(None, graph_line(out, row, width, no_ids))
+        return out.text_of(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                                        row=row.text(marker=False)))
+    return out.text_of(None, graph_line(out, row, width, no_ids))
+
+
+def _size(text):
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
     """Write the rows of `drawing`: from `patch` (a Patch) where it can be used, else all drawn.
     Returns the rows' state blob to keep with the output (when `keep`), or None."""
     width = drawing.id_width()
-    shape = tree.shape
-    keep = keep and not shape.shadowed
-    stater = _stater(tree, drawing, out.machine) if keep else None
-    pieces = _patched(out, tree, drawing, previewer, no_ids, width, patch, stater) if keep and patch else None
-    if pieces is None:
-        pieces = ((r, text, None) for r, text in _texts(out, tree, drawing, previewer, no_ids, width, drawing.order))
-    states = [] if keep else None
+    keep = keep and not tree.shape.shadowed
+    of = stater(tree, drawing, out.machine) if keep else None
+    pieces = _patched(out, tree, drawing, previewer, no_ids, width, patch, of) if keep and patch else None
+    if pieces is not None:
+        STATS["how"] = "laid out"
+    else:
+        draw = drawing._draw
+        pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
+    cols = ([], [], [], [], [], []) if keep else None
     batch = []
     size = 0
-    for r, text, state in pieces:
+    for r, text, kept in pieces:
         batch.append(text)
         size += len(text)
         if keep:
-            if state is None:  # a drawn row
-                state = stater(r)
-                states.append((r, *state, len(text)))
+            if kept is None:  # a drawn row
+                for col, value in zip(cols, (r, *of(r), _size(text))):
+                    col.append(value)
             else:  # a run of kept rows: their states as they were
-                states.extend(state)
+                for col, values in zip(cols, kept):
+                    col.extend(values)
         if len(batch) >= BATCH or size > 1 << 20:
             out.put(batch)
             batch = []
             size = 0
     if batch:
         out.put(batch)
-    return marshal.dumps((VERSION, width, states)) if keep else None
-
-
-def _patched(out, tree, drawing, previewer, no_ids, width, patch, stater):
-    """(row, text, kept states or None) for every row, from the kept output where a row's entry
-    and state are as they were; None when the change cannot be patched."""
-    rows = patch.rows
-    nodes = tree._nodes
-    n = len(nodes)
-    old = patch.entries
-    if n < old or not rows:
+    if not keep:
         return None
-    if width != patch.width:
-        return None  # the id column changed width: every row moves
-    dirty = _dirty(tree, old)
+    return blob(width, cols, chain_state(tree, drawing, out.machine))
+
+
+def chain_state(tree, drawing, machine):
+    """What stree.output.graphpatch needs of a drawing to patch an append to the leaf: the
+    drawing's chain() with the gutters as a list, and the row of @ (--json, --format)."""
+    chain = drawing.chain() if drawing.chain is not None else None
+    if chain is None:
+        return None
+    marked, (indent, show_connector, is_last, gutters, virtual), below, beside, is_leaf, roots = chain
+    flat = []
+    while gutters is not None:
+        position, show, gutters = gutters
+        flat.append((position, show))
+    at = -1
+    if machine:
+        from ..core.navigate import position
+
+        found = tree._row(position(tree)) if position(tree) is not None else None
+        at = -1 if found is None else found
+    return (marked, (indent, show_connector, is_last, flat, virtual), below, beside, is_leaf, roots, at)
+
+
+def _patched(out, tree, drawing, previewer, no_ids, width, patch, of):
+    """(row, text, kept columns or None) for every row, from the kept output where a row's entry
+    and state are as they were; None when the change cannot be patched."""
+    if len(tree._nodes) < patch.entries or width != patch.width:
+        return None  # (the id column changed width: every row moves)
+    dirty = dirty_rows(tree, patch.entries)
     if dirty is None:
         return None
-    at = {}
-    for i, row in enumerate(rows):
-        at[row[0]] = i
-    offsets = [0]
-    total = 0
-    for row in rows:
-        total += row[5]
-        offsets.append(total)
-    text = patch.text
-    if total != len(text):
-        return None
-    return _pieces(out, tree, drawing, previewer, no_ids, width, rows, at, offsets, text, dirty, stater)
+    return _pieces(out, tree, drawing, previewer, no_ids, width, patch, dirty, of)
 
 
-def _pieces(out, tree, drawing, previewer, no_ids, width, rows, at, offsets, text, dirty, stater):
+def _pieces(out, tree, drawing, previewer, no_ids, width, patch, dirty, of):
+    rows, prefixes, flags, labels, kids, _ = cols = patch.cols
+    at = dict(zip(rows, range(len(rows))))
+    offsets = patch.offsets()
+    data = patch.data
+    draw = drawing._draw
     order = drawing.order
     k = 0
     count = len(order)
     while k < count:
         r = order[k]
         i = at.get(r)
-        if i is not None and r not in dirty and rows[i][1:5] == stater(r):
+        if i is not None and r not in dirty and (prefixes[i], flags[i], labels[i], kids[i]) == of(r):
             j = i + 1  # a run of kept rows, in the same order as before
             k += 1
             while k < count and j < len(rows):
                 r = order[k]
-                if rows[j][0] != r or r in dirty or rows[j][1:5] != stater(r):
+                if rows[j] != r or r in dirty or (prefixes[j], flags[j], labels[j], kids[j]) != of(r):
                     break
                 j += 1
                 k += 1
             STATS["kept"] += j - i
-            yield None, text[offsets[i]:offsets[j]], rows[i:j]
+            yield None, data[offsets[i]:offsets[j]].decode("utf-8"), [col[i:j] for col in cols]
         else:
-            for _, t in _texts(out, tree, drawing, previewer, no_ids, width, (r,)):
-                yield r, t, None
+            yield r, text_of(out, tree, draw(r), previewer, width, no_ids), None
             k += 1
 
 
-def _dirty(tree, old):
+def dirty_rows(tree, old):
     """Rows before `old` whose preview the appended entries may change: tool results naming a
     call an appended assistant message makes (pi shows the call's name and arguments). None
     when a call id is repeated (which call pi shows then depends on the walk)."""
     nodes = tree._nodes
-    roles, auxes = nodes.col("role"), nodes.col("aux")
+    roles, auxes = nodes.tail("role", old), nodes.tail("aux", old)
     calls = set()
-    for r in range(old, len(roles)):
-        if roles[r] == "assistant" and auxes[r]:
+    for role, aux in zip(roles, auxes):
+        if role == "assistant" and aux:
             try:
-                calls.update(auxes[r])
+                calls.update(aux)
             except TypeError:
                 return None
     if not calls:
         return set()
+    roles, auxes = nodes.col("role"), nodes.col("aux")
     dirty = set()
     for r in range(old):
-        role = roles[r]
         aux = auxes[r]
         if not aux:
             continue
+        role = roles[r]
         try:
             if role == "assistant" and not calls.isdisjoint(aux):
                 return None  # a call id given again
@@ -196,21 +219,9 @@ def _dirty(tree, old):
     return dirty
 
 
-def replay(out, text, blob):
-    """Write a kept output on a terminal (through the pager), row by row as it was written."""
-    try:
-        version, _, rows = marshal.loads(blob)
-    except Exception:
-        return False
-    if version != VERSION:
-        return False
-    texts = []
-    pos = 0
-    for row in rows:
-        texts.append(text[pos:pos + row[5]])
-        pos += row[5]
-    out.put(texts)
-    return True
+def replay(out, data):
+    """Write a kept output (bytes) on a terminal, through the pager."""
+    out.put([data.decode("utf-8")])
 
 
 def graph_line(out, row, width, no_ids):
