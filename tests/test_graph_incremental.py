@@ -94,7 +94,7 @@ def apply(b, path, step):
     return None
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(options=st.sampled_from(OPTION_SETS), steps=st.lists(STEP, min_size=1, max_size=5))
 def test_a_patched_graph_is_a_full_drawing(stree, tmp_path_factory, options, steps):
     home = tmp_path_factory.mktemp("home")

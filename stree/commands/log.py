@@ -58,7 +58,10 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
         raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
-        _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+        if follow:
+            _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+        else:
+            _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
         return
     from ..core.preview import Previewer
 
@@ -108,14 +111,14 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
         _follow(env, session, out, filter_, search, date_style)
 
 
-def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul):
+def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False):
     """log --graph: printed again as kept while the file is unchanged, patched from what was
     kept when the file only grew, else drawn whole (stree.output.graphout)."""
     from ..storage import graphcache
 
     out = None
     options = None
-    if graphcache.applies(env.no_cache, terminal=True):
+    if not follow and graphcache.applies(env.no_cache, terminal=True):
         # the whole output depends on these and on the file only: a graph drawn before for the
         # same file as it is now is printed again as it was
         options = graphcache.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
@@ -161,7 +164,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
         rows = rows[:max_count]
     if not rows:
         click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
-        if search is not None:
+        if search is not None and not follow:
             out.close()
             sys.exit(NEGATIVE)  # as grep: nothing matched
     keep = options is not None and bool(rows) and not session.malformed
@@ -202,10 +205,28 @@ def _reader_gone():
         raise BrokenPipeError()
 
 
+def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul):
+    """log --graph --follow: on a terminal the graph redrawn in place at each append; into a
+    pipe the graph, then each row as it appears (stree.output.graphfollow)."""
+    from ..errors import INTERRUPTED
+    from ..output.graphfollow import follow
+
+    try:
+        if not sys.stdout.isatty() or json_mode or fmt is not None:
+            _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=True)
+        session, _ = env.load()
+        out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+        out.pager = False
+        from ..storage import index
+
+        index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+        follow(session, out, filter_, search, no_ids, _reader_gone)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        sys.exit(INTERRUPTED)
+
+
 def _check_follow(as_graph, reverse, revision):
-    if as_graph:
-        raise UsageError("--follow does not draw the graph (yet)",
-                         hint="'stree log --follow' prints the path, then each entry as it is appended")
     if reverse:
         raise UsageError("--follow and --reverse cannot be combined: new entries come last",
                          hint="drop --reverse")
