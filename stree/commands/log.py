@@ -21,6 +21,7 @@ Examples:
   stree log --format '{{id}}\\t{{preview}}' | fzf
   stree log --date=relative -n 3     times as "3 hours ago" (also iso, unix, utc)
   stree log -n 3 --follow --json     the last three, then each entry as pi appends it (NDJSON)
+  stree log --graph --follow         the graph, redrawn as pi appends to the session
 
 \b
 Fields for --json / --format:
@@ -36,7 +37,9 @@ Fields for --json / --format:
 @click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
 @click.option("-f", "--follow", is_flag=True,
               help="After the path, wait and print each entry pi appends to the file (Ctrl-C ends it, "
-                   "exit 130; the file replaced or truncated: exit 4). Not with --graph, --reverse or a range.")
+                   "exit 130; the file replaced or truncated: exit 4). With --graph: on a terminal the "
+                   "graph redrawn in place, ending at the leaf's row; into a pipe (--json: NDJSON) each "
+                   "row as it appears. Not with --reverse or a range.")
 @click.option("--no-ids", is_flag=True, help="Graph: leave out the id column (rows exactly as pi's).")
 @date_option
 @output_options(GRAPH_FIELDS)
@@ -49,8 +52,9 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     the entries on either side since their merge base. With --graph, the whole
     session tree as pi's /tree draws it: the branch holding the leaf first, the
     active path marked •, labels inline, and `← active` on the leaf's row. A
-    graph printed into a pipe is kept in the cache and printed again as it is
-    while the session file is unchanged (--no-cache draws it anew).
+    graph is kept in the cache and printed again as it is while the session file
+    is unchanged; after entries are appended, only the rows they change are
+    drawn (--no-cache draws it anew).
     """
     if follow:
         _check_follow(as_graph, reverse, revision)

@@ -29,6 +29,12 @@ def follow(session, out, filter_, search, no_ids, idle=None):
     from .render import graph
 
     follower = Follower(session)
+    st = getattr(session, "file_stat", None)
+    if st is not None and (st.st_dev, st.st_ino) != follower.identity:  # replaced since it was read
+        from ..errors import BadFile
+
+        raise BadFile(f"{follower.path}: the file was replaced (a new file at its path); stopped following",
+                      hint="run 'stree log --graph --follow' again to follow the file as it is now")
     window = out.tty and not out.machine
     seen = None
     while True:
