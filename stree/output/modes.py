@@ -5,7 +5,6 @@ stdout carries results only; everything else goes to stderr.
 
 import os
 import re
-import shutil
 import sys
 
 from ..errors import UsageError
@@ -199,7 +198,7 @@ class Output:
         if not self._lines:
             return
         lines, self._lines = self._lines, []
-        height = shutil.get_terminal_size((80, 24)).lines
+        height = _terminal_size().lines
         if len(lines) < height - 1:
             write("".join(line + self.end for line in lines))
             return
@@ -238,7 +237,13 @@ def display_width(text):
 
 
 def terminal_width():
-    return shutil.get_terminal_size((100, 24)).columns
+    return _terminal_size((100, 24)).columns
+
+
+def _terminal_size(fallback=(80, 24)):
+    import shutil  # (not at startup: it imports bz2, lzma, fnmatch)
+
+    return shutil.get_terminal_size(fallback)
 
 
 def page(text):
