@@ -3,9 +3,10 @@ import sys
 import click
 
 from .options import output_options
-from ..output.dates import date_option, show as show_date
+from ..output.dates import date_option
 from ..errors import NEGATIVE, UsageError
 from ..output.fields import GRAPH_FIELDS, describe, entry_record
+from ..output.reads import log_line, path_log
 from ..output.render import FILTERS
 
 
@@ -105,11 +106,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
         active = None  # the path to @: every entry on it is active
     else:
         active = set(tree.path_rows(at)) if at else set()
-    for row in rows:
-        node = tree.node(row)
-        rec = entry_record(tree, node, previewer, active=active is None or row in active)
-        human = None if out.machine else _log_line(out, tree, node, previewer, date_style)
-        out.record(rec, human)
+    path_log(out, tree, rows, previewer, date_style, active)
     out.close()
     if follow:
         _follow(env, session, out, filter_, search, date_style)
@@ -268,7 +265,7 @@ def _follow(env, session, out, filter_, search, date_style):
             for row in rows:
                 node = tree.node(row)
                 rec = entry_record(tree, node, previewer, active=row in active)
-                out.record(rec, None if out.machine else _log_line(out, tree, node, previewer, date_style))
+                out.record(rec, None if out.machine else log_line(out, tree, node, previewer, date_style))
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.exit(INTERRUPTED)
@@ -282,26 +279,6 @@ def _filtered(tree, rows, filter_, search):
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
     return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
-
-
-def _log_line(out, tree, node, previewer, date_style="local"):
-    from ..core.navigate import position
-
-    decorations = []
-    if node.id == position(tree):
-        decorations.append("@")
-    label = tree.labels.get(node.id)
-    if label:
-        decorations.append(_inert(label))
-    plain_deco = " (" + ", ".join(decorations) + ")" if decorations else ""
-    deco = out.style("warning", plain_deco) if decorations else ""
-    when = _inert(show_date(node.ts, date_style)) if node.ts else ""
-    segments = previewer.segments(node)
-    if out.tty:
-        from ..output.modes import fit, terminal_width
-
-        segments = fit(segments, max(1, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
-    return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(segments)}"
 
 
 def _inert(text):
