@@ -136,6 +136,9 @@ def _appended(path, options, got, max_count):
     from .output import graphout
     from .storage import graphcache
 
+    import gc
+
+    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
     patch = graphout.base(graphcache.lookup_grown(path, options))
     if patch is None:
         return None

@@ -165,7 +165,7 @@ def _prepare(command, got, operands, path):
 def _write(session, out, write_records):
     """Write the records as the command would, with stree.cli's handling of the errors that
     can still come (a reader gone, an I/O error, Ctrl-C)."""
-    from .errors import BAD_FILE, INTERNAL, INTERRUPTED
+    from .errors import BAD_FILE, INTERNAL, INTERRUPTED, StreeError
 
     try:
         write_records()
@@ -182,8 +182,22 @@ def _write(session, out, write_records):
     except KeyboardInterrupt:
         print("stree: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except OSError as e:
-        print(f"stree: error: I/O error: {e.strerror}", file=sys.stderr)
+    except StreeError as e:  # (the file cut short while its entries are read, say)
+        from .format.terminal import inert
+
+        print(f"stree: error: {inert(str(e))}", file=sys.stderr)
+        for line in str(e.hint).split("\n") if e.hint else ():
+            print(f"hint: {inert(line)}", file=sys.stderr)
+        return e.code
+    except RecursionError:
+        print("stree: error: an entry is nested too deeply (thousands of levels of JSON) to print\n"
+              "hint: --format with plain fields, or 'stree log', still work on this session", file=sys.stderr)
+        return BAD_FILE
+    except OSError as e:  # an I/O error after the session was read: one line, as stree.cli says it
+        from .format.terminal import inert
+
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"stree: error: {inert(where, oneline=True)}I/O error: {e.strerror}", file=sys.stderr)
         return BAD_FILE
     except Exception as e:  # as stree.cli reports a bug
         from .format.terminal import inert

@@ -19,6 +19,8 @@ import marshal
 STATS = {"drawn": 0, "kept": 0, "how": "drawn"}  # how: drawn, laid out (patched), appended (graphpatch)
 VERSION = 2  # of the rows' state below
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
+STATE_CHARS = 8 << 20  # the rows' connectors kept in their state, in characters: past that (a comb-shaped
+#                        tree's grow with the square of its size) no state is kept, and no patch made
 
 
 class Patch:
@@ -107,23 +109,33 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
     cols = ([], [], [], [], [], []) if keep else None
     batch = []
     size = 0
+    chars = 0  # in the connectors kept
     for r, text, kept in pieces:
         batch.append(text)
         size += len(text)
         if keep:
             if kept is None:  # a drawn row
-                for col, value in zip(cols, (r, *of(r), _size(text))):
+                state = (r, *of(r), _size(text))
+                chars += len(state[1])
+                for col, value in zip(cols, state):
                     col.append(value)
             else:  # a run of kept rows: their states as they were
+                chars += sum(map(len, kept[1]))
                 for col, values in zip(cols, kept):
                     col.extend(values)
+            if chars > STATE_CHARS:
+                keep = False
+                cols = None
         if len(batch) >= BATCH or size > 1 << 20:
             out.put(batch)
             batch = []
             size = 0
+            if keep and (out.capture is None or out.capture.parts is None):
+                keep = False  # the output is too long to keep: so are its rows' states
+                cols = None
     if batch:
         out.put(batch)
-    if not keep:
+    if not keep or out.capture is None or out.capture.parts is None:
         return None
     return blob(width, cols, chain_state(tree, drawing, out.machine))
 
