@@ -17,15 +17,14 @@ STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
 import marshal
 
 STATS = {"drawn": 0, "kept": 0, "how": "drawn"}  # how: drawn, laid out (patched), appended (graphpatch)
-VERSION = 2  # of the rows' state below
+VERSION = 3  # of the rows' state below
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
-STATE_CHARS = 8 << 20  # the rows' connectors kept in their state, in characters: past that (a comb-shaped
-#                        tree's grow with the square of its size) no state is kept, and no patch made
+DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)
 
 
 class Patch:
     """What a kept output offers a patch: its bytes, the id column's width, its rows' state in
-    columns (entry row, prefix, flags, label, children, length in bytes), what an append to the
+    columns (entry row, digest of the connectors, flags, label, children, length in bytes), what an append to the
     leaf needs (stree.output.graphpatch), and how many entries the file had then."""
 
     def __init__(self, data, width, cols, chain, entries):
@@ -59,13 +58,29 @@ def blob(width, cols, chain):
     return marshal.dumps((VERSION, width, cols, chain))
 
 
+def digest(prefix):
+    """64 bits of the connectors before a row (kept instead of them: a comb-shaped tree's grow
+    with the square of its size): CRC-32 and Adler-32 of their UTF-8."""
+    found = DIGESTS.get(prefix)
+    if found is None:
+        from zlib import adler32, crc32
+
+        data = prefix.encode("utf-8", "surrogatepass")
+        found = crc32(data) << 32 | adler32(data)
+        if len(DIGESTS) > 4096:
+            DIGESTS.clear()
+        DIGESTS[prefix] = found
+    return found
+
+
 def stater(tree, drawing, machine):
-    """row -> its state: (prefix, flags, label, children) with flags active | leaf mark << 1 | @ << 2."""
+    """row -> its state: (digest of the connectors, flags, label, children) with flags
+    active | leaf mark << 1 | @ << 2."""
     state = drawing.state
     if not machine:
         def of(r):
             prefix, active, label, marked = state(r)
-            return prefix, active | marked << 1, label, 0
+            return digest(prefix), active | marked << 1, label, 0
         return of
     from ..core.navigate import position
 
@@ -75,7 +90,7 @@ def stater(tree, drawing, machine):
 
     def of_machine(r):
         prefix, active, label, marked = state(r)
-        return prefix, active | marked << 1 | (ids[r] == at) << 2, label, nkids[r]
+        return digest(prefix), active | marked << 1 | (ids[r] == at) << 2, label, nkids[r]
     return of_machine
 
 
@@ -109,23 +124,16 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
     cols = ([], [], [], [], [], []) if keep else None
     batch = []
     size = 0
-    chars = 0  # in the connectors kept
     for r, text, kept in pieces:
         batch.append(text)
         size += len(text)
         if keep:
             if kept is None:  # a drawn row
-                state = (r, *of(r), _size(text))
-                chars += len(state[1])
-                for col, value in zip(cols, state):
+                for col, value in zip(cols, (r, *of(r), _size(text))):
                     col.append(value)
             else:  # a run of kept rows: their states as they were
-                chars += sum(map(len, kept[1]))
                 for col, values in zip(cols, kept):
                     col.extend(values)
-            if chars > STATE_CHARS:
-                keep = False
-                cols = None
         if len(batch) >= BATCH or size > 1 << 20:
             out.put(batch)
             batch = []

@@ -53,7 +53,7 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     if force is None:
         return None  # (a call id repeated)
     marked, kept_layout, below, beside, marked_is_leaf, roots, at_row = patch.chain
-    rows, prefixes, flags, labels, kids, lengths = patch.cols
+    rows, digests, flags, labels, kids, lengths = patch.cols
     try:
         mi = rows.index(marked)
     except ValueError:
@@ -102,6 +102,9 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
                 again.add(tree._row(node.aux[0]) if isinstance(node.aux[0], str) else None)
     if machine:
         again.add(tree._row(at) if at is not None else None)
+    marked_prefix = prefix(_layout(kept_layout), roots)
+    if digests[mi] != graphout.digest(marked_prefix):
+        return None
     for r in again:
         if r is None or r < 0 or r >= old:
             continue
@@ -111,8 +114,10 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
             continue
         if replaced and i == mi:
             continue
-        new = state(r, prefixes[i], flags[i] & 1)
-        if r in force or new != (prefixes[i], flags[i], labels[i], kids[i]):
+        new = state(r, marked_prefix, flags[i] & 1)  # (the connectors of a kept row stay as they were)
+        if r in force or new[1:] != (flags[i], labels[i], kids[i]):
+            if r != marked:
+                return None  # only the marked row's connectors are known: the others' are kept as digests
             drawn[i] = new
     added = []  # (row, state) of the new rows, in order
     for k, r in enumerate(shown):
@@ -145,7 +150,7 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
         text = graphout.text_of(out, tree, Row(node, pre, bool(flag & 1), label, previewer.segments(node),
                                                bool(flag & 2)), previewer, width, no_ids).encode("utf-8")
         pieces.append(text)
-        for col, value in zip(cols, (r, pre, flag, label, children, len(text))):
+        for col, value in zip(cols, (r, graphout.digest(pre), flag, label, children, len(text))):
             col.append(value)
 
     pos = 0
