@@ -4,7 +4,8 @@ A graph row's text depends on its entry (which an append never changes) and on w
 drawing around it gives it: the connectors before it, the active-path mark, its label,
 the leaf mark, and for --json/--format the child count and whether it is @. That is the
 row's *state*. A kept output (stree.storage.graphcache) carries, for every row in order, its
-entry's row in the file, its state and the length of its text. After an append, the
+entry's row in the file, its state (the connectors as a 64-bit digest: they grow with the
+tree's depth) and the length of its text. After an append, the
 layout is computed again (no preview, no entry read) and each row whose entry and state
 are as they were is copied from the kept text; only the others are drawn: the new rows,
 the rows whose marks moved, a row newly labelled. A change that moves every row (the

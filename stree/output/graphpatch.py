@@ -5,11 +5,12 @@ pi's leaf is the last entry; entries appended each under the one before extend t
 path, which the graph draws first. None of the rows drawn before moves: the new rows go
 after the row that carried the leaf mark (in its place when that row was shown only as the
 leaf: an assistant message of tool calls alone), each the only row under the one above it.
-Besides them, only these rows change: the one that carried the leaf mark, the one that was
-@ (--json, --format), and rows given a new label. Everything needed to lay out the new rows is
-kept with the output (graphout.chain_state): the marked row's layout and how many rows hang
-under it and beside it. Anything else (an entry under an older one, a label that makes a row
-appear, an id column growing) is left to graphout, which lays the whole graph out again.
+Besides them, only the row that carried the leaf mark changes (its mark, and for --json or
+--format its child count and @). Everything needed to lay out the new rows is kept with the
+output (graphout.chain_state): the marked row's layout and how many rows hang under it and
+beside it. Anything else (an entry under an older one, a label on an older row, @ elsewhere,
+an id column growing) is left to graphout, which lays the whole graph out again and still
+draws only the rows that changed.
 """
 
 from .render import Row, child_layout, passes, prefix
