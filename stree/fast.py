@@ -1,7 +1,9 @@
 """stree's entry point: what can be answered before click loads, then stree.cli.
 
 `log --graph` into a pipe, when stree.storage.graphcache kept its output for the file as
-it is, is printed without loading click (half of stree's startup). Only the plain
+it is, is printed without loading click (half of stree's startup); when the file only
+had entries appended under its leaf since, the kept output is patched
+(stree.output.graphpatch), also without click. Only the plain
 spellings of the options that command takes are read here; anything else (-C,
 --debug, --help, a value this does not know, a cache miss, an error) goes to
 click, which reads the command line again and does the whole job.
@@ -27,6 +29,14 @@ def main():
         sys.exit(complete(sys.argv[2:]))
     if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
         sys.exit(0)
+    from .fastread import COMMANDS
+
+    if COMMANDS.keys() & sys.argv[1:]:  # log, rev-parse, label: answered here when plain (stree.fastread)
+        from .fastread import run as read
+
+        code = read(sys.argv[1:], _session_path)
+        if code is not None:
+            sys.exit(code)
     from .cli import run
 
     run()
@@ -91,10 +101,17 @@ def _kept_graph(argv):
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
                                  bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
     found = graphcache.lookup(path, options)
+    state = "graph-cache"
     if found is None:
-        return False
+        found = _appended(path, options, got, max_count)
+        if found is None:
+            return False
+        state = found[1]
     try:
-        graphcache.write(found)
+        if state == "graph-cache":
+            graphcache.write(found)
+        else:
+            _write_bytes(found[0])
     except BrokenPipeError:  # the reader went away (stree log --graph | head): not an error
         try:
             sys.stdout = open(os.devnull, "w")
@@ -108,8 +125,65 @@ def _kept_graph(argv):
     if os.environ.get("STREE_DEBUG_STATS"):
         from .output.stats import stats_line
 
-        print(stats_line(0, "graph-cache"), file=sys.stderr)
+        parsed = sys.modules.get("stree.storage.scan")
+        print(stats_line(parsed.STATS["parsed"] if parsed else 0, state), file=sys.stderr)
     return True
+
+
+def _appended(path, options, got, max_count):
+    """(output bytes, index state) of `log --graph` patched from a kept output after entries
+    were appended under the leaf, or None (click does the whole job, errors included)."""
+    from .output import graphout
+    from .storage import graphcache
+
+    import gc
+
+    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
+    patch = graphout.base(graphcache.lookup_grown(path, options))
+    if patch is None:
+        return None
+    try:
+        from .core.preview import Previewer
+        from .core.tree import Tree
+        from .output.fields import GRAPH_FIELDS
+        from .output.graphpatch import chain
+        from .output.modes import Output
+        from .storage import index
+
+        session, state = index.load(path)
+        if session.malformed or session.version < 2:
+            return None  # (warnings, migrations: click's)
+        tree = Tree(session.nodes, session.load, session.previews)
+        out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
+                     "--no-pager" not in got, GRAPH_FIELDS)
+        done = chain(tree, out, patch, got.get("filter", "default"), got.get("search"), bool(got.get("no_ids")),
+                     max_count, Previewer(tree))
+        if done is None:
+            return None
+        graphcache.store(session, options, *done)
+        return done[0], state
+    except Exception:  # anything unexpected: click does it all, and says what is wrong
+        return None
+
+
+def _write_bytes(data):
+    """Print UTF-8 bytes as stree.output would print their text."""
+    import codecs
+
+    out = sys.stdout
+    try:
+        utf8 = codecs.lookup(out.encoding or "").name == "utf-8" and os.linesep == "\n" \
+            and getattr(out, "buffer", None) is not None
+    except LookupError:
+        utf8 = False
+    if not utf8:
+        from .format.terminal import write
+
+        write(data.decode("utf-8"))
+        return
+    out.flush()
+    out.buffer.write(data)
+    out.buffer.flush()
 
 
 def _session_path(got):

@@ -32,6 +32,7 @@ EXPECTED = {
     # followed until Ctrl-C: runnable() sends SIGINT after 2 s; stree's documented exit is 130
     "stree log -n 3 --follow": 130,
     "stree log -n 3 --follow --json": 130,
+    "stree log --graph --follow": 130,
 }
 
 

@@ -414,7 +414,7 @@ def _whole(path, options):
     streamed output must equal byte for byte."""
     import io
 
-    from stree.commands.log import _graph_line
+    from stree.output.graphout import graph_line as _graph_line
     from stree.output.fields import entry_record
     from stree.output.modes import Output
     from stree.core.preview import Previewer

@@ -3,7 +3,7 @@ import click
 from .options import output_options, warn_user
 from ..errors import UsageError
 from ..output.fields import LABEL_FIELDS, describe
-from ..output.modes import display_width, fit, terminal_width
+from ..output.reads import label_list
 from ..format.terminal import inert
 from ..core.preview import Previewer
 from ..core.labels import clear_changes, label_changes
@@ -49,24 +49,7 @@ def command(env, name, revision, delete, force, json_mode, fmt, nul):
 def _list(env, json_mode, fmt, nul):
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, LABEL_FIELDS)
-    previewer = Previewer(tree)
-    labels = sorted(tree.labels.items(), key=lambda item: item[1])
-    name_width = max((display_width(inert(label, oneline=True)) for _, label in labels), default=0)
-    id_width = max((len(target) for target, _ in labels), default=0)
-    for target, label in labels:
-        node = tree.get(target)
-        preview = previewer.text(node) if node is not None else "(missing entry)"
-        rec = {"label": label, "id": target, "timestamp": tree.label_timestamps.get(target), "preview": preview}
-        human = None
-        if not out.machine:
-            shown = inert(label, oneline=True)
-            pad = " " * (name_width - display_width(shown))
-            segments = [("", preview)]
-            if out.tty:  # one terminal line per label
-                segments = fit(segments, max(1, terminal_width() - name_width - id_width - 4))
-            human = (f"{out.style('warning', shown)}{pad}  {out.style('id', target.ljust(id_width))}  "
-                     f"{out.segments(segments)}")
-        out.record(rec, human)
+    label_list(out, tree, Previewer(tree))
     out.close()
 
 

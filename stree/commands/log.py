@@ -3,12 +3,11 @@ import sys
 import click
 
 from .options import output_options
-from ..output.dates import date_option, show as show_date
+from ..output.dates import date_option
 from ..errors import NEGATIVE, UsageError
-from ..output.fields import ENTRY_FIELDS, describe, entry_record
+from ..output.fields import GRAPH_FIELDS, describe, entry_record
+from ..output.reads import log_line, path_log
 from ..output.render import FILTERS
-
-GRAPH_FIELDS = dict(ENTRY_FIELDS, row="the whole row exactly as pi's /tree draws it (graph, marker, label, preview)")
 
 
 @click.command("log", epilog=f"""\b
@@ -23,6 +22,7 @@ Examples:
   stree log --format '{{id}}\\t{{preview}}' | fzf
   stree log --date=relative -n 3     times as "3 hours ago" (also iso, unix, utc)
   stree log -n 3 --follow --json     the last three, then each entry as pi appends it (NDJSON)
+  stree log --graph --follow         the graph, redrawn as pi appends to the session
 
 \b
 Fields for --json / --format:
@@ -38,7 +38,9 @@ Fields for --json / --format:
 @click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
 @click.option("-f", "--follow", is_flag=True,
               help="After the path, wait and print each entry pi appends to the file (Ctrl-C ends it, "
-                   "exit 130; the file replaced or truncated: exit 4). Not with --graph, --reverse or a range.")
+                   "exit 130; the file replaced or truncated: exit 4). With --graph: on a terminal the "
+                   "graph redrawn in place, ending at the leaf's row; into a pipe (--json: NDJSON) each "
+                   "row as it appears. Not with --reverse or a range.")
 @click.option("--no-ids", is_flag=True, help="Graph: leave out the id column (rows exactly as pi's).")
 @date_option
 @output_options(GRAPH_FIELDS)
@@ -51,29 +53,21 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     the entries on either side since their merge base. With --graph, the whole
     session tree as pi's /tree draws it: the branch holding the leaf first, the
     active path marked •, labels inline, and `← active` on the leaf's row. A
-    graph printed into a pipe is kept in the cache and printed again as it is
-    while the session file is unchanged (--no-cache draws it anew).
+    graph is kept in the cache and printed again as it is while the session file
+    is unchanged; after entries are appended, only the rows they change are
+    drawn (--no-cache draws it anew).
     """
-    options = None
     if follow:
         _check_follow(as_graph, reverse, revision)
     if as_graph and reverse:
         raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
-        filter_ = filter_ or "default"
-        from ..storage import graphcache
-
-        if graphcache.applies(env.no_cache):
-            # the whole output into a pipe depends on these and on the file only: a graph drawn
-            # before for the same file as it is now is printed again as it was
-            options = graphcache.options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt,
-                                         nul, env.color)
-            kept = graphcache.lookup(str(env.session_path()), options)
-            if kept is not None:
-                env.index_state = "graph-cache"
-                graphcache.write(kept)
-                return
+        if follow:
+            _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+        else:
+            _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+        return
     from ..core.preview import Previewer
 
     session, tree = env.load()
@@ -81,42 +75,6 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     if follow:
         out.pager = False  # (tail -f: the path is printed, not paged, and the entries follow it)
     previewer = Previewer(tree)
-    if as_graph:
-        from ..output.render import graph
-
-        if options is not None:
-            out.capture = graphcache.Capture()
-        rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
-        if max_count is not None:
-            rows = rows[:max_count]
-        if not rows:
-            click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
-            if search is not None:
-                out.close()
-                sys.exit(NEGATIVE)  # as grep: nothing matched
-        width = rows.id_width()
-        if out.machine:
-            for row in rows:
-                out.record(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                                        row=row.text(marker=False)))
-        else:
-            batch = []
-            size = 0
-            for row in rows:  # written in batches of 512 rows or 1 MB: never the whole drawing at once
-                line = _graph_line(out, row, width, no_ids)
-                batch.append(line)
-                size += len(line)
-                if len(batch) == 512 or size > 1 << 20:
-                    out.lines(batch)
-                    batch = []
-                    size = 0
-            if batch:
-                out.lines(batch)
-        out.close()
-        text = out.capture.text() if options is not None else None
-        if text is not None and rows and not session.malformed:
-            graphcache.store(session, options, text)
-        return
 
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
@@ -148,14 +106,89 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
         active = None  # the path to @: every entry on it is active
     else:
         active = set(tree.path_rows(at)) if at else set()
-    for row in rows:
-        node = tree.node(row)
-        rec = entry_record(tree, node, previewer, active=active is None or row in active)
-        human = None if out.machine else _log_line(out, tree, node, previewer, date_style)
-        out.record(rec, human)
+    path_log(out, tree, rows, previewer, date_style, active)
     out.close()
     if follow:
         _follow(env, session, out, filter_, search, date_style)
+
+
+def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False):
+    """log --graph: printed again as kept while the file is unchanged, patched from what was
+    kept when the file only grew, else drawn whole (stree.output.graphout)."""
+    from ..storage import graphcache
+
+    out = None
+    options = None
+    if not follow and graphcache.applies(env.no_cache, terminal=True):
+        # the whole output depends on these and on the file only: a graph drawn before for the
+        # same file as it is now is printed again as it was
+        options = graphcache.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
+                                     nul, env.color)
+        if sys.stdout.isatty():
+            from ..output.modes import terminal_width
+
+            out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+            options += ("terminal", terminal_width(), out.color, out.pager)
+        path = str(env.session_path())
+        kept = graphcache.lookup(path, options)
+        if kept is not None:
+            env.index_state = "graph-cache"
+            if out is None:
+                graphcache.write(kept)
+                return
+            if _replay(out, kept):
+                out.close()
+                return
+    from ..core.preview import Previewer
+    from ..output import graphout
+    from ..output.render import graph
+
+    patch = graphout.base(graphcache.lookup_grown(path, options)) if options is not None else None
+    session, tree = env.load()
+    if out is None:
+        out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+    if options is not None:
+        out.capture = graphcache.Capture()
+    previewer = Previewer(tree)
+    if patch is not None and not session.malformed:
+        from ..output.graphpatch import chain
+
+        done = chain(tree, out, patch, filter_, search, no_ids, max_count, previewer)
+        if done is not None:  # entries appended under the leaf: the kept output, a few rows drawn
+            data, state = done
+            out.put([data.decode("utf-8")])
+            out.close()
+            graphcache.store(session, options, data, state)
+            return
+    rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
+    if max_count is not None:
+        rows = rows[:max_count]
+    if not rows:
+        click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
+        if search is not None and not follow:
+            out.close()
+            sys.exit(NEGATIVE)  # as grep: nothing matched
+    keep = options is not None and bool(rows) and not session.malformed
+    state = graphout.write(out, tree, rows, previewer, no_ids, keep, patch)
+    out.close()
+    text = out.capture.text() if options is not None else None
+    if keep and text is not None:
+        graphcache.store(session, options, text, state)
+
+
+def _replay(out, kept):
+    """A kept graph on a terminal, through the pager as drawn."""
+    from ..output import graphout
+
+    f, start, length = kept
+    with f:
+        f.seek(start)
+        data = f.read(length)
+    try:
+        graphout.replay(out, data)
+    except UnicodeError:
+        return False
+    return True
 
 
 def _reader_gone():
@@ -173,10 +206,28 @@ def _reader_gone():
         raise BrokenPipeError()
 
 
+def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul):
+    """log --graph --follow: on a terminal the graph redrawn in place at each append; into a
+    pipe the graph, then each row as it appears (stree.output.graphfollow)."""
+    from ..errors import INTERRUPTED
+    from ..output.graphfollow import follow
+
+    try:
+        if not sys.stdout.isatty() or json_mode or fmt is not None:
+            _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=True)
+        session, _ = env.load()
+        out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+        out.pager = False
+        from ..storage import index
+
+        index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+        follow(session, out, filter_, search, no_ids, _reader_gone)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        sys.exit(INTERRUPTED)
+
+
 def _check_follow(as_graph, reverse, revision):
-    if as_graph:
-        raise UsageError("--follow does not draw the graph (yet)",
-                         hint="'stree log --follow' prints the path, then each entry as it is appended")
     if reverse:
         raise UsageError("--follow and --reverse cannot be combined: new entries come last",
                          hint="drop --reverse")
@@ -214,7 +265,7 @@ def _follow(env, session, out, filter_, search, date_style):
             for row in rows:
                 node = tree.node(row)
                 rec = entry_record(tree, node, previewer, active=row in active)
-                out.record(rec, None if out.machine else _log_line(out, tree, node, previewer, date_style))
+                out.record(rec, None if out.machine else log_line(out, tree, node, previewer, date_style))
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.exit(INTERRUPTED)
@@ -228,46 +279,6 @@ def _filtered(tree, rows, filter_, search):
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
     return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
-
-
-def _graph_line(out, row, width, no_ids):
-    text = "" if no_ids else out.style("id", row.node.id.ljust(width)) + "  "
-    text += out.style("dim", row.prefix)
-    if row.active:
-        text += out.style("accent", "• ")
-    if row.label:
-        text += out.style("warning", "[" + _inert(row.label) + "] ")
-    segments = row.segments
-    if out.tty:  # like pi: one terminal line per row
-        from ..output.modes import fit, terminal_width
-
-        used = (0 if no_ids else width + 2) + len(row.prefix) + (2 if row.active else 0) + \
-            (len(row.label) + 3 if row.label else 0) + (10 if row.leaf else 0)
-        segments = fit(segments, max(10, terminal_width() - used))
-    text += out.segments(segments)
-    if row.leaf:
-        text += out.style("accent", "  ← active")
-    return text
-
-
-def _log_line(out, tree, node, previewer, date_style="local"):
-    from ..core.navigate import position
-
-    decorations = []
-    if node.id == position(tree):
-        decorations.append("@")
-    label = tree.labels.get(node.id)
-    if label:
-        decorations.append(_inert(label))
-    plain_deco = " (" + ", ".join(decorations) + ")" if decorations else ""
-    deco = out.style("warning", plain_deco) if decorations else ""
-    when = _inert(show_date(node.ts, date_style)) if node.ts else ""
-    segments = previewer.segments(node)
-    if out.tty:
-        from ..output.modes import fit, terminal_width
-
-        segments = fit(segments, max(1, terminal_width() - len(node.id) - len(plain_deco) - len(when) - 3))
-    return f"{out.style('id', node.id)}{deco} {out.style('muted', when)}  {out.segments(segments)}"
 
 
 def _inert(text):

@@ -4,6 +4,7 @@ from .options import output_options
 from ..errors import NotFound, StreeError
 from ..format.terminal import inert
 from ..output.fields import REV_FIELDS, describe
+from ..output.reads import shortest
 from ..core.revs import Resolver
 
 
@@ -37,7 +38,7 @@ def command(env, revisions, short, verify, quiet, json_mode, fmt, nul):
     ids = tree.by_id
 
     def shown(id):
-        return _shortest(id, ids) if short else id
+        return shortest(id, ids) if short else id
 
     for rev in revisions:
         try:
@@ -60,11 +61,3 @@ def command(env, revisions, short, verify, quiet, json_mode, fmt, nul):
             out.record({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},
                        mark + inert(shown(id), oneline=True))  # an id is file text
     out.close()
-
-
-def _shortest(id, ids, minimum=4):
-    for n in range(minimum, len(id)):
-        prefix = id[:n]
-        if sum(1 for other in ids if other.startswith(prefix)) == 1:
-            return prefix
-    return id

@@ -4,12 +4,12 @@ zone by default). Machine output (--json, --format) keeps pi's own ISO timestamp
 import time
 from datetime import datetime, timezone
 
-import click
-
 STYLES = ("local", "iso", "relative", "unix", "utc")
 
 
 def date_option(f):
+    import click  # (the fast read path shows dates without click)
+
     return click.option("--date", "date_style", type=click.Choice(STYLES), default="local", show_default=True,
                         help="How times are shown: local time with the zone (iso: the same), relative "
                              "(3 hours ago), unix (seconds), utc.")(f)

@@ -15,6 +15,8 @@ ENTRY_FIELDS = {
     "graph": "the graph drawing before the row (log --graph only)",
 }
 
+GRAPH_FIELDS = dict(ENTRY_FIELDS, row="the whole row exactly as pi's /tree draws it (graph, marker, label, preview)")
+
 SESSION_FIELDS = {
     "id": "session id (header)",
     "path": "path of the session file",

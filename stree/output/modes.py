@@ -5,7 +5,6 @@ stdout carries results only; everything else goes to stderr.
 
 import os
 import re
-import shutil
 import sys
 
 from ..errors import UsageError
@@ -144,6 +143,26 @@ class Output:
     def line(self, text=""):
         self._emit(text)
 
+    def text_of(self, rec, human=None):
+        """What record(rec, human) writes, its end included (a kept graph's row)."""
+        if self.json:
+            return to_json(rec) + self.end
+        if self.format is not None:
+            return self.format(rec) + self.end
+        return human_safe(human if human is not None else "", self.color) + self.end
+
+    def put(self, texts):
+        """Write texts made by text_of(), as record() would (through the pager on a terminal)."""
+        text = "".join(texts)
+        if self.pager and self.tty and not self.machine:
+            self._lines.extend(text[:-len(self.end)].split(self.end))
+            if self.capture is not None:
+                self.capture.append(text)
+            return
+        write(text)
+        if self.capture is not None:
+            self.capture.append(text)
+
     def lines(self, texts):
         """Several human lines, written at once (long listings: one write, not one a line)."""
         if self.pager and self.tty:
@@ -179,7 +198,7 @@ class Output:
         if not self._lines:
             return
         lines, self._lines = self._lines, []
-        height = shutil.get_terminal_size((80, 24)).lines
+        height = _terminal_size().lines
         if len(lines) < height - 1:
             write("".join(line + self.end for line in lines))
             return
@@ -218,7 +237,13 @@ def display_width(text):
 
 
 def terminal_width():
-    return shutil.get_terminal_size((100, 24)).columns
+    return _terminal_size((100, 24)).columns
+
+
+def _terminal_size(fallback=(80, 24)):
+    import shutil  # (not at startup: it imports bz2, lzma, fnmatch)
+
+    return shutil.get_terminal_size(fallback)
 
 
 def page(text):

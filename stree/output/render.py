@@ -34,12 +34,14 @@ class Drawing:
     drawing is quadratic in the tree's size and is never held at once. Iterate, index,
     slice, reverse(); what is kept per entry is its place in the layout."""
 
-    __slots__ = ("order", "_draw", "_ids")
+    __slots__ = ("order", "_draw", "_ids", "state", "chain")
 
-    def __init__(self, order, draw, ids):
+    def __init__(self, order, draw, ids, state=None, chain=None):
         self.order = order  # rows of the tree, in the order they are shown
         self._draw = draw
         self._ids = ids
+        self.state = state  # row -> (prefix, active, label, leaf mark): what a row shows besides its entry
+        self.chain = chain  # () -> what a patch after an append to the leaf needs (stree.output.graphpatch)
 
     def __len__(self):
         return len(self.order)
@@ -54,7 +56,7 @@ class Drawing:
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return Drawing(self.order[i], self._draw, self._ids)
+            return Drawing(self.order[i], self._draw, self._ids, self.state, self.chain)
         return self._draw(self.order[i])
 
     def reverse(self):
@@ -66,7 +68,7 @@ class Drawing:
         return max((len(ids[r]) for r in self.order), default=default)
 
 
-def _passes(etype, role, hidden, id, filter, label, leaf):
+def passes(etype, role, hidden, id, filter, label, leaf):
     if etype == "usage":
         return False  # pi 1.5: usage entries are never shown, not even as the leaf
     if etype == "message" and role == "assistant" and hidden and id != leaf:
@@ -107,7 +109,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     for r in flat:
         id = ids[r]
         label = labels.get(id)
-        if not _passes(types[r], roles[r], hidden[r], id, filter, label, leaf):
+        if not passes(types[r], roles[r], hidden[r], id, filter, label, leaf):
             continue
         if tokens:
             text = searchable_text(tree.load(nodes[r]), label).lower()
@@ -152,13 +154,40 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         j = prow[marked]
         marked = j if j >= 0 else None
 
-    def draw(r):
+    def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
         prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
-        node = nodes[r]
-        return Row(node, prefix, r in active, labels.get(ids[r]), previewer.segments(node), r == marked)
+        return prefix, r in active, labels.get(ids[r]), r == marked
 
-    return Drawing(visible, draw, ids)
+    def draw(r):
+        prefix, on_path, label, leaf_mark = state(r)
+        node = nodes[r]
+        return Row(node, prefix, on_path, label, previewer.segments(node), leaf_mark)
+
+    def chain():
+        """(the marked row, its layout, how many rows are drawn under it, under the row above it,
+        whether it is the leaf, several roots), or None without a marked row."""
+        if marked is None:
+            return None
+        return (marked, layout[marked], len(kids.get(marked, ())), len(kids.get(up.get(marked), ())),
+                marked == leaf_row, multiple_roots)
+
+    return Drawing(visible, draw, ids, state, chain)
+
+
+def child_layout(layout, multiple_roots):
+    """The layout of the only row drawn under a row of `layout` (as graph() lays it out)."""
+    indent, show_connector, is_last, gutters, virtual_root_child = layout
+    child_indent = indent + 1 if show_connector and indent > 0 else indent  # (just branched: connector shown)
+    display_indent = max(0, indent - 1) if multiple_roots else indent
+    if show_connector and not virtual_root_child:
+        gutters = (max(0, display_indent - 1), not is_last, gutters)
+    return (child_indent, False, True, gutters, False)
+
+
+def prefix(layout, multiple_roots):
+    """The drawing before a row of `layout`."""
+    return _prefix(*layout, multiple_roots)
 
 
 _MEMO_CHARS = 1 << 22  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
@@ -208,7 +237,7 @@ def shown(tree, row, filter="default", tokens=(), leaf=None):
 
     node = tree._nodes[row]
     label = tree.labels.get(node.id)
-    if not _passes(node.type, node.role, node.hidden, node.id, filter, label, leaf):
+    if not passes(node.type, node.role, node.hidden, node.id, filter, label, leaf):
         return False
     if tokens:
         text = searchable_text(tree.load(node), label).lower()

@@ -13,6 +13,9 @@ def stats_line(parsed, state):
     decoded = session.STATS["decoded"] if session else 0
     line = (f"stree: stats: parsed {parsed} lines, index {state}, decoded {decoded} entries, "
             f"peak rss {own * unit // 1024} KiB")
+    graph = sys.modules.get("stree.output.graphout")
+    if graph is not None:
+        line += f", graph rows drawn {graph.STATS['drawn']}, kept {graph.STATS['kept']} ({graph.STATS['how']})"
     workers = session.STATS["workers"] if session else 0
     if workers:  # the largest of them (the parse workers are this process's only children then)
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -2,7 +2,6 @@
 written: a light module, read by the fast paths that must not import the index."""
 
 import os
-import re
 import stat
 import sys
 
@@ -10,8 +9,9 @@ import sys
 # <dev>-<inode>-<crc>.graph (stree.storage.graphcache), and their temp files while being written;
 # the catalogue, catalog.sqlite and SQLite's -wal and -shm beside it (stree.storage.catalog).
 # Nothing else there is ever removed, whatever the directory (STREE_CACHE_DIR) holds.
-OWN_NAME = re.compile(r"[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)|catalog\.sqlite(?:-wal|-shm)?")
-OWN_TEMP = re.compile(r"(?P<target>[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx))\.[0-9]+(?:-[0-9a-f]+)?\.tmp")
+# (compiled when first used: `re` is not imported by the fast paths that only read the cache)
+OWN_NAME = r"[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)|catalog\.sqlite(?:-wal|-shm)?"
+OWN_TEMP = r"(?P<target>[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx))\.[0-9]+(?:-[0-9a-f]+)?\.tmp"
 
 
 def configured_cache_dir():
@@ -67,13 +67,15 @@ def refuse_shared(path, st, what, other_fix, error=None):
 def own_files(directory):
     """(name, is_temp) of the regular files (not links, not directories) in `directory` that
     stree wrote: its indexes, kept graphs and their temp files; [] when unreadable."""
+    import re
+
     try:
         names = sorted(os.listdir(directory))
     except OSError:
         return []
     out = []
     for name in names:
-        own, temp = OWN_NAME.fullmatch(name), OWN_TEMP.fullmatch(name)
+        own, temp = re.fullmatch(OWN_NAME, name), re.fullmatch(OWN_TEMP, name)
         if not own and not temp:
             continue
         try:

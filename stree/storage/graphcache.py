@@ -26,7 +26,7 @@ from binascii import crc32
 from .. import __version__
 from .cachedir import cache_dir, write_file
 
-FORMAT = 2  # 2: ctime in the identity, CRCs of the description and of the output
+FORMAT = 3  # 2: ctime in the identity, CRCs of the description and of the output; 3: the rows' state
 MAGIC = b"stree-graph\n"
 SUFFIX = ".graph"
 WINDOW = 4096  # bytes compared at the start and the end of the session file
@@ -89,12 +89,13 @@ def _open_regular(path):
     return None
 
 
-def applies(no_cache=False):
-    """Whether output may be kept and reused: into a pipe or file (a terminal gets rows cut to
-    its width, colours, a pager), and the cache not switched off."""
+def applies(no_cache=False, terminal=False):
+    """Whether output may be kept and reused: into a pipe or file, on a terminal too with
+    `terminal` (its rows are cut to its width: the caller adds it to the options), and the
+    cache not switched off."""
     import sys
 
-    return not no_cache and not os.environ.get("STREE_NO_CACHE") and not sys.stdout.isatty()
+    return not no_cache and not os.environ.get("STREE_NO_CACHE") and (terminal or not sys.stdout.isatty())
 
 
 def options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul, color):
@@ -146,7 +147,7 @@ def lookup(path, options):
         if meta is None or meta.get("key") != key or meta.get("identity") != list(identity(fd, st)):
             return None
         length = meta["length"]
-        if os.fstat(f.fileno()).st_size != start + length:
+        if os.fstat(f.fileno()).st_size != start + length + meta.get("rows", 0):
             return None  # (written by a temp file and a rename: only damage makes it shorter)
         crc = 0
         left = length
@@ -166,6 +167,36 @@ def lookup(path, options):
         os.close(fd)
         if f is not None:
             f.close()
+
+
+def lookup_grown(path, options):
+    """A previous run's output for these options when the file has only grown since (the same
+    file, its old bytes as they were, complete lines then): (text, rows, entries then), or None."""
+    fd = _open_regular(path)
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+        key = _key(options)
+        with open(_target(st, key), "rb") as f:
+            meta, start = _read_meta(f)
+            if meta is None or meta.get("key") != key or not meta.get("rows") or not meta.get("ended"):
+                return None
+            dev, ino, size, _, _, head, tail = meta["identity"]
+            if (dev, ino) != (st.st_dev, st.st_ino) or not 0 < size < st.st_size:
+                return None
+            if crc32(os.pread(fd, min(WINDOW, size), 0)) != head \
+                    or crc32(os.pread(fd, min(WINDOW, size), max(0, size - WINDOW))) != tail:
+                return None  # not the kept file plus appended bytes
+            data = f.read(meta["length"])
+            rows = f.read(meta["rows"])
+            if crc32(data) != meta["crc"] or crc32(rows) != meta["rows_crc"] or f.read(1):
+                return None
+            return data, rows, meta["entries"]
+    except Exception:  # missing, unreadable, damaged: render instead
+        return None
+    finally:
+        os.close(fd)
 
 
 def write(found):
@@ -258,9 +289,10 @@ def is_stale(meta):
         os.close(fd)
 
 
-def store(session, options, text):
-    """Keep `text`, printed for `options` from `session` as it was read; failures are silent
-    (the next run renders again)."""
+def store(session, options, text, rows=None):
+    """Keep `text`, printed for `options` from `session` as it was read, and `rows` (bytes: what
+    stree.output.graphout needs to patch it after an append); failures are silent (the next
+    run renders again)."""
     fd = session.fd
     if fd is None or session.seen is None or len(text) > MAX_TEXT:
         return
@@ -274,9 +306,14 @@ def store(session, options, text):
         key = _key(options)
         target = _target(st, key)
         data = text if isinstance(text, bytes) else text.encode("utf-8")  # (a lone surrogate: UnicodeError)
+        rows = rows or b""
+        ended = st.st_size > 0 and os.pread(fd, 1, st.st_size - 1) == b"\n"
         meta = marshal.dumps({"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
-                              "path": os.path.abspath(session.path), "length": len(data), "crc": crc32(data)})
-        write_file(target, (MAGIC, len(meta).to_bytes(4, "little"), crc32(meta).to_bytes(4, "little"), meta, data))
+                              "path": os.path.abspath(session.path), "length": len(data), "crc": crc32(data),
+                              "rows": len(rows), "rows_crc": crc32(rows), "entries": len(session.nodes),
+                              "ended": ended})
+        write_file(target, (MAGIC, len(meta).to_bytes(4, "little"), crc32(meta).to_bytes(4, "little"), meta, data,
+                            rows))
         _prune(os.path.dirname(target), f"{st.st_dev:x}-{st.st_ino:x}-")
     except Exception:
         pass

@@ -1,0 +1,214 @@
+"""The common read commands answered without click (half of a warm command's time).
+
+`log` (the path to one revision: -n, --date, --json, --format, -z), `rev-parse` (REV...,
+--short, --json, --format, -z) and `label` (the list), with the global options -s,
+--session-dir, --agent-dir, --color and --no-pager, in their plain spellings. Anything else
+(another option or spelling, --help, a range for log, an error of any kind, a session with
+warnings, STREE_DEBUG, STREE_DEBUG_STATS, STREE_NO_CACHE) returns None before a byte is
+written, and click does the whole job: its output, errors and exit codes are the reference,
+which tests/test_fastread.py compares this with. STREE_NO_FAST=1 turns this path off.
+"""
+
+import os
+import sys
+
+GLOBAL_VALUES = {"-s": "session", "--session": "session", "--agent-dir": "agent_dir",
+                 "--session-dir": "session_dir", "--color": "color"}
+GLOBAL_FLAGS = {"--no-pager": "no_pager"}
+OUTPUT_VALUES = {"--format": "fmt"}
+OUTPUT_FLAGS = {"--json": "json", "-z": "nul"}
+COMMANDS = {  # command: (options with a value, flags, how many operands)
+    "log": (dict(OUTPUT_VALUES, **{"-n": "max_count", "--max-count": "max_count", "--date": "date"}),
+            OUTPUT_FLAGS, 1),
+    "rev-parse": (OUTPUT_VALUES, dict(OUTPUT_FLAGS, **{"--short": "short"}), None),
+    "label": (OUTPUT_VALUES, OUTPUT_FLAGS, 0),
+}
+DATES = ("local", "iso", "relative", "unix", "utc")
+ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_DEBUG_STATS", "STREE_NO_CACHE")
+
+
+def parse(argv):
+    """(command, {option: value}, operands) of a plain command line, or None."""
+    i = 0
+    got = {}
+    while i < len(argv) and argv[i] not in COMMANDS:
+        i = _option(argv, i, GLOBAL_VALUES, GLOBAL_FLAGS, got)
+        if i is None:
+            return None
+    if i >= len(argv):
+        return None
+    command = argv[i]
+    values, flags, most = COMMANDS[command]
+    values = dict(values, **GLOBAL_VALUES)
+    flags = dict(flags, **GLOBAL_FLAGS)
+    operands = []
+    i += 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith("-") and arg not in ("-", ):
+            i = _option(argv, i, values, flags, got)
+            if i is None:
+                return None
+        else:
+            operands.append(arg)
+            i += 1
+    if most is not None and len(operands) > most:
+        return None
+    return command, got, operands
+
+
+def _option(argv, i, values, flags, got):
+    arg = argv[i]
+    name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+    if name in values:
+        if not eq:
+            if i + 1 >= len(argv):
+                return None
+            i += 1
+            value = argv[i]
+        if values[name] in got:
+            return None  # (given twice: click's rules)
+        got[values[name]] = value
+        return i + 1
+    if not eq and arg in flags:
+        got[flags[arg]] = True
+        return i + 1
+    return None
+
+
+def run(argv, session_path):
+    """The exit code of a read command answered here, or None: click answers it.
+    `session_path(got)` is the session file the options name, or None."""
+    if any(os.environ.get(name) for name in ENV_OFF):
+        return None
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    command, got, operands = parsed
+    if got.get("color", "auto") not in ("auto", "always", "never") or got.get("date", "local") not in DATES:
+        return None
+    if "max_count" in got:
+        if not (got["max_count"].isascii() and got["max_count"].isdigit()):
+            return None
+        got["max_count"] = int(got["max_count"])
+    path = session_path(got)
+    if path is None:
+        return None
+    try:
+        ready = _prepare(command, got, operands, path)
+    except Exception:  # an error, a warning, anything unusual: click says it
+        return None
+    if ready is None:
+        return None
+    return _write(*ready)
+
+
+def _prepare(command, got, operands, path):
+    """(session, output, what writes the records) with everything resolved, or None."""
+    from .core.preview import Previewer
+    from .core.revs import Resolver
+    from .core.tree import Tree
+    from .output import fields
+    from .output.modes import Output
+    from .storage import index
+
+    session, _ = index.load(path, defer=True)
+    if session.malformed or not len(session.nodes):
+        return None  # (a warning, or "no entries yet": said by the command)
+    tree = Tree(session.nodes, session.load, session.previews)
+    resolver = Resolver(tree)
+    record_fields = {"log": fields.GRAPH_FIELDS, "rev-parse": fields.REV_FIELDS, "label": fields.LABEL_FIELDS}
+    out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
+                 not got.get("no_pager"), record_fields[command])
+    if command == "log":
+        revision = operands[0] if operands else "@"
+        kind, *ends = resolver.resolve_range(revision)
+        if kind != "single":
+            return None
+        max_count = got.get("max_count")
+        rows = tree.ancestor_rows(ends[0], max_count) if max_count is not None else resolver.rows_of(revision)[::-1]
+        from .core.navigate import position
+        from .output.reads import path_log
+
+        at = position(tree)
+        active = None if ends[0] == at else set(tree.path_rows(at)) if at else set()
+        previewer = Previewer(tree)
+        return session, out, lambda: path_log(out, tree, rows, previewer, got.get("date", "local"), active)
+    if command == "rev-parse":
+        from .format.terminal import inert
+        from .output.reads import shortest
+
+        records = []
+        for rev in operands or ("@",):
+            kind, *parts = resolver.resolve_range(rev)
+            if kind == "single":
+                results = [("", parts[0])]
+            elif kind == "range":
+                results = [("", parts[1]), ("^", parts[0])]
+            else:
+                base = tree.merge_base(parts[0], parts[1])
+                results = [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
+            for mark, id in results:
+                shown = shortest(id, tree.by_id) if got.get("short") else id
+                records.append(({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},
+                                mark + inert(shown, oneline=True)))
+
+        def write_records():
+            for rec, human in records:
+                out.record(rec, human)
+        return session, out, write_records
+    from .output.reads import label_list
+
+    return session, out, lambda: label_list(out, tree, Previewer(tree))
+
+
+def _write(session, out, write_records):
+    """Write the records as the command would, with stree.cli's handling of the errors that
+    can still come (a reader gone, an I/O error, Ctrl-C)."""
+    from .errors import BAD_FILE, INTERNAL, INTERRUPTED, StreeError
+
+    try:
+        write_records()
+        out.close()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (stree log | head -1): not an error
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, 1)
+            os.close(fd)
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        print("stree: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except StreeError as e:  # (the file cut short while its entries are read, say)
+        from .format.terminal import inert
+
+        print(f"stree: error: {inert(str(e))}", file=sys.stderr)
+        for line in str(e.hint).split("\n") if e.hint else ():
+            print(f"hint: {inert(line)}", file=sys.stderr)
+        return e.code
+    except RecursionError:
+        print("stree: error: an entry is nested too deeply (thousands of levels of JSON) to print\n"
+              "hint: --format with plain fields, or 'stree log', still work on this session", file=sys.stderr)
+        return BAD_FILE
+    except OSError as e:  # an I/O error after the session was read: one line, as stree.cli says it
+        from .format.terminal import inert
+
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"stree: error: {inert(where, oneline=True)}I/O error: {e.strerror}", file=sys.stderr)
+        return BAD_FILE
+    except Exception as e:  # as stree.cli reports a bug
+        from .format.terminal import inert
+
+        print(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
+              file=sys.stderr)
+        return INTERNAL
+    try:
+        from .storage import index
+
+        index.save(session)  # (what the command writes when it ends)
+    except Exception:
+        pass
+    return 0

@@ -1,0 +1,268 @@
+"""`log --graph` written: drawn whole, or patched from the output kept before the file grew.
+
+A graph row's text depends on its entry (which an append never changes) and on what the
+drawing around it gives it: the connectors before it, the active-path mark, its label,
+the leaf mark, and for --json/--format the child count and whether it is @. That is the
+row's *state*. A kept output (stree.storage.graphcache) carries, for every row in order, its
+entry's row in the file, its state (the connectors as a 64-bit digest: they grow with the
+tree's depth) and the length of its text. After an append, the
+layout is computed again (no preview, no entry read) and each row whose entry and state
+are as they were is copied from the kept text; only the others are drawn: the new rows,
+the rows whose marks moved, a row newly labelled. A change that moves every row (the
+id column grows wider) or that the state cannot capture (an entry id given twice, a tool
+call id repeated) draws it all again.
+
+STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
+"""
+
+import marshal
+
+STATS = {"drawn": 0, "kept": 0, "how": "drawn"}  # how: drawn, laid out (patched), appended (graphpatch)
+VERSION = 3  # of the rows' state below
+BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
+DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)
+
+
+class Patch:
+    """What a kept output offers a patch: its bytes, the id column's width, its rows' state in
+    columns (entry row, digest of the connectors, flags, label, children, length in bytes), what an append to the
+    leaf needs (stree.output.graphpatch), and how many entries the file had then."""
+
+    def __init__(self, data, width, cols, chain, entries):
+        self.data = data
+        self.width = width
+        self.cols = cols
+        self.chain = chain
+        self.entries = entries
+
+    def offsets(self):
+        from itertools import accumulate
+
+        return list(accumulate(self.cols[5], initial=0))
+
+
+def base(found):
+    """A Patch from graphcache.lookup_grown()'s (bytes, rows blob, entries), or None."""
+    if found is None:
+        return None
+    data, blob, entries = found
+    try:
+        version, width, cols, chain = marshal.loads(blob)
+        if version != VERSION or sum(cols[5]) != len(data):
+            return None
+        return Patch(data, width, cols, chain, entries)
+    except Exception:
+        return None
+
+
+def blob(width, cols, chain):
+    return marshal.dumps((VERSION, width, cols, chain))
+
+
+def digest(prefix):
+    """64 bits of the connectors before a row (kept instead of them: a comb-shaped tree's grow
+    with the square of its size): CRC-32 and Adler-32 of their UTF-8."""
+    found = DIGESTS.get(prefix)
+    if found is None:
+        from zlib import adler32, crc32
+
+        data = prefix.encode("utf-8", "surrogatepass")
+        found = crc32(data) << 32 | adler32(data)
+        if len(DIGESTS) > 4096:
+            DIGESTS.clear()
+        DIGESTS[prefix] = found
+    return found
+
+
+def stater(tree, drawing, machine):
+    """row -> its state: (digest of the connectors, flags, label, children) with flags
+    active | leaf mark << 1 | @ << 2."""
+    state = drawing.state
+    if not machine:
+        def of(r):
+            prefix, active, label, marked = state(r)
+            return digest(prefix), active | marked << 1, label, 0
+        return of
+    from ..core.navigate import position
+
+    at = position(tree)
+    ids = tree._nodes.col("id")
+    nkids = tree.shape.nkids
+
+    def of_machine(r):
+        prefix, active, label, marked = state(r)
+        return digest(prefix), active | marked << 1 | (ids[r] == at) << 2, label, nkids[r]
+    return of_machine
+
+
+def text_of(out, tree, row, previewer, width, no_ids):
+    """A Row as record() writes it."""
+    STATS["drawn"] += 1
+    if out.machine:
+        from .fields import entry_record
+
+        return out.text_of(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                                        row=row.text(marker=False)))
+    return out.text_of(None, graph_line(out, row, width, no_ids))
+
+
+def _size(text):
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
+    """Write the rows of `drawing`: from `patch` (a Patch) where it can be used, else all drawn.
+    Returns the rows' state blob to keep with the output (when `keep`), or None."""
+    width = drawing.id_width()
+    keep = keep and not tree.shape.shadowed
+    of = stater(tree, drawing, out.machine) if keep else None
+    pieces = _patched(out, tree, drawing, previewer, no_ids, width, patch, of) if keep and patch else None
+    if pieces is not None:
+        STATS["how"] = "laid out"
+    else:
+        draw = drawing._draw
+        pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
+    cols = ([], [], [], [], [], []) if keep else None
+    batch = []
+    size = 0
+    for r, text, kept in pieces:
+        batch.append(text)
+        size += len(text)
+        if keep:
+            if kept is None:  # a drawn row
+                for col, value in zip(cols, (r, *of(r), _size(text))):
+                    col.append(value)
+            else:  # a run of kept rows: their states as they were
+                for col, values in zip(cols, kept):
+                    col.extend(values)
+        if len(batch) >= BATCH or size > 1 << 20:
+            out.put(batch)
+            batch = []
+            size = 0
+            if keep and (out.capture is None or out.capture.parts is None):
+                keep = False  # the output is too long to keep: so are its rows' states
+                cols = None
+    if batch:
+        out.put(batch)
+    if not keep or out.capture is None or out.capture.parts is None:
+        return None
+    return blob(width, cols, chain_state(tree, drawing, out.machine))
+
+
+def chain_state(tree, drawing, machine):
+    """What stree.output.graphpatch needs of a drawing to patch an append to the leaf: the
+    drawing's chain() with the gutters as a list, and the row of @ (--json, --format)."""
+    chain = drawing.chain() if drawing.chain is not None else None
+    if chain is None:
+        return None
+    marked, (indent, show_connector, is_last, gutters, virtual), below, beside, is_leaf, roots = chain
+    flat = []
+    while gutters is not None:
+        position, show, gutters = gutters
+        flat.append((position, show))
+    at = -1
+    if machine:
+        from ..core.navigate import position
+
+        found = tree._row(position(tree)) if position(tree) is not None else None
+        at = -1 if found is None else found
+    return (marked, (indent, show_connector, is_last, flat, virtual), below, beside, is_leaf, roots, at)
+
+
+def _patched(out, tree, drawing, previewer, no_ids, width, patch, of):
+    """(row, text, kept columns or None) for every row, from the kept output where a row's entry
+    and state are as they were; None when the change cannot be patched."""
+    if len(tree._nodes) < patch.entries or width != patch.width:
+        return None  # (the id column changed width: every row moves)
+    dirty = dirty_rows(tree, patch.entries)
+    if dirty is None:
+        return None
+    return _pieces(out, tree, drawing, previewer, no_ids, width, patch, dirty, of)
+
+
+def _pieces(out, tree, drawing, previewer, no_ids, width, patch, dirty, of):
+    rows, prefixes, flags, labels, kids, _ = cols = patch.cols
+    at = dict(zip(rows, range(len(rows))))
+    offsets = patch.offsets()
+    data = patch.data
+    draw = drawing._draw
+    order = drawing.order
+    k = 0
+    count = len(order)
+    while k < count:
+        r = order[k]
+        i = at.get(r)
+        if i is not None and r not in dirty and (prefixes[i], flags[i], labels[i], kids[i]) == of(r):
+            j = i + 1  # a run of kept rows, in the same order as before
+            k += 1
+            while k < count and j < len(rows):
+                r = order[k]
+                if rows[j] != r or r in dirty or (prefixes[j], flags[j], labels[j], kids[j]) != of(r):
+                    break
+                j += 1
+                k += 1
+            STATS["kept"] += j - i
+            yield None, data[offsets[i]:offsets[j]].decode("utf-8"), [col[i:j] for col in cols]
+        else:
+            yield r, text_of(out, tree, draw(r), previewer, width, no_ids), None
+            k += 1
+
+
+def dirty_rows(tree, old):
+    """Rows before `old` whose preview the appended entries may change: tool results naming a
+    call an appended assistant message makes (pi shows the call's name and arguments). None
+    when a call id is repeated (which call pi shows then depends on the walk)."""
+    nodes = tree._nodes
+    roles, auxes = nodes.tail("role", old), nodes.tail("aux", old)
+    calls = set()
+    for role, aux in zip(roles, auxes):
+        if role == "assistant" and aux:
+            try:
+                calls.update(aux)
+            except TypeError:
+                return None
+    if not calls:
+        return set()
+    roles, auxes = nodes.col("role"), nodes.col("aux")
+    dirty = set()
+    for r in range(old):
+        aux = auxes[r]
+        if not aux:
+            continue
+        role = roles[r]
+        try:
+            if role == "assistant" and not calls.isdisjoint(aux):
+                return None  # a call id given again
+            if role == "toolResult" and aux in calls:
+                dirty.add(r)
+        except TypeError:
+            return None
+    return dirty
+
+
+def replay(out, data):
+    """Write a kept output (bytes) on a terminal, through the pager."""
+    out.put([data.decode("utf-8")])
+
+
+def graph_line(out, row, width, no_ids):
+    """A human graph row: the id column, the drawing, marks, label and preview."""
+    from ..format.terminal import inert
+
+    text = "" if no_ids else out.style("id", row.node.id.ljust(width)) + "  "
+    text += out.style("dim", row.prefix)
+    if row.active:
+        text += out.style("accent", "• ")
+    if row.label:
+        text += out.style("warning", "[" + inert(row.label, oneline=True) + "] ")
+    segments = row.segments
+    if out.tty:  # like pi: one terminal line per row
+        from .modes import fit, terminal_width
+
+        used = (0 if no_ids else width + 2) + len(row.prefix) + (2 if row.active else 0) + \
+            (len(row.label) + 3 if row.label else 0) + (10 if row.leaf else 0)
+        segments = fit(segments, max(10, terminal_width() - used))
+    text += out.segments(segments)
+    if row.leaf:
+        text += out.style("accent", "  ← active")
+    return text
