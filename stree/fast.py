@@ -151,7 +151,7 @@ def _appended(path, options, got, max_count):
         from .storage import index
 
         session, state = index.load(path)
-        if session.malformed or session.version < 2:
+        if session.malformed or session.headerless or session.version < 2:
             return None  # (warnings, migrations: click's)
         tree = Tree(session.nodes, session.load, session.previews)
         out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),

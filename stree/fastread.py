@@ -113,7 +113,7 @@ def _prepare(command, got, operands, path):
     from .storage import index
 
     session, _ = index.load(path, defer=True)
-    if session.malformed or not len(session.nodes):
+    if session.malformed or session.headerless or not len(session.nodes):
         return None  # (a warning, or "no entries yet": said by the command)
     tree = Tree(session.nodes, session.load, session.previews)
     resolver = Resolver(tree)

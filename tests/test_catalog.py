@@ -393,3 +393,13 @@ def test_lone_surrogates_in_ids_and_text(stree, isolated_home):
     hits = [stree(*mode, "grep", "--json", "lemon") for mode in ([], ["--no-cache"])]
     assert hits[0].code == 0 and hits[0].out == hits[1].out
     assert json.loads(hits[0].out)["entry"] == "e\udc00id" and json.loads(hits[0].out)["line"] == "hello w\ud800rld lemon"
+
+
+def test_headerless_file_warns_on_every_read_even_when_answered_fast(stree, agents):
+    """The fast read paths (stree.fastread, the kept and patched graphs of stree.fast) leave a
+    headerless file to click, which warns; no kept graph is replayed without the warning."""
+    path = agents["headerless"]
+    for _ in range(2):
+        for args in (("log", "-n", "2"), ("rev-parse", "@"), ("label",), ("log", "--graph")):
+            r = stree("-s", path, *args)
+            assert r.code == 0 and "no session header" in r.err, (args, r)

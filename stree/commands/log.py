@@ -150,7 +150,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
     if options is not None:
         out.capture = graphcache.Capture()
     previewer = Previewer(tree)
-    if patch is not None and not session.malformed:
+    if patch is not None and not session.malformed and not session.headerless:
         from ..output.graphpatch import chain
 
         done = chain(tree, out, patch, filter_, search, no_ids, max_count, previewer)
@@ -168,7 +168,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
         if search is not None and not follow:
             out.close()
             sys.exit(NEGATIVE)  # as grep: nothing matched
-    keep = options is not None and bool(rows) and not session.malformed
+    keep = options is not None and bool(rows) and not session.malformed and not session.headerless
     state = graphout.write(out, tree, rows, previewer, no_ids, keep, patch)
     out.close()
     text = out.capture.text() if options is not None else None
