@@ -1,12 +1,10 @@
 import click
 
 from .options import output_options
+from ..core.grep import ROLES, TEXT_TYPES as TYPES
 from ..errors import NEGATIVE
 from ..format.terminal import inert
 from ..output.fields import GREP_FIELDS, describe
-
-ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")
-TYPES = ("message", "compaction", "branch_summary", "custom_message")
 
 
 @click.command("grep", epilog=f"""\b

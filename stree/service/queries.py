@@ -1,6 +1,6 @@
-"""stree's own read commands over the wire: log, show, rev_parse, context. Each answers with
-what the CLI's --json prints for the same question: `records`, the JSON lines of
-`stree log/show/rev-parse --json`, and for context the object of `stree context --json`."""
+"""stree's own read commands over the wire: log, show, rev_parse, context, grep. Each answers
+with what the CLI's --json prints for the same question: `records`, the JSON lines of
+`stree log/show/rev-parse/grep --json`, and for context the object of `stree context --json`."""
 
 from ..core.revs import Resolver
 from .protocol import param
@@ -122,4 +122,44 @@ def context(served, request):
     return tree.build_context(leaf)
 
 
-COMMANDS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context}
+def grep(served, request):
+    """`stree grep PATTERN [-i] [-w] [-E] [-l|-c] [-m N] [--role R]... [--type T]... [--since D]
+    [--until D] [--cwd DIR] --json`, over every session of the agents `agent` selects (default:
+    serve's --agent), or the one `session` names (a path or id prefix, as -s)."""
+    from ..core.grep import ROLES, TEXT_TYPES
+    from ..core.sessiongrep import Grep
+    from ..core.store import AGENTS, resolve_session
+
+    pattern = param(request, "pattern", str, required=True)
+    roles = _strings(request, "roles", ROLES)
+    types = _strings(request, "types", TEXT_TYPES)
+    max_count = param(request, "maxCount", int)
+    if max_count is not None and max_count < 1:
+        raise_bad("grep: field 'maxCount' must be 1 or more")
+    agent = param(request, "agent", str, default=served.agent, choices=AGENTS + ("all",))
+    session = param(request, "session", str)
+    path = resolve_session(session, served.cwd, served.agent_dir, served.session_dir, agent) if session else None
+    files_only = param(request, "filesOnly", bool, default=False)
+    count = param(request, "count", bool, default=False)
+    if files_only and count:
+        raise_bad("grep: filesOnly and count do not go together")
+    question = Grep(pattern, regex=param(request, "regex", bool, default=False),
+                    ignore_case=param(request, "ignoreCase", bool, default=False),
+                    word=param(request, "word", bool, default=False), roles=roles, types=types,
+                    since=param(request, "since", str), until=param(request, "until", str),
+                    cwd=param(request, "cwd", str), files_only=files_only, count=count, max_count=max_count,
+                    session_path=path, agent=agent, agent_dir=served.agent_dir, no_cache=served.no_cache,
+                    option_names=("since", "until"))
+    return {"records": [rec for rec, _ in question.records()]}
+
+
+def _strings(request, name, choices):
+    value = param(request, name, list, default=())
+    for v in value:
+        if v not in choices:
+            raise_bad(f"{request.get('type')}: field '{name}' holds {v!r}; each must be one of "
+                      + ", ".join(choices))
+    return value
+
+
+COMMANDS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context, "grep": grep}

@@ -34,8 +34,9 @@ class IoLock:
 
 class Served:
     def __init__(self, path, cwd, agent_dir=None, session_dir=None, no_cache=False, model_flags=None,
-                 warn=None, debug=False):
+                 warn=None, debug=False, agent=None):
         self.path = os.path.abspath(str(path))
+        self.agent = agent  # --agent: whose sessions grep searches
         self.cwd = cwd
         self.agent_dir = agent_dir
         self.session_dir = session_dir
