@@ -124,7 +124,8 @@ def corpus(home, n=12, entries=120):
     paths = []
     for i in range(n):
         p = d / f"s{i:03d}.jsonl"
-        p.write_text("\n".join(Gen(i).run(entries + i)) + "\n")
+        with open(p, "w", encoding="utf-8") as f:
+            Gen(i, out=f).run(entries + i)
         paths.append(p)
     return paths
 
