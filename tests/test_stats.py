@@ -270,6 +270,43 @@ def test_all_sessions_count_a_forks_copied_prefix_once(stree, tmp_path, isolated
     same(only(one, "total"), per_session[json.loads(open(project / "c.jsonl").readline())["id"]])
 
 
+def test_all_counts_every_agents_sessions_as_ls_all_lists_them(stree, isolated_home):
+    """pi's, oh-my-pi's (its title slot first) and OpenClaw's sessions (a live one and a reset
+    copy) in a temporary HOME: stats --all counts the sessions ls --all lists; --agent selects."""
+    home = isolated_home
+    pi_dir = home / ".pi/agent/sessions/--home-dev-proj--"
+    omp_dir = home / ".omp/agent/sessions/--home-dev-proj--"
+    claw = home / ".openclaw/agents/main/sessions"
+    for d in (pi_dir, omp_dir, claw):
+        d.mkdir(parents=True)
+    random_session(pi_dir / "a.jsonl", 11)
+    omp = omp_dir / "b.jsonl"
+    random_session(omp, 12)
+    title = json.dumps({"type": "title", "title": "an omp title"}).ljust(255) + "\n"  # oh-my-pi's title slot
+    omp.write_text(title + omp.read_text())
+    live = random_session(claw / "0199a1b2-0000-7000-8000-000000000013.jsonl", 13)
+    random_session(claw / "0199a1b2-0000-7000-8000-000000000014.jsonl.reset.2026-01-02T03-04-05Z", 14)
+    listed = [json.loads(x)["path"] for x in stree("ls", "--all", "--json").out.splitlines()]
+    assert len(listed) == 4
+    by_agent = {}
+    for path in listed:
+        agent = "omp" if "/.omp/" in path else "openclaw" if "/.openclaw/" in path else "pi"
+        by_agent.setdefault(agent, []).append(path)
+    assert sorted(by_agent) == ["omp", "openclaw", "pi"]
+
+    recs = records(stree, "stats", "--all")
+    sessions = {r["path"]: r for r in recs if r["group"] == "session"}
+    assert set(sessions) == set(listed)
+    for path in listed:
+        same(sessions[path], brute_sum(raw_entries(path)))
+    same(only(recs, "total"), brute_sum([e for p in listed for e in raw_entries(p)]))
+    assert sessions[str(claw / "0199a1b2-0000-7000-8000-000000000013.jsonl")]["key"] == live.header["id"]
+    for agent, paths in by_agent.items():
+        mine = records(stree, "--agent", agent, "stats", "--all")
+        assert sorted(r["path"] for r in mine if r["group"] == "session") == sorted(paths), agent
+        same(only(mine, "total"), brute_sum([e for p in paths for e in raw_entries(p)]))
+
+
 def test_since_and_until_take_whole_days(stree, tmp_path, isolated_home):
     project = isolated_home / ".pi" / "agent" / "sessions" / "--p--"
     project.mkdir(parents=True)
