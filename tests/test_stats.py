@@ -4,6 +4,7 @@ ranges, forks counted once, and exit codes."""
 
 import json
 import random
+import sqlite3
 
 import pytest
 
@@ -305,6 +306,55 @@ def test_all_counts_every_agents_sessions_as_ls_all_lists_them(stree, isolated_h
         mine = records(stree, "--agent", agent, "stats", "--all")
         assert sorted(r["path"] for r in mine if r["group"] == "session") == sorted(paths), agent
         same(only(mine, "total"), brute_sum([e for p in paths for e in raw_entries(p)]))
+
+
+def catalogue_totals(stree):
+    """path -> the catalogue's token and cost totals, read from its database."""
+    state = json.loads(stree("catalog", "--json").out)
+    con = sqlite3.connect(state["path"])
+    try:
+        rows = con.execute("SELECT path, input, output, cache_read, cache_write, cost FROM sessions WHERE ok = 1")
+        return {json.loads(r[0]): dict(zip(KEYS + ("cost",), r[1:])) for r in rows}  # (paths stored as JSON)
+    finally:
+        con.close()
+
+
+def test_the_catalogues_totals_are_what_stats_sums(stree, isolated_home):
+    """The catalogue reads usage as stats does (pi 1.5.2's sums): on a file pi's own writers wrote
+    (usage entries, tool results, summaries, a compaction), generated ones and a fork, a row's
+    totals are stats' for the file, also after lines are appended (read incrementally)."""
+    project = isolated_home / ".pi/agent/sessions/--home-dev-proj--"
+    project.mkdir(parents=True)
+    written = project / "pi.jsonl"
+    pi_file(written, isolated_home)
+    a = random_session(project / "a.jsonl", 21)
+    random_session(project / "c.jsonl", 22, parent=project / "a.jsonl", copy_from=[dict(e) for e in a.entries[:15]])
+    files = sorted(project.glob("*.jsonl"))
+
+    def check():
+        assert stree("ls", "--all").code == 0
+        rows = catalogue_totals(stree)
+        for f in files:
+            recs = records(stree, "-s", f, "stats")
+            whole = total_of(recs, "total")  # the file's own part, and what a fork inherited
+            for k in KEYS + ("cost",):
+                whole[k] += sum(r[k] for r in recs if r["group"] == "inherited")
+            same(rows[str(f)], whole)
+            same(rows[str(f)], brute_sum(raw_entries(f)))
+    check()
+    assert any(e["type"] == "usage" for e in raw_entries(written))
+    # grown: a usage entry and a tool result with usage appended (the appended lines only are read)
+    last = raw_entries(written)[-1]["id"]
+    with open(written, "a") as f:
+        f.write(json.dumps({"type": "usage", "id": "u0000001", "parentId": last,
+                            "timestamp": "2026-11-20T10:00:00.000Z", "kind": "cache_warm", "provider": "p",
+                            "model": "m", "usage": usage(1, 2, 3, 4, 0.5)}) + "\n")
+        f.write(json.dumps({"type": "message", "id": "t0000001", "parentId": "u0000001",
+                            "timestamp": "2026-11-20T10:00:01.000Z",
+                            "message": {"role": "toolResult", "toolCallId": "c9", "toolName": "sub",
+                                        "isError": False, "content": [{"type": "text", "text": "x"}],
+                                        "usage": usage(5, 6, 0, 0, 0.25), "timestamp": 9}}) + "\n")
+    check()
 
 
 def test_since_and_until_take_whole_days(stree, tmp_path, isolated_home):
