@@ -11,7 +11,7 @@ import os
 from binascii import crc32
 
 from ..errors import StreeError
-from ..format.timestamp import ts_millis
+from ..format.timestamp import iso_millis, ts_millis
 from ..format.usage import may_have_usage, usage_of
 
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
@@ -292,18 +292,15 @@ def _model(models, provider, model):
 
 def record(row):
     """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
-    from datetime import datetime, timezone
-
     activity = row["activity"]
     created = row["created"]
     if activity is None or activity <= 0:
         activity = ts_millis(created)
     if activity is None:
         activity = int(os.stat(row["path"]).st_mtime * 1000)
-    dt = datetime.fromtimestamp(activity / 1000, tz=timezone.utc)
     return {
         "id": row["id"], "path": row["path"], "cwd": row["cwd"], "name": row["name"], "created": created,
-        "modified": dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z",
+        "modified": iso_millis(activity),
         "messages": row["messages"], "entries": row["entries"], "firstMessage": row["first_message"] or "(no messages)",
         "parentSession": row["parent_session"], "agent": row["agent"], "state": row["state"], "_sort": activity,
     }

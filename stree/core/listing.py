@@ -6,7 +6,7 @@ from pathlib import Path
 from . import catalog
 from ..errors import StreeError
 from ..format.text import full_text, normalize
-from ..format.timestamp import ts_millis
+from ..format.timestamp import iso_millis, ts_millis
 from ..storage.session import parse
 from .store import (agent_files, all_session_dirs, encode_cwd, project_session_dir, project_sessions,
                     selected_agents, session_files)
@@ -121,7 +121,7 @@ def session_info(path):
             "cwd": header.get("cwd"),
             "name": tree.name(),
             "created": created,
-            "modified": _iso(last_activity),
+            "modified": iso_millis(last_activity),
             "messages": len(messages),
             "entries": len(session.nodes),
             "firstMessage": first or "(no messages)",
@@ -130,10 +130,3 @@ def session_info(path):
         }
     finally:
         session.close()
-
-
-def _iso(ms):
-    from datetime import datetime, timezone
-
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

@@ -3,9 +3,8 @@ rename_session, delete_session (abort_branch_summary and navigate_tree: service.
 
 import json
 import os
-from datetime import datetime, timezone
 
-from ..format.timestamp import ts_millis
+from ..format.timestamp import iso_millis, ts_millis
 from .pi import append
 from .protocol import UNSET, RequestError, param
 
@@ -112,10 +111,9 @@ def _text(content):
 def _iso(ms):
     """Date.toISOString, 1970-01-01T00:00:00.000Z for an invalid date (the PR's toSafeIso)."""
     try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+        return iso_millis(ms)
     except (TypeError, ValueError, OverflowError, OSError):
         return "1970-01-01T00:00:00.000Z"
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 def set_label(served, request):
