@@ -98,18 +98,7 @@ def rev_parse(served, request):
     resolver = Resolver(tree)
     records = []
     for rev in revisions:
-        if verify:
-            results = [("", resolver.resolve(rev))]
-        else:
-            kind, *parts = resolver.resolve_range(rev)
-            if kind == "single":
-                results = [("", parts[0])]
-            elif kind == "range":
-                results = [("", parts[1]), ("^", parts[0])]
-            else:
-                base = tree.merge_base(parts[0], parts[1])
-                results = [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
-        for mark, id in results:
+        for mark, id in resolver.parsed(rev, verify):
             records.append({"rev": rev, "id": id, "negated": True} if mark else {"rev": rev, "id": id})
     return {"records": records}
 
