@@ -49,48 +49,17 @@ def grep(ws, pattern, ignore_case=False, word=False, regex=False, files_only=Fal
 
 
 def log(ws, session=None, revision="@", max_count=None, filter=None, search=None):
-    from ..core.navigate import position
-    from ..core.preview import Previewer
-    from ..core.revs import Resolver
-    from ..output.fields import entry_record
+    from ..output.records import log_records
 
     loaded, tree = ws.load(session)
-    if not tree.nodes and revision == "@":
-        return {"entries": []}
-    previewer = Previewer(tree)
-    resolver = Resolver(tree)
-    kind, *ends = resolver.resolve_range(revision)
-    filtering = filter not in (None, "all") or search
-    if kind == "single" and max_count is not None and not filtering:
-        rows = tree.ancestor_rows(ends[0], max_count)
-    else:
-        rows = resolver.rows_of(revision)[::-1]
-        if filtering:
-            from ..output.render import shown
-
-            tokens = [t for t in (search or "").lower().split() if t]
-            leaf = position(tree)
-            rows = [r for r in rows if shown(tree, r, filter or "all", tokens, leaf)]
-        if max_count is not None:
-            rows = rows[:max_count]
-    at = position(tree)
-    active = None if kind == "single" and ends[0] == at else (set(tree.path_rows(at)) if at else set())
-    return {"entries": [entry_record(tree, tree.node(row), previewer, active=active is None or row in active)
-                        for row in rows]}
+    return {"entries": log_records(tree, revision, filter, search, max_count)}
 
 
 def tree_rows(ws, session=None, filter="default", search=None, max_count=None):
-    from ..core.preview import Previewer
-    from ..output.fields import entry_record
-    from ..output.render import graph
+    from ..output.records import graph_records
 
     loaded, tree = ws.load(session)
-    previewer = Previewer(tree)
-    rows = graph(tree, filter, search, previewer=previewer)
-    if max_count is not None:
-        rows = rows[:max_count]
-    return {"rows": [entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                                  row=row.text(marker=False)) for row in rows]}
+    return {"rows": graph_records(tree, filter, search, max_count)}
 
 
 def show(ws, session=None, revisions=None):

@@ -25,9 +25,7 @@ def raise_bad(message):
 
 def log(served, request):
     """`stree log [REV|RANGE] [--graph] [--filter F] [--search W] [-n N] [--reverse] --json`."""
-    from ..core.navigate import position
-    from ..core.preview import Previewer
-    from ..output.fields import entry_record
+    from ..output.records import graph_records, log_records
 
     revision = param(request, "revision", str, default="@")
     as_graph = param(request, "graph", bool, default=False)
@@ -40,44 +38,9 @@ def log(served, request):
     if as_graph and reverse:
         raise_bad("log: graph and reverse cannot be combined: the graph is drawn top-down")
     session, tree = served.load()
-    previewer = Previewer(tree)
     if as_graph:
-        from ..output.render import graph
-
-        rows = graph(tree, filter_ or "default", search, previewer=previewer)
-        if max_count is not None:
-            rows = rows[:max_count]
-        return {"records": [entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                                         row=row.text(marker=False)) for row in rows]}
-    if not tree.nodes and revision == "@":
-        return {"records": []}
-    resolver = Resolver(tree)
-    kind, *ends = resolver.resolve_range(revision)
-    filtering = filter_ not in (None, "all") or search
-    if kind == "single" and max_count is not None and not filtering:
-        rows = tree.ancestor_rows(ends[0], max_count)
-    else:
-        rows = resolver.rows_of(revision)[::-1]
-        if filtering:
-            rows = _filtered(tree, rows, filter_ or "all", search)
-        if max_count is not None:
-            rows = rows[:max_count]
-    if reverse:
-        rows.reverse()
-    at = position(tree)
-    active = None if kind == "single" and ends[0] == at else (set(tree.path_rows(at)) if at else set())
-    return {"records": [entry_record(tree, tree.node(row), previewer, active=active is None or row in active)
-                        for row in rows]}
-
-
-def _filtered(tree, rows, filter_, search):
-    """The rows that pass a /tree filter and every word of the search (as `stree log`)."""
-    from ..core.navigate import position
-    from ..output.render import shown
-
-    tokens = [t for t in (search or "").lower().split() if t]
-    leaf = position(tree)
-    return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
+        return {"records": graph_records(tree, filter_, search, max_count)}
+    return {"records": log_records(tree, revision, filter_, search, max_count, reverse)}
 
 
 def show(served, request):
