@@ -9,7 +9,7 @@ from .tools import REVISION, SESSION, Tool
 
 
 def set_label(ws, name, session=None, revision="@", force=False):
-    from ..core.labels import label_changes
+    from ..core.labels import label_changes, label_entries
     from ..core.revs import check_name
 
     if name.strip():
@@ -17,14 +17,8 @@ def set_label(ws, name, session=None, revision="@", force=False):
     notes = []
 
     def make(loaded, tree, new):
-        entries = []
-        parent = tree.leaf
         del notes[:]  # make runs again after a migration
-        for target, label in label_changes(tree, name, revision, force, notes):
-            entry = new.label(target, label, parent)
-            entries.append(entry)
-            parent = entry["id"]
-        return entries
+        return label_entries(tree, new, label_changes(tree, name, revision, force, notes))
 
     written = append_entries(ws.path(session), make, say=notes.append)
     return {"written": written, "notes": notes}
