@@ -11,7 +11,7 @@ import os
 from binascii import crc32
 
 from ..errors import StreeError
-from ..format.timestamp import iso_millis, ts_millis
+from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from ..format.usage import may_have_usage, usage_of
 
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
@@ -246,10 +246,9 @@ def _fill(cat, session, fd, st, old, row):
             message = entry.get("message")
             if isinstance(message, dict):
                 if node.role in ("user", "assistant") and "content" in message:
-                    if first is None and node.role == "user":
+                    if not first and node.role == "user":  # (pi: the first user message with text)
                         first = normalize(full_text(message.get("content")))
-                    stamp = message.get("timestamp")
-                    ms = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(node.ts)
+                    ms = activity_millis(message, node.ts)
                     if ms is not None and (activity is None or ms > activity):
                         activity = ms
                 if node.role == "assistant":

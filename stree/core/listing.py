@@ -6,7 +6,7 @@ from pathlib import Path
 from . import catalog
 from ..errors import StreeError
 from ..format.text import full_text, normalize
-from ..format.timestamp import iso_millis, ts_millis
+from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from ..storage.session import parse
 from .store import (agent_files, all_session_dirs, encode_cwd, project_session_dir, project_sessions,
                     selected_agents, session_files)
@@ -105,9 +105,7 @@ def session_info(path):
                 continue
             if not first and node.role == "user":
                 first = normalize(full_text(message.get("content")))
-            # pi's getMessageActivityTime: the message's own timestamp, else the entry's
-            stamp = message.get("timestamp")
-            ms = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(node.ts)
+            ms = activity_millis(message, node.ts)
             if ms is not None and (last_activity is None or ms > last_activity):
                 last_activity = ms
         created = header.get("timestamp")

@@ -4,7 +4,7 @@ rename_session, delete_session (abort_branch_summary and navigate_tree: service.
 import json
 import os
 
-from ..format.timestamp import iso_millis, ts_millis
+from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from .pi import append
 from .protocol import UNSET, RequestError, param
 
@@ -71,9 +71,7 @@ def session_info(path):
                     continue
                 if message["role"] not in ("user", "assistant"):
                     continue
-                stamp = message.get("timestamp")
-                when = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
-                    else ts_millis(entry.get("timestamp"))
+                when = activity_millis(message, entry.get("timestamp"))
                 if when is not None:
                     last = max(last or 0, when)
                 text = _text(message["content"])
