@@ -124,7 +124,8 @@ def corpus(home, n=12, entries=120):
     paths = []
     for i in range(n):
         p = d / f"s{i:03d}.jsonl"
-        p.write_text("\n".join(Gen(i).run(entries + i)) + "\n")
+        with open(p, "w", encoding="utf-8") as f:
+            Gen(i, out=f).run(entries + i)
         paths.append(p)
     return paths
 
@@ -403,3 +404,22 @@ def test_headerless_file_warns_on_every_read_even_when_answered_fast(stree, agen
         for args in (("log", "-n", "2"), ("rev-parse", "@"), ("label",), ("log", "--graph")):
             r = stree("-s", path, *args)
             assert r.code == 0 and "no session header" in r.err, (args, r)
+
+
+def test_first_message_is_the_first_user_text_with_or_without_it(stree, isolated_home):
+    """pi's firstMessage is the first user message with text: one with only an image is passed
+    over, by the catalogue (also when the text comes in appended lines) as by a full parse."""
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    b = SessionBuilder(cwd="/home/dev/proj", id="0199eeee-0000-7000-8000-000000000001")
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    b.append("message", message={"role": "user", "content": [image], "timestamp": 1_795_000_000_000})
+    b.assistant("what is in it?")
+    path = b.write(d / "s.jsonl")
+    assert ls_all(stree)[0]["firstMessage"] == ls_all(stree, "--no-cache")[0]["firstMessage"] == "(no messages)"
+    with open(path, "a") as f:
+        f.write(dumps({"type": "message", "id": "u2", "parentId": b.leaf, "timestamp": "2026-11-20T10:00:00.000Z",
+                       "message": {"role": "user", "content": "a picture of a lemon",
+                                   "timestamp": 1_795_000_100_000}}) + "\n")
+    assert ls_all(stree) == ls_all(stree, "--no-cache")
+    assert ls_all(stree)[0]["firstMessage"] == "a picture of a lemon"

@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-READS = {"list_sessions", "log", "tree", "show", "context", "labels"}
+READS = {"list_sessions", "grep", "log", "tree", "show", "context", "labels"}
 WRITES = {"set_label", "checkout", "set_name"}
 
 
@@ -206,6 +206,53 @@ def test_list_sessions_gives_the_ls_records_and_filters_them(project):
     assert got[2] == {"sessions": mine_all[:1]}
     assert [s["path"] for s in got[3]["sessions"]] == [made["demo"]]
     assert got[4] == {"sessions": []}
+
+
+def test_grep_gives_the_records_of_stree_grep_json(tmp_path, demo, branchy_file):
+    """Sessions of pi, oh-my-pi and OpenClaw in the temporary HOME: the tool's results are the
+    lines `stree grep --json` prints for the same question."""
+    from builders import SessionBuilder
+
+    home = Path(os.environ["HOME"])
+    pi_dir = home / ".pi/agent/sessions/--home-dev-csvtool--"
+    pi_dir.mkdir(parents=True)
+    (pi_dir / "demo.jsonl").write_bytes(demo.read_bytes())
+    (pi_dir / "branchy.jsonl").write_bytes(branchy_file.read_bytes())
+    for agent, d in (("omp", ".omp/agent/sessions/--home-dev-other--"), ("openclaw", ".openclaw/agents/main/sessions")):
+        b = SessionBuilder(cwd=f"/home/dev/{agent}", id=f"0199{agent[:4]}-0000-7000-8000-000000000001")
+        b.user(f"{agent}: the CSV quoting bug again")
+        b.assistant("a quote inside quotes is doubled")
+        (home / d).mkdir(parents=True)
+        b.write(home / d / f"{agent}.jsonl")
+    questions = [
+        ({"pattern": "quot"}, ["quot"]),
+        ({"pattern": "CSV", "ignore_case": True, "word": True, "roles": ["user"]},
+         ["-i", "-w", "--role", "user", "CSV"]),
+        ({"pattern": r"parse_(line|rows)", "regex": True, "max_count": 4}, ["-E", "-m", "4", r"parse_(line|rows)"]),
+        ({"pattern": "quote", "files_only": True}, ["-l", "quote"]),
+        ({"pattern": "quote", "count": True, "agent": "omp"}, ["-c", "quote"]),
+        ({"pattern": "quote", "cwd": "/home/dev/openclaw", "types": ["message"]},
+         ["--cwd", "/home/dev/openclaw", "--type", "message", "quote"]),
+        ({"pattern": "quote", "session": str(pi_dir / "demo.jsonl"), "since": "2026-11-20T09:20:00Z"},
+         ["--since", "2026-11-20T09:20:00Z", "quote"]),
+    ]
+    expected = []
+    for args, argv in questions:
+        pre = ["--agent", args["agent"]] if "agent" in args else ["-s", args["session"]] if "session" in args else []
+        expected.append({"results": lines(cli_json(*pre, "grep", "--json", *argv))})
+    got, err = serve("-s", demo, "serve", "--mcp", calls=call_all([("grep", a) for a, _ in questions]))
+    for (args, _), mine, cli in zip(questions, got, expected):
+        assert mine == cli, args
+        assert cli["results"], args  # not vacuous
+    assert {r["agent"] for r in expected[0]["results"]} == {"pi", "omp", "openclaw"}
+
+    async def bad(client):
+        return [(await client.call_tool("grep", args)) for args in
+                ({"pattern": "x", "roles": ["robot"]}, {"pattern": "(", "regex": True},
+                 {"pattern": "x", "files_only": True, "count": True})]
+    errors, _ = serve("-s", demo, "serve", "--mcp", calls=bad)
+    assert all(r.is_error and r.structured_content["exitCode"] == 2 for r in errors), [r.content for r in errors]
+    assert "'roles' holds 'robot'" in errors[0].content[0].text
 
 
 # -- errors ------------------------------------------------------------------------

@@ -271,3 +271,93 @@ def test_end_of_input_ends_the_server(demo, stree):
     first, second = [json.loads(line) for line in r.out.splitlines()]
     assert first["id"] == "1" and second["data"] == {"records": [{"rev": "@", "id": LEAF}]}  # last line: no LF
     assert os.path.exists(demo)
+
+
+OTHER_IDS = {"omp": "0199bbbb-0000-7000-8000-000000000001", "openclaw": "0199cccc-0000-7000-8000-000000000001"}
+
+
+@pytest.fixture
+def agents_home(isolated_home, demo):
+    """pi's, oh-my-pi's and OpenClaw's directories in the temporary HOME: the demo in pi's, a
+    session of another project in oh-my-pi's, one in OpenClaw's."""
+    from builders import SessionBuilder
+
+    pi_dir = isolated_home / ".pi/agent/sessions/--home-dev-csvtool--"
+    pi_dir.mkdir(parents=True)
+    served = pi_dir / "2026-11-20T09-14-02-311Z_01a1f83b.jsonl"
+    served.write_bytes(demo.read_bytes())
+    made = {"pi": served}
+    for agent, d, cwd, start in (
+            ("omp", ".omp/agent/sessions/--home-dev-other--", "/home/dev/other", 1_795_000_000_000),
+            ("openclaw", ".openclaw/agents/main/sessions", "/home/dev/claw", 1_796_000_000_000)):
+        b = SessionBuilder(cwd=cwd, id=OTHER_IDS[agent], start_ms=start)
+        b.user(f"{agent}: the CSV quoting bug again")
+        b.assistant("a quote inside quotes is doubled, as csv writes it")
+        (isolated_home / d).mkdir(parents=True)
+        made[agent] = b.write(isolated_home / d / f"{agent}.jsonl")
+    return made
+
+
+@pytest.mark.parametrize("fields,argv", [
+    ({"pattern": "csv"}, ["grep", "csv"]),
+    ({"pattern": "CSV", "ignoreCase": True, "word": True, "roles": ["user", "assistant"]},
+     ["grep", "-i", "-w", "--role", "user", "--role", "assistant", "CSV"]),
+    ({"pattern": r"quot(e|ing)\b", "regex": True, "types": ["message"], "maxCount": 5},
+     ["grep", "-E", "--type", "message", "-m", "5", r"quot(e|ing)\b"]),
+    ({"pattern": "quote", "filesOnly": True}, ["grep", "-l", "quote"]),
+    ({"pattern": "quote", "count": True}, ["grep", "-c", "quote"]),
+    ({"pattern": "quote", "agent": "omp"}, ["--agent", "omp", "grep", "quote"]),
+    ({"pattern": "quote", "cwd": "/home/dev/claw"}, ["grep", "--cwd", "/home/dev/claw", "quote"]),
+    ({"pattern": "csv", "since": "2026-11-20T09:20:00Z", "until": "2026-11-21"},
+     ["grep", "--since", "2026-11-20T09:20:00Z", "--until", "2026-11-21", "csv"]),
+    ({"pattern": "nowhere-in-any-session"}, ["grep", "nowhere-in-any-session"]),
+])
+def test_grep_answers_what_stree_grep_json_prints(stree, agents_home, fields, argv):
+    r = stree(*argv, "--json")
+    assert r.code in (0, 1) and "Traceback" not in r.err, r
+    expected = [json.loads(line) for line in r.out.splitlines()]
+    assert (r.code == 1) == (not expected) and (not expected) == ("nowhere" in fields["pattern"])
+    s = Server(agents_home["pi"])
+    try:
+        assert s.data("grep", **fields) == {"records": expected}
+        # one session, as -s takes it (an id prefix): the CLI's -s
+        one = stree("-s", "0199bbbb", *argv, "--json")
+        assert s.data("grep", session="0199bbbb", **fields) == \
+            {"records": [json.loads(x) for x in one.out.splitlines()]}
+    finally:
+        assert s.close() == 0
+
+
+def test_grep_finds_every_agents_sessions_and_says_which_entry(agents_home):
+    s = Server(agents_home["pi"])
+    try:
+        records = s.data("grep", pattern="quot", ignoreCase=True)["records"]
+        assert {r["agent"] for r in records} == {"pi", "omp", "openclaw"}
+        demo = next(r for r in records if r["agent"] == "pi" and r["onPath"])
+        assert s.data("show", revisions=[demo["entry"]])["records"][0]["id"] == demo["entry"]
+        assert s.data("grep", pattern="quot", agent="openclaw", filesOnly=True)["records"] == [
+            {"session": OTHER_IDS["openclaw"], "path": str(agents_home["openclaw"]), "agent": "openclaw",
+             "state": "live", "count": 1, "rev": OTHER_IDS["openclaw"]}]
+    finally:
+        assert s.close() == 0
+
+
+def test_grep_errors_are_typed(agents_home):
+    s = Server(agents_home["pi"])
+    try:
+        for fields, code, word in [
+            ({}, "bad_params", "missing field 'pattern'"),
+            ({"pattern": ""}, "bad_params", "non-empty PATTERN"),
+            ({"pattern": "(", "regex": True}, "bad_params", "not a valid regular expression"),
+            ({"pattern": "x", "filesOnly": True, "count": True}, "bad_params", "do not go together"),
+            ({"pattern": "x", "roles": ["robot"]}, "bad_params", "'roles' holds 'robot'"),
+            ({"pattern": "x", "types": "message"}, "bad_params", "'types' must be an array"),
+            ({"pattern": "x", "maxCount": 0}, "bad_params", "'maxCount' must be 1 or more"),
+            ({"pattern": "x", "since": "someday"}, "bad_params", "since 'someday': not a date"),
+            ({"pattern": "x", "agent": "claude"}, "bad_params", "'agent' must be one of"),
+            ({"pattern": "x", "session": "zzzz9999"}, "not_found", "zzzz9999"),
+        ]:
+            r = s.request("grep", **fields)
+            assert r["success"] is False and r["errorCode"] == code and word in r["error"], (fields, r)
+    finally:
+        assert s.close() == 0

@@ -50,6 +50,9 @@ def test_documented_requests_validate():
         "delete_session": {"sessionPath": "/s.jsonl", "confirm": True},
         "log": {"revision": "@", "graph": True, "filter": "all", "search": "x", "maxCount": 3, "reverse": False},
         "show": {"revisions": ["@"]}, "rev_parse": {"revisions": ["@"], "verify": True}, "context": {"revision": "@"},
+        "grep": {"pattern": "x", "ignoreCase": True, "word": True, "regex": False, "filesOnly": False, "count": True,
+                 "maxCount": 3, "roles": ["user"], "types": ["message"], "since": "3d", "until": "2026-01-31",
+                 "cwd": "/tmp", "agent": "all", "session": "abc"},
     }
     assert sorted(samples) == names()
     for name, fields in samples.items():
@@ -57,6 +60,8 @@ def test_documented_requests_validate():
         assert errors(request, {"$ref": f"#/$defs/request.{name}"}, SCHEMA) == [], name
     assert errors({"type": "delete_session", "sessionPath": "/s"}, {"$ref": "#/$defs/request.delete_session"},
                   SCHEMA)  # no confirmation
+    assert errors({"type": "grep"}, {"$ref": "#/$defs/request.grep"}, SCHEMA)  # no pattern
+    assert errors({"type": "grep", "pattern": "x", "roles": ["robot"]}, {"$ref": "#/$defs/request.grep"}, SCHEMA)
 
 
 def test_the_man_page_and_help_list_every_request(stree):

@@ -4,6 +4,7 @@ ranges, forks counted once, and exit codes."""
 
 import json
 import random
+import sqlite3
 
 import pytest
 
@@ -268,6 +269,92 @@ def test_all_sessions_count_a_forks_copied_prefix_once(stree, tmp_path, isolated
     assert inherited["key"] == str(project / "a.jsonl")
     same(inherited, brute_sum(copied))
     same(only(one, "total"), per_session[json.loads(open(project / "c.jsonl").readline())["id"]])
+
+
+def test_all_counts_every_agents_sessions_as_ls_all_lists_them(stree, isolated_home):
+    """pi's, oh-my-pi's (its title slot first) and OpenClaw's sessions (a live one and a reset
+    copy) in a temporary HOME: stats --all counts the sessions ls --all lists; --agent selects."""
+    home = isolated_home
+    pi_dir = home / ".pi/agent/sessions/--home-dev-proj--"
+    omp_dir = home / ".omp/agent/sessions/--home-dev-proj--"
+    claw = home / ".openclaw/agents/main/sessions"
+    for d in (pi_dir, omp_dir, claw):
+        d.mkdir(parents=True)
+    random_session(pi_dir / "a.jsonl", 11)
+    omp = omp_dir / "b.jsonl"
+    random_session(omp, 12)
+    title = json.dumps({"type": "title", "title": "an omp title"}).ljust(255) + "\n"  # oh-my-pi's title slot
+    omp.write_text(title + omp.read_text())
+    live = random_session(claw / "0199a1b2-0000-7000-8000-000000000013.jsonl", 13)
+    random_session(claw / "0199a1b2-0000-7000-8000-000000000014.jsonl.reset.2026-01-02T03-04-05Z", 14)
+    listed = [json.loads(x)["path"] for x in stree("ls", "--all", "--json").out.splitlines()]
+    assert len(listed) == 4
+    by_agent = {}
+    for path in listed:
+        agent = "omp" if "/.omp/" in path else "openclaw" if "/.openclaw/" in path else "pi"
+        by_agent.setdefault(agent, []).append(path)
+    assert sorted(by_agent) == ["omp", "openclaw", "pi"]
+
+    recs = records(stree, "stats", "--all")
+    sessions = {r["path"]: r for r in recs if r["group"] == "session"}
+    assert set(sessions) == set(listed)
+    for path in listed:
+        same(sessions[path], brute_sum(raw_entries(path)))
+    same(only(recs, "total"), brute_sum([e for p in listed for e in raw_entries(p)]))
+    assert sessions[str(claw / "0199a1b2-0000-7000-8000-000000000013.jsonl")]["key"] == live.header["id"]
+    for agent, paths in by_agent.items():
+        mine = records(stree, "--agent", agent, "stats", "--all")
+        assert sorted(r["path"] for r in mine if r["group"] == "session") == sorted(paths), agent
+        same(only(mine, "total"), brute_sum([e for p in paths for e in raw_entries(p)]))
+
+
+def catalogue_totals(stree):
+    """path -> the catalogue's token and cost totals, read from its database."""
+    state = json.loads(stree("catalog", "--json").out)
+    con = sqlite3.connect(state["path"])
+    try:
+        rows = con.execute("SELECT path, input, output, cache_read, cache_write, cost FROM sessions WHERE ok = 1")
+        return {json.loads(r[0]): dict(zip(KEYS + ("cost",), r[1:])) for r in rows}  # (paths stored as JSON)
+    finally:
+        con.close()
+
+
+def test_the_catalogues_totals_are_what_stats_sums(stree, isolated_home):
+    """The catalogue reads usage as stats does (pi 1.5.2's sums): on a file pi's own writers wrote
+    (usage entries, tool results, summaries, a compaction), generated ones and a fork, a row's
+    totals are stats' for the file, also after lines are appended (read incrementally)."""
+    project = isolated_home / ".pi/agent/sessions/--home-dev-proj--"
+    project.mkdir(parents=True)
+    written = project / "pi.jsonl"
+    pi_file(written, isolated_home)
+    a = random_session(project / "a.jsonl", 21)
+    random_session(project / "c.jsonl", 22, parent=project / "a.jsonl", copy_from=[dict(e) for e in a.entries[:15]])
+    files = sorted(project.glob("*.jsonl"))
+
+    def check():
+        assert stree("ls", "--all").code == 0
+        rows = catalogue_totals(stree)
+        for f in files:
+            recs = records(stree, "-s", f, "stats")
+            whole = total_of(recs, "total")  # the file's own part, and what a fork inherited
+            for k in KEYS + ("cost",):
+                whole[k] += sum(r[k] for r in recs if r["group"] == "inherited")
+            same(rows[str(f)], whole)
+            same(rows[str(f)], brute_sum(raw_entries(f)))
+    check()
+    assert any(e["type"] == "usage" for e in raw_entries(written))
+    # grown: a usage entry and a tool result with usage appended (the appended lines only are read)
+    last = raw_entries(written)[-1]["id"]
+    with open(written, "a") as f:
+        f.write(json.dumps({"type": "usage", "id": "u0000001", "parentId": last,
+                            "timestamp": "2026-11-20T10:00:00.000Z", "kind": "cache_warm", "provider": "p",
+                            "model": "m", "usage": usage(1, 2, 3, 4, 0.5)}) + "\n")
+        f.write(json.dumps({"type": "message", "id": "t0000001", "parentId": "u0000001",
+                            "timestamp": "2026-11-20T10:00:01.000Z",
+                            "message": {"role": "toolResult", "toolCallId": "c9", "toolName": "sub",
+                                        "isError": False, "content": [{"type": "text", "text": "x"}],
+                                        "usage": usage(5, 6, 0, 0, 0.25), "timestamp": 9}}) + "\n")
+    check()
 
 
 def test_since_and_until_take_whole_days(stree, tmp_path, isolated_home):

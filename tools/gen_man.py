@@ -325,7 +325,8 @@ def serve_sections():
             lines += tagged(f"\\fB{esc(key.split('.', 1)[1])}\\fR " + esc(schema_type(defs[key], defs)),
                             defs[key].get("description", "") + ".")
     lines += section("TYPES")
-    for key in ("entry", "message", "treeNode", "lightNode", "sessionItem", "entryRecord", "revRecord", "context",
+    for key in ("entry", "message", "treeNode", "lightNode", "sessionItem", "entryRecord", "revRecord", "grepMatch",
+                "grepSession", "context",
                 "tokens"):
         lines += tagged(f"\\fB{esc(key)}\\fR", (defs[key].get("description", "") + ": "
                                                   + schema_type(dict(defs[key], description=None), defs, 1)).lstrip(": "))

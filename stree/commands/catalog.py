@@ -3,6 +3,7 @@ import os
 import click
 
 from .options import output_options
+from ..format.timestamp import iso_millis
 from ..output.fields import describe
 
 CATALOG_FIELDS = {
@@ -66,7 +67,7 @@ def command(env, update, rebuild, json_mode, fmt, nul):
     path = db_path()
     size = sum(_size(path + suffix) for suffix in ("", "-wal"))
     rec = {"path": path, "bytes": size, "sessions": sessions, "entries": entries, "dead": dead,
-           "updated": _iso(updated), "sessionBytes": size_of_sessions}
+           "updated": iso_millis(updated) if updated else None, "sessionBytes": size_of_sessions}
     out = env.output(json_mode, fmt, nul, CATALOG_FIELDS)
     ratio = f" ({size / size_of_sessions:.2f} of the sessions' {size_of_sessions} bytes)" if size_of_sessions else ""
     human = (f"catalogue  {path}\n"
@@ -83,12 +84,3 @@ def _size(path):
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def _iso(ms):
-    if not ms:
-        return None
-    from datetime import datetime, timezone
-
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

@@ -1,14 +1,10 @@
-import os
-
 import click
 
 from .options import output_options
-from ..errors import NEGATIVE, StreeError
+from ..core.grep import ROLES, TEXT_TYPES as TYPES
+from ..errors import NEGATIVE
 from ..format.terminal import inert
 from ..output.fields import GREP_FIELDS, describe
-
-ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")
-TYPES = ("message", "compaction", "branch_summary", "custom_message")
 
 
 @click.command("grep", epilog=f"""\b
@@ -55,112 +51,24 @@ Fields for --json / --format:
 def command(env, pattern, ignore_case, word, regex, list_sessions, count, max_count, roles, types, since, until,
             cwd_filter, json_mode, fmt, nul):
     """Search the text of every session (or the one -s names) for lines matching PATTERN."""
-    from ..core.grep import Pattern, entry_filter, parse_when, search
-    from ..core.store import resolved
+    from ..core.sessiongrep import Grep
 
-    if list_sessions and count:
-        raise StreeError("-l and -c do not go together", code=2)
-    pat = Pattern(pattern, regex=regex, ignore_case=ignore_case, word=word)
-    keep = entry_filter(roles, types, parse_when(since, "--since") if since else None,
-                        parse_when(until, "--until") if until else None)
-    sessions, candidates = _candidates(env, pat)
-    if cwd_filter is not None:
-        want = resolved(os.path.expanduser(cwd_filter))
-        sessions = {g: r for g, r in sessions.items() if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
-    from ..core.store import shortest_prefixes
-
-    short = shortest_prefixes([r["id"] or "" for r in sessions.values()])
+    grep = Grep(pattern, regex=regex, ignore_case=ignore_case, word=word, roles=roles, types=types, since=since,
+                until=until, cwd=cwd_filter, files_only=list_sessions, count=count, max_count=max_count,
+                session_path=env.session_path() if env.session_arg is not None else None, agent=env.agent,
+                agent_dir=env.agent_dir, no_cache=env.no_cache)
     out = env.output(json_mode, fmt, nul, GREP_FIELDS)
-    found = 0
-    per_session = {}
-    for m in search(pat, sessions, candidates, keep):
-        found += 1
-        sid = m.session["id"] or ""
-        if list_sessions or count:
-            per_session[m.session["gen"]] = per_session.get(m.session["gen"], 0) + 1
-            if list_sessions:
-                if per_session[m.session["gen"]] == 1:
-                    out.record(_session_record(m.session, 1), short.get(sid, sid))
-            elif max_count and found >= max_count:
-                break
-            continue
-        rec = {"session": sid, "path": m.session["path"], "agent": m.session["agent"], "state": m.session["state"],
-               "entry": m.entry, "rev": f"{sid}:{m.entry}", "role": m.kind if m.type == "message" else None,
-               "type": m.type, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
-               "timestamp": _iso(m.ts)}
+    for rec, m in grep.records():
         human = None
         if not out.machine:
-            mark = "@" if m.on_path else "."
-            human = (f"{out.style('id', inert(short.get(sid, sid), True))}:{out.style('id', inert(m.entry or '', True))} "
-                     f"{out.style('accent', mark)} {out.style('muted', m.kind)}: {inert(m.line, True)}")
+            short = grep.short_id(rec["session"] or "")
+            if m is None:
+                human = f"{short}:{rec['count']}" if count else short
+            else:
+                mark = "@" if m.on_path else "."
+                human = (f"{out.style('id', inert(short, True))}:{out.style('id', inert(m.entry or '', True))} "
+                         f"{out.style('accent', mark)} {out.style('muted', m.kind)}: {inert(m.line, True)}")
         out.record(rec, human)
-        if max_count and found >= max_count:
-            break
-    if count:
-        for gen, row in sessions.items():
-            if gen in per_session:
-                sid = row["id"] or ""
-                out.record(_session_record(row, per_session[gen]), f"{short.get(sid, sid)}:{per_session[gen]}")
     out.close()
-    if not found:
+    if not grep.found:
         raise SystemExit(NEGATIVE)
-
-
-def _session_record(row, n):
-    return {"session": row["id"], "path": row["path"], "agent": row["agent"], "state": row["state"], "count": n,
-            "rev": row["id"]}
-
-
-def _cwd_of(row):
-    cwd = row["cwd"]
-    return cwd if isinstance(cwd, str) and cwd else None
-
-
-def _iso(ms):
-    if ms is None:
-        return None
-    from datetime import datetime, timezone
-
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
-
-
-def _files(env):
-    """(path, agent, state) of the sessions searched, and the directories listed whole."""
-    from ..core.store import agent_files, agent_of, selected_agents
-
-    if env.session_arg is not None:
-        path = str(env.session_path())
-        return [(path, *agent_of(path))], set()
-    found = agent_files(selected_agents(env.agent), env.agent_dir)
-    return [(p, a, s) for p, a, s, _ in found], {os.path.dirname(p) for p, *_ in found}
-
-
-def _candidates(env, pat):
-    """(gen -> session row, newest first; candidate entries) from the catalogue, or from
-    the files themselves without one."""
-    from ..core import catalog
-    from ..core.grep import direct
-
-    files, listed = _files(env)
-    if catalog.enabled(env.no_cache):
-        from ..storage.catalog import Unavailable
-
-        try:
-            cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in files],
-                                     prune_roots=listed)
-            try:
-                live = [r for r in rows.values() if r["ok"]]
-                live.sort(key=lambda r: catalog.record(r)["_sort"], reverse=True)
-                sessions = {r["gen"]: r for r in live}
-                query = pat.query(cat.terms)
-                candidates = [] if query is False else cat.matching(query, sessions)
-                return sessions, candidates
-            finally:
-                cat.close()
-        except Unavailable as e:
-            from ..storage.cachedir import debug
-
-            debug(f"no catalogue: {e}")
-    sessions, candidates = direct(files)
-    return sessions, candidates

@@ -6,7 +6,7 @@ from ..output.fields import LABEL_FIELDS, describe
 from ..output.reads import label_list
 from ..format.terminal import inert
 from ..core.preview import Previewer
-from ..core.labels import clear_changes, label_changes
+from ..core.labels import clear_changes, label_changes, label_entries
 from ..core.revs import check_name
 from ..writing.append import append_entries
 
@@ -60,14 +60,8 @@ def _write(env, changes):
     notes = []
 
     def make(session, tree, new):
-        entries = []
-        parent = tree.leaf
         del notes[:]  # make runs again after a migration
-        for target, label in changes(tree, notes):
-            entry = new.label(target, label, parent)
-            entries.append(entry)
-            parent = entry["id"]
-        return entries
+        return label_entries(tree, new, changes(tree, notes))
 
     written = append_entries(path, make, say=warn_user)
     for note in notes:

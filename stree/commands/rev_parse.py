@@ -42,17 +42,7 @@ def command(env, revisions, short, verify, quiet, json_mode, fmt, nul):
 
     for rev in revisions:
         try:
-            if verify:
-                results = [("", resolver.resolve(rev))]
-            else:
-                kind, *parts = resolver.resolve_range(rev)
-                if kind == "single":
-                    results = [("", parts[0])]
-                elif kind == "range":
-                    results = [("", parts[1]), ("^", parts[0])]
-                else:
-                    base = tree.merge_base(parts[0], parts[1])
-                    results = [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
+            results = resolver.parsed(rev, verify)
         except NotFound:
             if quiet:
                 raise SystemExit(3)

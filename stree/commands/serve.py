@@ -22,6 +22,8 @@ Requests (one JSON object per line; `id` is optional and repeated in the respons
                rename_session{sessionPath,name} delete_session{sessionPath,confirm}
   stree's      log{revision,graph,filter,search,maxCount,reverse} show{revisions}
                rev_parse{revisions,verify} context{revision}
+               grep{pattern,ignoreCase,word,regex,filesOnly,count,maxCount,roles,types,
+               since,until,cwd,agent,session}
 Responses: {"id", "type": "response", "command", "success": true, "data"} or
 {"success": false, "error", "errorCode"}; errorCode is one of parse, unknown_command,
 bad_params, not_found, ambiguous, bad_file, model, conflict, busy, internal.
@@ -40,6 +42,8 @@ examples/serve_client.py (in the source tree) shows an editor's side.
 \b
 MCP tools (each returns the data of the CLI's --json for the same question):
   list_sessions   stree ls --json [--all], filtered by words (query)
+  grep            stree grep --json PATTERN [-i] [-w] [-E] [-l|-c] [-m N] [--role R]...
+                  [--type T]... [--since D] [--until D] [--cwd DIR] [--agent A] [-s SESSION]
   log             stree log --json [REV|RANGE] [-n N] [--filter F] [--search WORDS]
   tree            stree log --graph --json [--filter F] [--search WORDS]
   show            stree show --json [REV...]
@@ -65,7 +69,7 @@ def command(env, mcp, allow_writes, **model_flags):
 
     A long-running stree for editors: pi's RPC framing (JSON Lines), pi 1.5.2's session
     commands with pi's shapes, the tree commands pi PR #1762 proposed, and stree's own
-    log, show, rev_parse and context. It needs no model for browsing, keeps the sessions it
+    log, show, rev_parse, context and grep. It needs no model for browsing, keeps the sessions it
     read warm between requests, and sends an event when the served session grows.
     With --mcp: stree's read operations as MCP tools for agents (writes with --allow-writes).
     """
@@ -85,6 +89,6 @@ def command(env, mcp, allow_writes, **model_flags):
     from ..service.state import Served
 
     served = Served(env.session_path(), env.cwd, env.agent_dir, env.session_dir, env.no_cache,
-                    {name: model_flags[name] for name in MODEL_FLAGS}, warn_user, env.debug)
+                    {name: model_flags[name] for name in MODEL_FLAGS}, warn_user, env.debug, env.agent)
     served.load()  # a session it can read, else the error now (exit 3/4), before any request
     raise SystemExit(serve(served))

@@ -42,7 +42,8 @@ Days are local (TZ).
 Fields for --json / --format:
 {describe(STATS_FIELDS)}""")
 @click.argument("revision", required=False, metavar="[REV|RANGE]")
-@click.option("-a", "--all", "all_", is_flag=True, help="Every session of every project (no REV).")
+@click.option("-a", "--all", "all_", is_flag=True,
+              help="Every session of every project, of the agents --agent selects, as ls --all lists them (no REV).")
 @click.option("--since", metavar="DATE", help="Only usage recorded on or after DATE (YYYY-MM-DD or ISO time).")
 @click.option("--until", metavar="DATE", help="Only usage recorded up to DATE (a date: the whole day).")
 @output_options(STATS_FIELDS)
@@ -141,19 +142,14 @@ def _model_day_sections(models, days):
 def _all(env, out, usage, since, until):
     import os
 
-    from ..core.store import all_session_dirs, session_files
+    from ..core.listing import session_paths
     from ..core.tree import Tree
     from ..errors import StreeError
     from ..output.progress import Progress
     from ..storage.session import parse
 
-    paths = []
-    seen = set()
-    for directory in all_session_dirs(env.agent_dir, env.session_dir, env.cwd):
-        for path in session_files(directory):
-            if str(path) not in seen:
-                seen.add(str(path))
-                paths.append(str(path))
+    # the sessions `ls --all` lists: every project's, of every agent --agent selects
+    paths = [p for p, _, _ in session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
     across = usage.Across(since, until)
     with Progress("reading sessions", total=len(paths), enabled=not out.machine) as progress:
         for path in paths:

@@ -11,10 +11,11 @@ import os
 from binascii import crc32
 
 from ..errors import StreeError
-from ..format.timestamp import ts_millis
+from ..format.timestamp import activity_millis, iso_millis, ts_millis
+from ..format.usage import may_have_usage, usage_of
 
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
-USAGE_KEYS = (("input", "input"), ("output", "output"), ("cacheRead", "cache_read"), ("cacheWrite", "cache_write"))
+USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
 
 
 def enabled(no_cache=False):
@@ -22,20 +23,13 @@ def enabled(no_cache=False):
     return not no_cache and not os.environ.get("STREE_NO_CACHE")
 
 
-def add_usage(totals, message):
-    """Add an assistant message's stored `usage` (as pi records it: input, output,
-    cacheRead, cacheWrite, cost.total) to `totals`; anything not a number is skipped."""
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return
-    for key, column in USAGE_KEYS:
-        value = usage.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            totals[column] = (totals.get(column) or 0) + value
-    cost = usage.get("cost")
-    total = cost.get("total") if isinstance(cost, dict) else None
-    if isinstance(total, (int, float)) and not isinstance(total, bool):
-        totals["cost"] = (totals.get("cost") or 0) + total
+def add_usage(totals, entry):
+    """Add the usage one entry records to `totals`, read as `stree stats` reads it
+    (format.usage.usage_of: pi 1.5.2's sums, so a row's totals are the stats of its file)."""
+    found = usage_of(entry)
+    if found is not None:
+        for column, value in zip(USAGE_COLUMNS, found[1]):
+            totals[column] += value
 
 
 def sync(files, prune_roots=(), progress=None, rebuild=False):
@@ -228,12 +222,12 @@ def _fill(cat, session, fd, st, old, row):
         start, gen = old["rows"], old["gen"]
         first, activity = old["first_message"], old["activity"]
         models = set(_json_list(old["models"]))
-        totals = {k: old[k] for k in ("input", "output", "cache_read", "cache_write", "cost")}
+        totals = {k: old[k] or 0 for k in USAGE_COLUMNS}
     else:
         if old is not None:
             cat.forget(old)
         start, gen = 0, cat.new_gen()
-        first, activity, models, totals = None, None, set(), {}
+        first, activity, models, totals = None, None, set(), dict.fromkeys(USAGE_COLUMNS, 0)
     covered = st.st_size if session.ends_with_newline else -1  # a torn last line: read whole next time
     if start == 0 and n:
         session.data = os.pread(fd, st.st_size, 0)  # one read rather than one per entry
@@ -243,25 +237,25 @@ def _fill(cat, session, fd, st, old, row):
     for r in range(start, n):
         node = nodes[r]
         etype = node.type
-        if etype not in ("message", "compaction", "branch_summary", "custom_message", "model_change"):
+        if etype not in ("message", "compaction", "branch_summary", "custom_message", "model_change", "usage"):
             continue
         entry = session.load(node)
+        if may_have_usage(etype, node.role):
+            add_usage(totals, entry)
         if etype == "message":
             message = entry.get("message")
             if isinstance(message, dict):
                 if node.role in ("user", "assistant") and "content" in message:
-                    if first is None and node.role == "user":
+                    if not first and node.role == "user":  # (pi: the first user message with text)
                         first = normalize(full_text(message.get("content")))
-                    stamp = message.get("timestamp")
-                    ms = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(node.ts)
+                    ms = activity_millis(message, node.ts)
                     if ms is not None and (activity is None or ms > activity):
                         activity = ms
                 if node.role == "assistant":
-                    add_usage(totals, message)
                     _model(models, message.get("provider"), message.get("model"))
         elif etype == "model_change":
             _model(models, entry.get("provider"), entry.get("modelId"))
-        text = entry_text(entry) if etype != "model_change" else ""
+        text = entry_text(entry) if etype not in ("model_change", "usage") else ""
         if text:
             items.append((r, node.offset, node.length, node.role if etype == "message" else etype,
                           ts_millis(node.ts), node.id, text))
@@ -283,8 +277,7 @@ def _fill(cat, session, fd, st, old, row):
                branch_points=sum(1 for c in parents.values() if c > 1),
                labels=json.dumps(sorted({v for v in tree.labels.values() if isinstance(v, str)})), models=json.dumps(sorted(models)),
                parent_session=header.get("parentSession"), headerless=int(session.headerless),
-               path_rows=array("i", path_rows).tobytes(), **{k: totals.get(k) for k in
-                                                             ("input", "output", "cache_read", "cache_write", "cost")})
+               path_rows=array("i", path_rows).tobytes(), **totals)
     _identity(row, fd, st, covered)
     cat.put_entries(gen, items)
     cat.put_session(row)
@@ -298,18 +291,15 @@ def _model(models, provider, model):
 
 def record(row):
     """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
-    from datetime import datetime, timezone
-
     activity = row["activity"]
     created = row["created"]
     if activity is None or activity <= 0:
         activity = ts_millis(created)
     if activity is None:
         activity = int(os.stat(row["path"]).st_mtime * 1000)
-    dt = datetime.fromtimestamp(activity / 1000, tz=timezone.utc)
     return {
         "id": row["id"], "path": row["path"], "cwd": row["cwd"], "name": row["name"], "created": created,
-        "modified": dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z",
+        "modified": iso_millis(activity),
         "messages": row["messages"], "entries": row["entries"], "firstMessage": row["first_message"] or "(no messages)",
         "parentSession": row["parent_session"], "agent": row["agent"], "state": row["state"], "_sort": activity,
     }

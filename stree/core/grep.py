@@ -245,7 +245,8 @@ def parse_when(value, option, now=None):
 
 
 ENTRY_TYPES = ("compaction", "branch_summary", "custom_message")  # the other indexed entries are messages
-TEXT_TYPES = ("message",) + ENTRY_TYPES
+TEXT_TYPES = ("message",) + ENTRY_TYPES  # what --type takes
+ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")  # --role
 
 
 class Match:

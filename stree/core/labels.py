@@ -27,6 +27,18 @@ def label_changes(tree, name, revision, force, notes):
     return [(t, None) for t in elsewhere] + ([] if old == name else [(target, name)])
 
 
+def label_entries(tree, new, changes):
+    """The label entries of `changes` ([(target, label or None)]), chained from the leaf (each
+    the child of the one before); `new` makes an entry (stree.writing.entries)."""
+    entries = []
+    parent = tree.leaf
+    for target, label in changes:
+        entry = new.label(target, label, parent)
+        entries.append(entry)
+        parent = entry["id"]
+    return entries
+
+
 def clear_changes(tree, what):
     targets = [t for t, label in tree.labels.items() if label == what.strip()]
     if not targets:

@@ -6,7 +6,7 @@ from pathlib import Path
 from . import catalog
 from ..errors import StreeError
 from ..format.text import full_text, normalize
-from ..format.timestamp import ts_millis
+from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from ..storage.session import parse
 from .store import (agent_files, all_session_dirs, encode_cwd, project_session_dir, project_sessions,
                     selected_agents, session_files)
@@ -105,9 +105,7 @@ def session_info(path):
                 continue
             if not first and node.role == "user":
                 first = normalize(full_text(message.get("content")))
-            # pi's getMessageActivityTime: the message's own timestamp, else the entry's
-            stamp = message.get("timestamp")
-            ms = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(node.ts)
+            ms = activity_millis(message, node.ts)
             if ms is not None and (last_activity is None or ms > last_activity):
                 last_activity = ms
         created = header.get("timestamp")
@@ -121,7 +119,7 @@ def session_info(path):
             "cwd": header.get("cwd"),
             "name": tree.name(),
             "created": created,
-            "modified": _iso(last_activity),
+            "modified": iso_millis(last_activity),
             "messages": len(messages),
             "entries": len(session.nodes),
             "firstMessage": first or "(no messages)",
@@ -130,10 +128,3 @@ def session_info(path):
         }
     finally:
         session.close()
-
-
-def _iso(ms):
-    from datetime import datetime, timezone
-
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

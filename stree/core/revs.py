@@ -191,6 +191,19 @@ class Resolver:
                     return (kind, a, b)
         return ("single", self.resolve(spec))
 
+    def parsed(self, spec, verify=False):
+        """What `rev-parse` prints for one revision, as (mark, id) pairs: a single entry; for
+        A..B, B then ^A; for A...B, A, B and ^ before their merge base. `verify`: one entry."""
+        if verify:
+            return [("", self.resolve(spec))]
+        kind, *parts = self.resolve_range(spec)
+        if kind == "single":
+            return [("", parts[0])]
+        if kind == "range":
+            return [("", parts[1]), ("^", parts[0])]
+        base = self.tree.merge_base(parts[0], parts[1])
+        return [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
+
     def rows_of(self, spec):
         """nodes_of() as tree rows (no Node objects made)."""
         kind, *ids = self.resolve_range(spec)

@@ -19,3 +19,15 @@ def ts_millis(ts):
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def activity_millis(message, entry_ts):
+    """pi's getMessageActivityTime: a message's own timestamp (epoch ms), else its entry's."""
+    stamp = message.get("timestamp")
+    return stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else ts_millis(entry_ts)
+
+
+def iso_millis(ms):
+    """`new Date(ms).toISOString()` for epoch milliseconds: 2026-01-31T12:00:00.000Z."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

@@ -1,10 +1,10 @@
-"""The read tools: list_sessions, log, tree, show, context, labels (and grep, once the
-catalogue lands). Each returns the records of the matching CLI command's --json."""
+"""The read tools: list_sessions, grep, log, tree, show, context, labels. Each returns the
+records of the matching CLI command's --json."""
 
 import os
 
-from ..errors import StreeError
-from ..output.fields import ENTRY_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
+from ..errors import StreeError, UsageError
+from ..output.fields import ENTRY_FIELDS, GREP_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
 from ..output.render import FILTERS
 from .tools import REVISION, SESSION, Tool, records
 
@@ -30,49 +30,36 @@ def all_words(words, text):
     return all(w in text for w in words)
 
 
+def grep(ws, pattern, ignore_case=False, word=False, regex=False, files_only=False, count=False, max_count=None,
+         roles=(), types=(), since=None, until=None, cwd=None, agent=None, session=None):
+    from ..core.grep import ROLES, TEXT_TYPES
+    from ..core.sessiongrep import Grep
+    from ..core.store import resolve_session
+
+    for name, values, choices in (("roles", roles, ROLES), ("types", types, TEXT_TYPES)):
+        for value in values:
+            if value not in choices:
+                raise UsageError(f"argument '{name}' holds {value!r}; each must be one of: {', '.join(choices)}")
+    agent = agent or ws.agent
+    path = resolve_session(session, ws.cwd, ws.agent_dir, ws.session_dir, agent) if session else None
+    question = Grep(pattern, regex=regex, ignore_case=ignore_case, word=word, roles=roles, types=types, since=since,
+                    until=until, cwd=cwd, files_only=files_only, count=count, max_count=max_count, session_path=path,
+                    agent=agent, agent_dir=ws.agent_dir, no_cache=ws.no_cache, option_names=("since", "until"))
+    return {"results": [rec for rec, _ in question.records()]}
+
+
 def log(ws, session=None, revision="@", max_count=None, filter=None, search=None):
-    from ..core.navigate import position
-    from ..core.preview import Previewer
-    from ..core.revs import Resolver
-    from ..output.fields import entry_record
+    from ..output.records import log_records
 
     loaded, tree = ws.load(session)
-    if not tree.nodes and revision == "@":
-        return {"entries": []}
-    previewer = Previewer(tree)
-    resolver = Resolver(tree)
-    kind, *ends = resolver.resolve_range(revision)
-    filtering = filter not in (None, "all") or search
-    if kind == "single" and max_count is not None and not filtering:
-        rows = tree.ancestor_rows(ends[0], max_count)
-    else:
-        rows = resolver.rows_of(revision)[::-1]
-        if filtering:
-            from ..output.render import shown
-
-            tokens = [t for t in (search or "").lower().split() if t]
-            leaf = position(tree)
-            rows = [r for r in rows if shown(tree, r, filter or "all", tokens, leaf)]
-        if max_count is not None:
-            rows = rows[:max_count]
-    at = position(tree)
-    active = None if kind == "single" and ends[0] == at else (set(tree.path_rows(at)) if at else set())
-    return {"entries": [entry_record(tree, tree.node(row), previewer, active=active is None or row in active)
-                        for row in rows]}
+    return {"entries": log_records(tree, revision, filter, search, max_count)}
 
 
 def tree_rows(ws, session=None, filter="default", search=None, max_count=None):
-    from ..core.preview import Previewer
-    from ..output.fields import entry_record
-    from ..output.render import graph
+    from ..output.records import graph_records
 
     loaded, tree = ws.load(session)
-    previewer = Previewer(tree)
-    rows = graph(tree, filter, search, previewer=previewer)
-    if max_count is not None:
-        rows = rows[:max_count]
-    return {"rows": [entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                                  row=row.text(marker=False)) for row in rows]}
+    return {"rows": graph_records(tree, filter, search, max_count)}
 
 
 def show(ws, session=None, revisions=None):
@@ -166,7 +153,38 @@ READ_TOOLS = [
     Tool("labels", "List labels",
          "The session's labels (named entries, usable as revisions), by name: `stree label --json`.",
          {"session": SESSION}, [], labels, records("labels", LABEL_FIELDS, "the labels, by name")),
-    # `grep` (the full-text catalogue of every session) joins here once the catalogue lands
+    Tool("grep", "Search every session's text",
+         "Find the lines of past sessions' text that match a pattern, across every session of every project "
+         "(or the one `session` names): user and assistant text (thinking too), tool calls and results, bash "
+         "executions, custom messages, branch summaries and compactions. One record per matching line, newest "
+         "session first, with the session, the entry id, role, type, the line, whether the entry is on its "
+         "session's active path, and `rev` (SESSION:ENTRY): pass the session as `session` and the entry as a "
+         "revision to show, log or context. The records of `stree grep --json`. A plain pattern is a fixed "
+         "string (case-sensitive unless ignore_case); regex=true makes it a Python regular expression.",
+         {"pattern": {"type": "string", "description": "What to look for: a fixed string, or a regular "
+                                                       "expression with regex=true."},
+          "ignore_case": {"type": "boolean", "description": "Ignore case (grep -i)."},
+          "word": {"type": "boolean", "description": "Match whole words only (grep -w)."},
+          "regex": {"type": "boolean", "description": "The pattern is a Python regular expression (grep -E)."},
+          "files_only": {"type": "boolean", "description": "One record per matching session instead (grep -l)."},
+          "count": {"type": "boolean", "description": "One record per matching session with its number of "
+                                                      "matching lines (grep -c)."},
+          "max_count": {"type": "integer", "minimum": 1, "description": "Stop after this many matching lines."},
+          "roles": {"type": "array", "items": {"type": "string"}, "description":
+                    "Only messages of these roles: user, assistant, toolResult, bashExecution, custom, "
+                    "branchSummary, compactionSummary."},
+          "types": {"type": "array", "items": {"type": "string"}, "description":
+                    "Only entries of these types: message, compaction, branch_summary, custom_message."},
+          "since": {"type": "string", "description": "Only entries written at or after this date (2026-01-31, "
+                                                     "3d, 2 weeks ago)."},
+          "until": {"type": "string", "description": "Only entries written at or before this date."},
+          "cwd": {"type": "string", "description": "Only sessions whose working directory is this one."},
+          "agent": {"type": "string", "enum": ["pi", "omp", "openclaw", "all"], "description":
+                    "Whose sessions: pi, oh-my-pi (omp), OpenClaw, or all (default: serve's --agent, else all)."},
+          "session": dict(SESSION, description="Only this session: a path or a session id prefix (default: "
+                                                "every session).")},
+         ["pattern"], grep, records("results", GREP_FIELDS, "the matching lines (with files_only or count: "
+                                                             "the matching sessions), newest session first")),
 ]
 
 

@@ -5,7 +5,7 @@ question; and the Workspace the server was started with. No MCP SDK here."""
 import json
 import os
 
-from ..errors import StreeError, UsageError
+from ..errors import UsageError
 from ..output.modes import to_json
 
 
@@ -32,20 +32,9 @@ class Workspace:
     def load(self, session=None):
         """(Session, Tree) of a session as it is now (through the index, as the CLI reads it;
         the index keeps a file read before warm between requests)."""
-        from ..core.tree import Tree
-        from ..storage import index
+        from ..core.store import read_session
 
-        path = self.path(session)
-        try:
-            if index.enabled(self.no_cache):
-                loaded = index.load(path)[0]
-            else:
-                from ..storage.session import parse
-
-                loaded = parse(path)
-        except OSError as e:
-            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-        return loaded, Tree(loaded.nodes, loaded.load, loaded.previews)
+        return read_session(self.path(session), self.no_cache)
 
 
 class Tool:

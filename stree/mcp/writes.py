@@ -9,7 +9,7 @@ from .tools import REVISION, SESSION, Tool
 
 
 def set_label(ws, name, session=None, revision="@", force=False):
-    from ..core.labels import label_changes
+    from ..core.labels import label_changes, label_entries
     from ..core.revs import check_name
 
     if name.strip():
@@ -17,14 +17,8 @@ def set_label(ws, name, session=None, revision="@", force=False):
     notes = []
 
     def make(loaded, tree, new):
-        entries = []
-        parent = tree.leaf
         del notes[:]  # make runs again after a migration
-        for target, label in label_changes(tree, name, revision, force, notes):
-            entry = new.label(target, label, parent)
-            entries.append(entry)
-            parent = entry["id"]
-        return entries
+        return label_entries(tree, new, label_changes(tree, name, revision, force, notes))
 
     written = append_entries(ws.path(session), make, say=notes.append)
     return {"written": written, "notes": notes}
@@ -40,9 +34,9 @@ def set_name(ws, name, session=None):
 def checkout(ws, revision, session=None, exact=False, label=None):
     """`stree checkout REV [--exact] [--label NAME]`: a checkout marker (no summary), the hooks run
     as the CLI runs them."""
-    from ..core import hooks
     from ..core.navigate import Checkout
     from ..core.revs import Resolver, check_name
+    from ..core.treenav import navigate
 
     if label and label.strip():
         check_name(label.strip())
@@ -55,20 +49,11 @@ def checkout(ws, revision, session=None, exact=False, label=None):
     if plan.noop:
         notes.append("already at this point; nothing written")
         return dict(result, written=[], notes=notes)
-    text = hooks.run(hooks.BEFORE_TREE, plan.preparation(False, None, False, label), path, notes.append)
-    answer = hooks.parse_answer(hooks.BEFORE_TREE, text) if text is not None else {}
-    if answer.get("cancel"):
+    done = navigate(plan, tree, path, append=lambda make: append_entries(path, make, say=notes.append),
+                    warn=notes.append, label=label)
+    if done.cancelled:
         raise StreeError("checkout cancelled by the before-tree hook; nothing written", code=CONFLICT)
-    label = answer.get("label", label)
-    written = append_entries(path, lambda s, t, new: plan.entries(t, new, label=label), say=notes.append)
-    leaf = written[-1]["id"] if len(written) > 1 else plan.new_leaf
-    payload = {"newLeafId": leaf, "oldLeafId": plan.old_leaf, "summaryEntry": None, "fromHook": None,
-               "appendedEntries": written}
-    try:
-        hooks.run(hooks.TREE, payload, path, notes.append)
-    except StreeError as e:
-        notes.append(f"{e} (the checkout itself is done)")
-    return dict(result, written=written, notes=notes)
+    return dict(result, written=done.written, notes=notes)
 
 
 WRITTEN = {"written": {"type": "array", "items": {"type": "object"},

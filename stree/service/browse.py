@@ -3,9 +3,8 @@ rename_session, delete_session (abort_branch_summary and navigate_tree: service.
 
 import json
 import os
-from datetime import datetime, timezone
 
-from ..format.timestamp import ts_millis
+from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from .pi import append
 from .protocol import UNSET, RequestError, param
 
@@ -72,9 +71,7 @@ def session_info(path):
                     continue
                 if message["role"] not in ("user", "assistant"):
                     continue
-                stamp = message.get("timestamp")
-                when = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
-                    else ts_millis(entry.get("timestamp"))
+                when = activity_millis(message, entry.get("timestamp"))
                 if when is not None:
                     last = max(last or 0, when)
                 text = _text(message["content"])
@@ -112,10 +109,9 @@ def _text(content):
 def _iso(ms):
     """Date.toISOString, 1970-01-01T00:00:00.000Z for an invalid date (the PR's toSafeIso)."""
     try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+        return iso_millis(ms)
     except (TypeError, ValueError, OverflowError, OSError):
         return "1970-01-01T00:00:00.000Z"
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 def set_label(served, request):

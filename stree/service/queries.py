@@ -1,6 +1,6 @@
-"""stree's own read commands over the wire: log, show, rev_parse, context. Each answers with
-what the CLI's --json prints for the same question: `records`, the JSON lines of
-`stree log/show/rev-parse --json`, and for context the object of `stree context --json`."""
+"""stree's own read commands over the wire: log, show, rev_parse, context, grep. Each answers
+with what the CLI's --json prints for the same question: `records`, the JSON lines of
+`stree log/show/rev-parse/grep --json`, and for context the object of `stree context --json`."""
 
 from ..core.revs import Resolver
 from .protocol import param
@@ -25,9 +25,7 @@ def raise_bad(message):
 
 def log(served, request):
     """`stree log [REV|RANGE] [--graph] [--filter F] [--search W] [-n N] [--reverse] --json`."""
-    from ..core.navigate import position
-    from ..core.preview import Previewer
-    from ..output.fields import entry_record
+    from ..output.records import graph_records, log_records
 
     revision = param(request, "revision", str, default="@")
     as_graph = param(request, "graph", bool, default=False)
@@ -40,44 +38,9 @@ def log(served, request):
     if as_graph and reverse:
         raise_bad("log: graph and reverse cannot be combined: the graph is drawn top-down")
     session, tree = served.load()
-    previewer = Previewer(tree)
     if as_graph:
-        from ..output.render import graph
-
-        rows = graph(tree, filter_ or "default", search, previewer=previewer)
-        if max_count is not None:
-            rows = rows[:max_count]
-        return {"records": [entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                                         row=row.text(marker=False)) for row in rows]}
-    if not tree.nodes and revision == "@":
-        return {"records": []}
-    resolver = Resolver(tree)
-    kind, *ends = resolver.resolve_range(revision)
-    filtering = filter_ not in (None, "all") or search
-    if kind == "single" and max_count is not None and not filtering:
-        rows = tree.ancestor_rows(ends[0], max_count)
-    else:
-        rows = resolver.rows_of(revision)[::-1]
-        if filtering:
-            rows = _filtered(tree, rows, filter_ or "all", search)
-        if max_count is not None:
-            rows = rows[:max_count]
-    if reverse:
-        rows.reverse()
-    at = position(tree)
-    active = None if kind == "single" and ends[0] == at else (set(tree.path_rows(at)) if at else set())
-    return {"records": [entry_record(tree, tree.node(row), previewer, active=active is None or row in active)
-                        for row in rows]}
-
-
-def _filtered(tree, rows, filter_, search):
-    """The rows that pass a /tree filter and every word of the search (as `stree log`)."""
-    from ..core.navigate import position
-    from ..output.render import shown
-
-    tokens = [t for t in (search or "").lower().split() if t]
-    leaf = position(tree)
-    return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
+        return {"records": graph_records(tree, filter_, search, max_count)}
+    return {"records": log_records(tree, revision, filter_, search, max_count, reverse)}
 
 
 def show(served, request):
@@ -98,18 +61,7 @@ def rev_parse(served, request):
     resolver = Resolver(tree)
     records = []
     for rev in revisions:
-        if verify:
-            results = [("", resolver.resolve(rev))]
-        else:
-            kind, *parts = resolver.resolve_range(rev)
-            if kind == "single":
-                results = [("", parts[0])]
-            elif kind == "range":
-                results = [("", parts[1]), ("^", parts[0])]
-            else:
-                base = tree.merge_base(parts[0], parts[1])
-                results = [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
-        for mark, id in results:
+        for mark, id in resolver.parsed(rev, verify):
             records.append({"rev": rev, "id": id, "negated": True} if mark else {"rev": rev, "id": id})
     return {"records": records}
 
@@ -122,4 +74,44 @@ def context(served, request):
     return tree.build_context(leaf)
 
 
-COMMANDS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context}
+def grep(served, request):
+    """`stree grep PATTERN [-i] [-w] [-E] [-l|-c] [-m N] [--role R]... [--type T]... [--since D]
+    [--until D] [--cwd DIR] --json`, over every session of the agents `agent` selects (default:
+    serve's --agent), or the one `session` names (a path or id prefix, as -s)."""
+    from ..core.grep import ROLES, TEXT_TYPES
+    from ..core.sessiongrep import Grep
+    from ..core.store import AGENTS, resolve_session
+
+    pattern = param(request, "pattern", str, required=True)
+    roles = _strings(request, "roles", ROLES)
+    types = _strings(request, "types", TEXT_TYPES)
+    max_count = param(request, "maxCount", int)
+    if max_count is not None and max_count < 1:
+        raise_bad("grep: field 'maxCount' must be 1 or more")
+    agent = param(request, "agent", str, default=served.agent, choices=AGENTS + ("all",))
+    session = param(request, "session", str)
+    path = resolve_session(session, served.cwd, served.agent_dir, served.session_dir, agent) if session else None
+    files_only = param(request, "filesOnly", bool, default=False)
+    count = param(request, "count", bool, default=False)
+    if files_only and count:
+        raise_bad("grep: filesOnly and count do not go together")
+    question = Grep(pattern, regex=param(request, "regex", bool, default=False),
+                    ignore_case=param(request, "ignoreCase", bool, default=False),
+                    word=param(request, "word", bool, default=False), roles=roles, types=types,
+                    since=param(request, "since", str), until=param(request, "until", str),
+                    cwd=param(request, "cwd", str), files_only=files_only, count=count, max_count=max_count,
+                    session_path=path, agent=agent, agent_dir=served.agent_dir, no_cache=served.no_cache,
+                    option_names=("since", "until"))
+    return {"records": [rec for rec, _ in question.records()]}
+
+
+def _strings(request, name, choices):
+    value = param(request, name, list, default=())
+    for v in value:
+        if v not in choices:
+            raise_bad(f"{request.get('type')}: field '{name}' holds {v!r}; each must be one of "
+                      + ", ".join(choices))
+    return value
+
+
+COMMANDS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context, "grep": grep}

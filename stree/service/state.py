@@ -34,8 +34,9 @@ class IoLock:
 
 class Served:
     def __init__(self, path, cwd, agent_dir=None, session_dir=None, no_cache=False, model_flags=None,
-                 warn=None, debug=False):
+                 warn=None, debug=False, agent=None):
         self.path = os.path.abspath(str(path))
+        self.agent = agent  # --agent: whose sessions grep searches
         self.cwd = cwd
         self.agent_dir = agent_dir
         self.session_dir = session_dir
@@ -80,20 +81,13 @@ class Served:
             return session, tree
 
     def _parse(self, path):
-        from ..core.tree import Tree
+        from ..core.store import read_session
         from ..storage import index
 
-        try:
-            if index.enabled(self.no_cache):
-                session = index.load(path)[0]
-                index.save(session)
-            else:
-                from ..storage.session import parse
-
-                session = parse(path)
-        except OSError as e:
-            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-        return session, Tree(session.nodes, session.load, session.previews)
+        session, tree = read_session(path, self.no_cache)
+        if index.enabled(self.no_cache):
+            index.save(session)
+        return session, tree
 
     def switch(self, path):
         """Serve `path` from now on (it was read: it is a session)."""

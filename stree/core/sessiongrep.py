@@ -1,0 +1,123 @@
+"""`stree grep` across sessions as data: which session files are searched, the candidate
+entries (the catalogue's word index narrows them; without a catalogue every file is read),
+and the records `stree grep --json` prints. The CLI, `stree serve`'s grep request and the
+MCP grep tool all ask it (stree.core.grep holds the pattern and the search itself)."""
+
+import os
+
+from ..errors import UsageError
+from ..format.timestamp import iso_millis
+
+
+class Grep:
+    """One grep question. `files_only` (-l) gives a record per matching session, `count` (-c)
+    one per session with its number of matching lines; else a record per matching line.
+    `max_count` (-m) stops after that many matching lines (not with -l)."""
+
+    def __init__(self, pattern, *, regex=False, ignore_case=False, word=False, roles=(), types=(), since=None,
+                 until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
+                 agent=None, agent_dir=None, no_cache=False, option_names=("--since", "--until")):
+        from .grep import Pattern, entry_filter, parse_when
+        from .store import resolved, shortest_prefixes
+
+        if files_only and count:
+            raise UsageError("-l and -c do not go together")
+        self.pattern = Pattern(pattern, regex=regex, ignore_case=ignore_case, word=word)
+        self.keep = entry_filter(roles, types, parse_when(since, option_names[0]) if since else None,
+                                 parse_when(until, option_names[1]) if until else None)
+        self.files_only = files_only
+        self.count = count
+        self.max_count = max_count
+        self.sessions, self.candidates = candidates(*files(session_path, agent, agent_dir), self.pattern, no_cache)
+        if cwd is not None:
+            want = resolved(os.path.expanduser(cwd))
+            self.sessions = {g: r for g, r in self.sessions.items()
+                             if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
+        self.short = shortest_prefixes([r["id"] or "" for r in self.sessions.values()])
+        self.found = 0  # matching lines seen
+
+    def records(self):
+        """(record, Match) per matching line, or (session record, None) with -l / -c, as found."""
+        from .grep import search
+
+        per_session = {}
+        for m in search(self.pattern, self.sessions, self.candidates, self.keep):
+            self.found += 1
+            if self.files_only or self.count:
+                gen = m.session["gen"]
+                per_session[gen] = per_session.get(gen, 0) + 1
+                if self.files_only:
+                    if per_session[gen] == 1:
+                        yield session_record(m.session, 1), None
+                elif self.max_count and self.found >= self.max_count:
+                    break
+                continue
+            yield match_record(m), m
+            if self.max_count and self.found >= self.max_count:
+                break
+        if self.count:
+            for gen, row in self.sessions.items():
+                if gen in per_session:
+                    yield session_record(row, per_session[gen]), None
+
+    def short_id(self, sid):
+        """The shortest prefix of a session id among the sessions searched."""
+        return self.short.get(sid, sid)
+
+
+def match_record(m):
+    sid = m.session["id"] or ""
+    return {"session": sid, "path": m.session["path"], "agent": m.session["agent"], "state": m.session["state"],
+            "entry": m.entry, "rev": f"{sid}:{m.entry}", "role": m.kind if m.type == "message" else None,
+            "type": m.type, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
+            "timestamp": iso_millis(m.ts) if m.ts is not None else None}
+
+
+def session_record(row, n):
+    return {"session": row["id"], "path": row["path"], "agent": row["agent"], "state": row["state"], "count": n,
+            "rev": row["id"]}
+
+
+def _cwd_of(row):
+    cwd = row["cwd"]
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def files(session_path=None, agent=None, agent_dir=None):
+    """((path, agent, state) of the sessions searched, the directories listed whole): the one
+    session `session_path` names, else every session of the agents `agent` selects."""
+    from .store import agent_files, agent_of, selected_agents
+
+    if session_path is not None:
+        path = str(session_path)
+        return [(path, *agent_of(path))], set()
+    found = agent_files(selected_agents(agent), agent_dir)
+    return [(p, a, s) for p, a, s, _ in found], {os.path.dirname(p) for p, *_ in found}
+
+
+def candidates(files, listed, pattern, no_cache=False):
+    """(gen -> session row, newest first; candidate entries) from the catalogue, or from
+    the files themselves without one."""
+    from . import catalog
+    from .grep import direct
+
+    if catalog.enabled(no_cache):
+        from ..storage.catalog import Unavailable
+
+        try:
+            cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in files],
+                                     prune_roots=listed)
+            try:
+                live = [r for r in rows.values() if r["ok"]]
+                live.sort(key=lambda r: catalog.record(r)["_sort"], reverse=True)
+                sessions = {r["gen"]: r for r in live}
+                query = pattern.query(cat.terms)
+                found = [] if query is False else cat.matching(query, sessions)
+                return sessions, found
+            finally:
+                cat.close()
+        except Unavailable as e:
+            from ..storage.cachedir import debug
+
+            debug(f"no catalogue: {e}")
+    return direct(files)
