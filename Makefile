@@ -107,7 +107,8 @@ install-completions:
 # at 1k to 1M entries (~800 MB generated into bench/data; BENCH_MAX=100k stops there) -> bench/results.md
 bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS)
 	$(BIN)/python tools/bench/run.py
-	$(BIN)/python tools/bench/catalog.py | tee -a bench/results.md
+	$(BIN)/python tools/bench/catalog.py > bench/.catalog.md
+	cat bench/.catalog.md >> bench/results.md && cat bench/.catalog.md && rm bench/.catalog.md
 
 # stree with the `fast` extra (msgspec), as the bench measures it
 $(VENV)/.installed-fast: $(VENV)/.installed

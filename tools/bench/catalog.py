@@ -9,6 +9,7 @@ session grew by one line, `grep` of a word warm vs `grep -r` over the files, col
 (building the catalogue), and the catalogue's size over the sessions' size.
 """
 
+import io
 import os
 import shutil
 import statistics
@@ -32,7 +33,9 @@ def make(home, n):
     for i in range(n):
         project = root / f"--home-dev-project{i % 12}--"
         project.mkdir(parents=True, exist_ok=True)
-        lines = Gen(1000 + i).run(300 + (i * 37) % 240)
+        buf = io.StringIO()
+        Gen(1000 + i, out=buf).run(300 + (i * 37) % 240)  # (gen.py writes its entries as it makes them)
+        lines = buf.getvalue().splitlines()
         if i % 60 == 7:
             lines.insert(len(lines) // 2, lines[-1].replace('"text":"', f'"text":"{RARE} ', 1))
         path = project / f"2026-01-01T00-00-00-000Z_{i:04d}.jsonl"
