@@ -152,21 +152,24 @@ def complete(words, source=None):
 
 
 def _source():
-    if os.environ.get("STREE_NO_FAST"):
-        from .complete_click import ClickSource
+    if not os.environ.get("STREE_NO_FAST"):
+        try:
+            return TableSource()
+        except (OSError, ValueError, KeyError, TypeError):  # no table (a broken install): click's definitions
+            pass
+    from .complete_click import ClickSource
 
-        return ClickSource()
-    return TableSource()
+    return ClickSource()
 
 
 class TableSource:
     """The commands and their parameters, from stree/data/complete_table.json (the same
     answers as stree.complete_click.ClickSource, without loading click)."""
 
-    def __init__(self, path=TABLE):
+    def __init__(self, path=None):
         import json
 
-        with open(path, encoding="utf-8") as f:
+        with open(path or TABLE, encoding="utf-8") as f:
             table = json.load(f)
         self.shells = tuple(table["shells"])
         self.root = table["root"]

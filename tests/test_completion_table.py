@@ -152,3 +152,16 @@ def test_the_stree_command_answers_the_same_both_ways(project, no_fast):  # noqa
                   env={"STREE_NO_FAST": no_fast} if no_fast else None)
     assert r.code == 0 and r.err == ""
     assert r.out.splitlines()[:2] == ["plain", "label\tbeta\tuser: Write the docs"]
+
+
+@pytest.mark.parametrize("text", [None, "{not json", '{"version": 1}', "[]"])
+def test_without_a_readable_table_click_answers(tmp_path, monkeypatch, capsys, branchy_file, text):
+    import stree.complete
+
+    table = tmp_path / "complete_table.json"
+    if text is not None:
+        table.write_text(text)
+    monkeypatch.setattr(stree.complete, "TABLE", str(table))
+    monkeypatch.delenv("STREE_NO_FAST", raising=False)
+    assert stree.complete.main(["zsh", "st", "--", "-s", str(branchy_file), "show", "st"]) == 0
+    assert capsys.readouterr().out == "plain\nlabel\tstart\tuser: Fix the CSV quoting bug in parser.py\n"
