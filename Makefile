@@ -16,7 +16,7 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test soak install install-bin install-man install-completions man completions shell-tools clean bench
+.PHONY: run test soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
@@ -48,6 +48,10 @@ shell-tools:
 # man/*.1 from the click definitions; completions/ from the scripts stree prints
 man: $(VENV)/.installed
 	$(BIN)/python tools/gen_man.py man
+
+# stree/data/complete_table.json (what `stree __complete` reads) from the click definitions
+complete-table: $(VENV)/.installed
+	$(BIN)/python tools/gen_complete_table.py
 
 completions: $(VENV)/.installed
 	$(BIN)/stree completion bash > completions/stree.bash

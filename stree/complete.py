@@ -1,4 +1,4 @@
-"""Tab completion for bash and zsh, driven by the click definitions.
+"""Tab completion for bash and zsh, answered from a table of the click definitions.
 
 The scripts in completions/ call, on every TAB:
 
@@ -10,9 +10,12 @@ candidates are cut to fit it). The answer, on stdout: a first line naming what
 the shell should add itself (`plain`, `files`, `dirs`, `jsonl`: session files),
 then one candidate per line: GROUP TAB VALUE TAB DESCRIPTION, in display order.
 
-It runs outside click's parser and never imports rich or httpx; it imports only
-the module of the command being completed, and reads the session through
-revs.list_revisions and store.session_candidates.
+It runs outside click's parser, and without click: the commands, their options and
+what their values are come from stree/data/complete_table.json, generated from the
+click definitions by stree.complete_click (`make complete-table`; a test fails when
+it is stale). STREE_NO_FAST=1 reads click's definitions instead (the reference the
+table is compared with). The session is read through revs.list_revisions and
+store.session_candidates.
 """
 
 import os
@@ -20,22 +23,19 @@ import re
 import shlex
 import sys
 
-import click
-
-from .commands.completion import SHELLS
-
 DESCRIPTION_WIDTH = 72
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "complete_table.json")
 PROVIDERS = ("extractive", "openai", "anthropic")
 SPECIAL_REVISIONS = (("@", "the leaf: the current position"), ("root", "the first entry on the path to @"),
                      (":/", ":/TEXT, the newest entry containing TEXT"))
 # option values that change which session is completed: click dest -> our name
 SESSION_OPTIONS = ("session", "agent_dir", "session_dir", "chdir")
-_REV_NAMES = {"rev", "revs", "revision", "revisions", "range", "target", "a", "b", "base", "start", "end"}
 
 
 def main(argv):
     """Entry point of `stree __complete`; prints candidates, never fails loudly."""
-    if len(argv) < 3 or argv[0] not in SHELLS:
+    source = _source()
+    if len(argv) < 3 or argv[0] not in source.shells:
         print("usage: stree __complete bash|zsh CUR (-- WORD... | --line LINE)", file=sys.stderr)
         return 2
     shell, cur, mode, rest = argv[0], argv[1], argv[2], argv[3:]
@@ -46,7 +46,7 @@ def main(argv):
     if not words:
         words = [""]
     try:
-        kind, items = complete(words)
+        kind, items = complete(words, source)
     except Exception:  # a broken file or a bug must not spill into the user's prompt
         if os.environ.get("STREE_DEBUG"):
             raise
@@ -89,207 +89,161 @@ class Line:
     """What the words before the cursor say: the command, its options so far, the args."""
 
     def __init__(self):
-        self.command = None  # the click command being completed (None: the group)
+        self.command = None  # the command being completed (the root: the group)
         self.path = []  # subcommand names
-        self.values = {}  # click dest -> value, for the global session options
+        self.values = {}  # option dest -> value, for the global session options
         self.positionals = []
 
 
-def complete(words):
+def complete(words, source=None):
     """(kind, [(group, value, description)]) for the last of `words`."""
-    from .cli import main as group
-
+    src = source or _source()
     cur = words[-1]
     line = Line()
-    command = group
-    params = _option_map(command)
+    command = src.root
+    params = src.option_map(command)
     expecting = None
     only_args = False
     for word in words[:-1]:
         if expecting is not None:
-            _remember(line, command, expecting, word)
+            _remember(src, line, expecting, word)
             expecting = None
             continue
         if word == "--" and not only_args:
             only_args = True
             continue
         if word.startswith("-") and len(word) > 1 and not only_args:
-            param, value = _split_option(params, word)
-            if param is not None and _takes_value(param):
+            param, value = _split_option(src, params, word)
+            if param is not None and src.takes_value(param):
                 if value is None:
                     expecting = param
                 else:
-                    _remember(line, command, param, value)
+                    _remember(src, line, param, value)
             continue
-        if isinstance(command, click.Group) and not line.positionals:
-            sub = _subcommand(command, word)
+        if src.is_group(command) and not line.positionals:
+            sub = src.subcommand(command, word)
             if sub is None:
                 return "plain", []
             command = sub
             line.path.append(word)
-            params = _option_map(command)
+            params = src.option_map(command)
             only_args = False
             continue
         line.positionals.append(word)
     line.command = command
 
     if expecting is not None:
-        return _values(line, expecting, cur)
+        return _values(src, line, expecting, cur)
     if cur.startswith("--") and "=" in cur and not only_args:
         name, _, value = cur.partition("=")
         param = params.get(name)
-        if param is None or not _takes_value(param):
+        if param is None or not src.takes_value(param):
             return "plain", []
-        kind, items = _values(line, param, value)
+        kind, items = _values(src, line, param, value)
         return kind, [(g, f"{name}={v}", d) for g, v, d in items]
     if cur.startswith("-") and not only_args:
-        return "plain", _options(command, cur)
-    if isinstance(command, click.Group) and not line.positionals:
-        return "plain", _subcommands(command, cur)
-    param = _argument_at(command, len(line.positionals))
+        return "plain", [("option", opt, desc) for opt, desc in src.options(command) if opt.startswith(cur)]
+    if src.is_group(command) and not line.positionals:
+        return "plain", _subcommands(src, command, cur)
+    param = src.argument_at(command, len(line.positionals))
     if param is None:
         return "plain", []
-    return _values(line, param, cur)
+    return _values(src, line, param, cur)
 
 
-def _option_map(command):
-    out = {}
-    for param in _params(command):
-        if isinstance(param, click.Option):
-            for opt in param.opts + param.secondary_opts:
-                out[opt] = param
-    return out
+def _source():
+    if not os.environ.get("STREE_NO_FAST"):
+        try:
+            return TableSource()
+        except (OSError, ValueError, KeyError, TypeError):  # no table (a broken install): click's definitions
+            pass
+    from .complete_click import ClickSource
+
+    return ClickSource()
 
 
-def _params(command):
-    ctx = click.Context(command, info_name=command.name, help_option_names=["-h", "--help"])
-    return command.get_params(ctx)
+class TableSource:
+    """The commands and their parameters, from stree/data/complete_table.json (the same
+    answers as stree.complete_click.ClickSource, without loading click)."""
+
+    def __init__(self, path=None):
+        import json
+
+        with open(path or TABLE, encoding="utf-8") as f:
+            table = json.load(f)
+        self.shells = tuple(table["shells"])
+        self.root = table["root"]
+
+    def is_group(self, command):
+        return "subcommands" in command
+
+    def option_map(self, command):
+        return {opt: param for param in command["options"] for opt in param["opts"]}
+
+    def takes_value(self, param):
+        return param["value"]
+
+    def dest(self, param):
+        return param["dest"]
+
+    def choices(self, param):
+        return param["choices"]
+
+    def kind(self, param, command):
+        return param["kind"]
+
+    def subcommand(self, group, name):
+        return group["subcommands"].get(name)
+
+    def subcommands(self, group):
+        return group["commands"]
+
+    def options(self, command):
+        return [(opt, param["help"]) for param in command["options"] if not param["hidden"]
+                for opt in param["opts"]]
+
+    def argument_at(self, command, index):
+        consumed = 0
+        for param in command["arguments"]:
+            if param["nargs"] < 0 or index < consumed + param["nargs"]:
+                return param
+            consumed += param["nargs"]
+        return None
 
 
-def _split_option(params, word):
+def _split_option(src, params, word):
     if word.startswith("--"):
         name, eq, value = word.partition("=")
         return params.get(name), (value if eq else None)
     if word in params:
         return params[word], None
     param = params.get(word[:2])  # -sVALUE, or a cluster of flags
-    if param is not None and _takes_value(param):
+    if param is not None and src.takes_value(param):
         return param, word[2:]
     return None, None
 
 
-def _takes_value(param):
-    return not (param.is_flag or param.count)
+def _remember(src, line, param, value):
+    if src.dest(param) in SESSION_OPTIONS:  # before or after the subcommand (global options)
+        line.values[src.dest(param)] = value
 
 
-def _remember(line, command, param, value):
-    if param.name in SESSION_OPTIONS:  # before or after the subcommand (global options)
-        line.values[param.name] = value
-
-
-def _subcommand(group, name):
-    from .commands import COMMANDS
-    from .cli import main, with_global_options
-
-    if group is main:
-        if name not in COMMANDS:
-            return None
-        import importlib
-
-        return with_global_options(importlib.import_module(COMMANDS[name][0]).command)
-    ctx = click.Context(group, info_name=group.name)
-    return group.get_command(ctx, name)
-
-
-def _subcommands(group, cur):
-    from .commands import COMMANDS
-    from .cli import main
-
-    if group is main:
-        rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
-    else:
-        ctx = click.Context(group, info_name=group.name)
-        rows = []
-        for name in group.list_commands(ctx):
-            sub = group.get_command(ctx, name)
-            if sub is not None and not sub.hidden:
-                rows.append((name, sub.get_short_help_str(80)))
-    return [("command", name, summary) for name, summary in rows if name.startswith(cur)]
-
-
-def _options(command, cur):
-    items = []
-    for param in _params(command):
-        if not isinstance(param, click.Option) or param.hidden:
-            continue
-        desc = _first_sentence(param.help or "")
-        for opt in param.opts + param.secondary_opts:
-            if opt.startswith(cur):
-                items.append(("option", opt, desc))
-    return items
-
-
-def _first_sentence(text):
-    text = " ".join(text.split())
-    m = re.match(r"(.+?\.)(\s|$)", text)
-    return m.group(1) if m else text
-
-
-def _argument_at(command, index):
-    consumed = 0
-    for param in _params(command):
-        if not isinstance(param, click.Argument):
-            continue
-        if param.nargs < 0:
-            return param
-        if index < consumed + param.nargs:
-            return param
-        consumed += param.nargs
-    return None
+def _subcommands(src, group, cur):
+    return [("command", name, summary) for name, summary in src.subcommands(group) if name.startswith(cur)]
 
 
 # -- what a parameter takes ------------------------------------------------------
 
-def kind_of(param, command=None):
-    """The kind of value a click parameter takes, read from its definition:
-    choice, rev, label, session, command, provider, shell, dir, file or None."""
-    name = (param.name or "").lower()
-    metavar = (param.metavar or "").upper()
-    tokens = set(re.findall(r"[A-Z]+", metavar))
-    if isinstance(param.type, click.Choice):
-        return "choice"
-    if name == "session":
-        return "session"
-    if name == "provider":
-        return "provider"
-    if name == "shell":
-        return "shell"
-    if "LABEL" in tokens or name in ("label", "labels") or (
-            command is not None and command.name == "label" and ("NAME" in tokens or name == "name")):
-        return "label"
-    if name in ("command", "topic") or "COMMAND" in tokens:
-        return "command"
-    if tokens & {"REV", "REVS", "RANGE", "REVISION"} or name in _REV_NAMES:
-        return "rev"
-    if isinstance(param.type, click.Path):
-        return "dir" if param.type.dir_okay and not param.type.file_okay else "file"
-    if "DIR" in tokens:
-        return "dir"
-    if tokens & {"FILE", "PATH"}:
-        return "file"
-    return None
-
-
-def _values(line, param, cur):
-    kind = kind_of(param, line.command)
+def _values(src, line, param, cur):
+    kind = src.kind(param, line.command)
     if kind == "choice":
-        return "plain", [("choice", c, "") for c in param.type.choices if str(c).startswith(cur)]
+        return "plain", [("choice", c, "") for c in src.choices(param) if c.startswith(cur)]
     if kind == "provider":
         return "plain", [("choice", p, "") for p in PROVIDERS if p.startswith(cur)]
     if kind == "shell":
-        return "plain", [("choice", s, "") for s in SHELLS if s.startswith(cur)]
+        return "plain", [("choice", s, "") for s in src.shells if s.startswith(cur)]
     if kind == "command":
-        return "plain", _subcommands(_root(), cur)
+        return "plain", _subcommands(src, src.root, cur)
     if kind == "session":
         return "jsonl", _sessions(line, cur)
     if kind in ("rev", "label"):
@@ -297,12 +251,6 @@ def _values(line, param, cur):
     if kind in ("dir", "file"):
         return kind + "s", []
     return "plain", []
-
-
-def _root():
-    from .cli import main
-
-    return main
 
 
 def _cwd(line):
