@@ -271,21 +271,32 @@ def _data_area(f, start, length):
     when the file holds more or fewer. Mapped, not read: a warm command touches only what it
     decodes besides the CRC, and copies none of it (reading 10 MB at 100k entries cost a
     warm `log -n 20` about as much as the CRC). The mapping stays valid when the index is
-    replaced or removed (stree writes by rename, drops by unlink)."""
+    replaced or removed (stree writes by rename, drops by unlink). A mapping holds a
+    descriptor as long as its Session lives (stree.storage.index keeps the Sessions it
+    loaded): past MAP_MAX, in a command reading many sessions (ls --all), the rest are read."""
+    global _mapped
     size = os.fstat(f.fileno()).st_size
     if size != start + length:
         return None
     if length == 0:
         return b""
-    import mmap
+    if _mapped < MAP_MAX:
+        import mmap
 
-    try:
-        area = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):  # a file system that cannot map: read it
-        f.seek(start)
-        data = f.read(length + 1)
-        return data if len(data) == length else None
-    return memoryview(area)[start:]
+        try:
+            area = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # a file system that cannot map, no descriptor left: read it
+            pass
+        else:
+            _mapped += 1
+            return memoryview(area)[start:]
+    f.seek(start)
+    data = f.read(length + 1)
+    return data if len(data) == length else None
+
+
+MAP_MAX = 16  # index files mapped by one process; the others are read (_data_area)
+_mapped = 0
 
 
 def _restore(target, path, fd, st, covered):
