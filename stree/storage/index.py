@@ -357,7 +357,8 @@ def _restore(target, path, fd, st, covered):
         s.index_meta = meta
         s.index_blobs = blobs
         pv = meta.get("previews")
-        s.previews = PreviewCache(meta, blobs.raw(*pv) if pv else b"")
+        # (not copied, and not checked again: the data CRC above covered these bytes)
+        s.previews = PreviewCache(meta, blobs.get(pv) if pv else b"", checked=True)
         return s
     except Exception as e:  # corrupt, truncated, from another version: a miss, never an error
         debug(f"ignoring index {target}: {type(e).__name__}: {e}")
