@@ -130,8 +130,10 @@ def test_corrupt_index_is_a_miss_not_an_error(stree, tmp_path, isolated_home):
     expected = views(stree, path, "--no-cache")
     (index,) = index_files(isolated_home)
     data = bytearray(index.read_bytes())
-    for damage in ("flip", "truncate", "garbage", "empty"):
-        if damage == "flip":
+    for damage in ("flip", "truncate", "garbage", "empty", "extended"):
+        if damage == "extended":
+            bad = data + b"\0"
+        elif damage == "flip":
             bad = bytearray(data)
             bad[len(bad) // 2] ^= 0xFF
         elif damage == "truncate":
@@ -238,3 +240,44 @@ def test_gc_removes_stale_indexes_and_cache_clear_all(stree, tmp_path, isolated_
     assert stats(run(stree, keep, "log"))[1] == "fresh"
     r = stree("cache", "clear")
     assert r.code == 0 and "removed 1 cache file(s)" in r.err and index_files(isolated_home) == []
+
+
+LOAD_MANY = """
+import os, sys
+from stree.storage import index
+from stree.storage.nodes import FIELDS
+index.MAP_MAX = int(sys.argv[1])
+before = len(os.listdir("/proc/self/fd"))
+out = []
+for path in sys.argv[2:]:
+    s, state = index.load(path)
+    out.append((state, [s.nodes.col(name) for name in FIELDS], s.nodes.shape.state()))
+    s.close()  # as ls --all does: the session file's descriptor is closed, the Session kept
+print(len(os.listdir("/proc/self/fd")) - before)
+print(repr(out))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_index_files_mapped_or_read_give_the_same_sessions_and_few_descriptors(tmp_path, isolated_home):
+    """An index's data area is mapped (no copy per command), but a process loading many
+    sessions keeps at most index.MAP_MAX mappings (each holds a descriptor) and reads the rest."""
+    paths = []
+    for i in range(20):
+        b = branchy()
+        b.user(f"session {i}")
+        paths.append(str(b.write(tmp_path / f"s{i}.jsonl")))
+
+    def load_all(map_max):
+        r = subprocess.run([sys.executable, "-c", LOAD_MANY, str(map_max), *paths], capture_output=True,
+                           text=True, env=dict(os.environ, STREE_JOBS="1"), timeout=120)
+        assert r.returncode == 0, r.stderr
+        fds, sessions = r.stdout.split("\n", 1)
+        return int(fds), sessions
+    load_all(0)  # builds the indexes
+    assert len(index_files(isolated_home)) == 20
+    mapped_fds, mapped = load_all(16)
+    read_fds, read = load_all(0)
+    assert "'fresh'" in mapped and "'built'" not in mapped and "'updated'" not in mapped
+    assert mapped == read
+    assert read_fds <= 1 and 16 <= mapped_fds <= 17, (read_fds, mapped_fds)

@@ -13,9 +13,10 @@ from .cachedir import debug
 class PreviewCache:
     """Preview segments by line offset: read lazily from the index, new ones kept for writing."""
 
-    def __init__(self, meta=None, section=b""):
+    def __init__(self, meta=None, section=b"", checked=False):
         self.new = {}
-        self._section = section
+        self._section = section  # bytes, or a view of a mapped index
+        self._checked = checked  # its CRC already verified with the index's data area
         self._loaded = None
         self.home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
 
@@ -36,7 +37,7 @@ class PreviewCache:
                         starts = array("q")
                         starts.frombytes(sec[pos:pos + 8 * (count + 1)])
                         pos += 8 * (count + 1)
-                        if crc32(sec[pos:]) == int.from_bytes(sec[8:12], "little"):
+                        if self._checked or crc32(sec[pos:]) == int.from_bytes(sec[8:12], "little"):
                             self._loaded = (offsets, starts, sec[pos:])
                 except Exception as e:
                     debug(f"ignoring cached previews: {type(e).__name__}: {e}")

@@ -2,7 +2,6 @@
 
 import os
 import errno
-import tempfile
 import time
 from pathlib import Path
 
@@ -72,6 +71,8 @@ def write_atomic(path, data, mode=NEW_FILE_MODE, replace=True):
     Replacing a symlink rewrites the file it points to (as pi, writing through the link,
     does) and leaves the link a link; a new file (`replace=False`) is never written over
     a link, even a dangling one."""
+    import tempfile  # (3 ms: shutil, random, bz2, lzma; only a rewrite needs it, not an append)
+
     path = Path(path)
     if replace and os.path.islink(path):
         path = Path(os.path.realpath(path))
