@@ -45,12 +45,19 @@ class Run:
 OUTPUT_CAP = int(float(os.environ.get("BENCH_OUTPUT_CAP_GIB", "2")) * 2**30)
 
 
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
 def run(argv, env=None, check=True, stdin=None, cap=OUTPUT_CAP):
     """Run argv once, its stdout read into a pipe and dropped (the first 64 KiB kept in .head),
     up to `cap` bytes: then the pipe is closed (Run.cut)."""
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
+        # peak RSS through GNU time where there is one: the ru_maxrss wait4 gives a child of this
+        # process starts at this process's own RSS (the child is made from its memory), which
+        # floors every small command at the bench's ~100 MiB
+        wrap = [GNU_TIME, "-f", "%M", "-o", peak.name] if GNU_TIME else []
         t = time.perf_counter()
-        proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE, stderr=err,
+        proc = subprocess.Popen(wrap + [str(a) for a in argv], stdout=subprocess.PIPE, stderr=err,
                                 stdin=subprocess.DEVNULL if stdin is None else stdin, env=env or ENV, cwd=ROOT)
         head, total, cut = b"", 0, False
         while True:
@@ -69,7 +76,9 @@ def run(argv, env=None, check=True, stdin=None, cap=OUTPUT_CAP):
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
-    rss = stats_rss(text) or usage.ru_maxrss
+        measured = peak.read().strip().splitlines()
+    timed_rss = int(measured[-1]) if measured and measured[-1].isdigit() else None
+    rss = stats_rss(text) or timed_rss or usage.ru_maxrss
     r = Run(seconds, rss, proc.returncode, text, total, head, cut)
     if check and r.code != 0:
         sys.exit(f"bench: {' '.join(map(str, argv))} failed ({r.code}):\n{text[-2000:]}")
