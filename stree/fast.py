@@ -168,15 +168,10 @@ def _appended(path, options, got, max_count):
 
 def _write_bytes(data):
     """Print UTF-8 bytes as stree.output would print their text."""
-    import codecs
+    from .storage.graphcache import takes_utf8_bytes
 
     out = sys.stdout
-    try:
-        utf8 = codecs.lookup(out.encoding or "").name == "utf-8" and os.linesep == "\n" \
-            and getattr(out, "buffer", None) is not None
-    except LookupError:
-        utf8 = False
-    if not utf8:
+    if not takes_utf8_bytes(out):
         from .format.terminal import write
 
         write(data.decode("utf-8"))

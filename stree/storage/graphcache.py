@@ -199,18 +199,25 @@ def lookup_grown(path, options):
         os.close(fd)
 
 
+def takes_utf8_bytes(out):
+    """Whether UTF-8 bytes may go straight to `out`'s buffer and print what stree.output would
+    print for their text (a UTF-8 stream, "\n" line ends); else they are written as text."""
+    import codecs
+
+    try:
+        return codecs.lookup(out.encoding or "").name == "utf-8" and os.linesep == "\n" \
+            and getattr(out, "buffer", None) is not None
+    except LookupError:
+        return False
+
+
 def write(found):
     """Print what lookup() found: the UTF-8 bytes stree.output.write printed for its text."""
-    import codecs
     import sys
 
     f, start, length = found
     out = sys.stdout
-    try:
-        utf8 = codecs.lookup(out.encoding or "").name == "utf-8" and os.linesep == "\n" \
-            and getattr(out, "buffer", None) is not None
-    except LookupError:
-        utf8 = False
+    utf8 = takes_utf8_bytes(out)
     with f:
         if not utf8:
             from ..format.terminal import write as write_text
