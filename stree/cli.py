@@ -347,7 +347,9 @@ def _print_stats(env):
     from .output.stats import stats_line
 
     session = sys.modules.get("stree.storage.scan")
-    click.echo(stats_line(session.STATS["parsed"] if session else 0, env.index_state), err=True)
+    fast = sys.modules.get("stree.fastread")  # a first load there, before click took over, did the work
+    state = fast.LOADED if fast is not None and fast.LOADED else env.index_state
+    click.echo(stats_line(session.STATS["parsed"] if session else 0, state), err=True)
 
 
 def run():

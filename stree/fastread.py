@@ -4,9 +4,10 @@
 --short, --json, --format, -z) and `label` (the list), with the global options -s,
 --session-dir, --agent-dir, --color and --no-pager, in their plain spellings. Anything else
 (another option or spelling, --help, a range for log, an error of any kind, a session with
-warnings, STREE_DEBUG, STREE_DEBUG_STATS, STREE_NO_CACHE) returns None before a byte is
+warnings, STREE_DEBUG, STREE_NO_CACHE) returns None before a byte is
 written, and click does the whole job: its output, errors and exit codes are the reference,
 which tests/test_fastread.py compares this with. STREE_NO_FAST=1 turns this path off.
+STREE_DEBUG_STATS prints its line here as stree.cli does (the bench times this path, not click's).
 """
 
 import os
@@ -24,7 +25,8 @@ COMMANDS = {  # command: (options with a value, flags, how many operands)
     "label": (OUTPUT_VALUES, OUTPUT_FLAGS, 0),
 }
 DATES = ("local", "iso", "relative", "unix", "utc")
-ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_DEBUG_STATS", "STREE_NO_CACHE")
+ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
+LOADED = None  # the index state of a session loaded here before click took over (STREE_DEBUG_STATS)
 
 
 def parse(argv):
@@ -104,7 +106,7 @@ def run(argv, session_path):
 
 
 def _prepare(command, got, operands, path):
-    """(session, output, what writes the records) with everything resolved, or None."""
+    """(session, index state, output, what writes the records) with everything resolved, or None."""
     from .core.preview import Previewer
     from .core.revs import Resolver
     from .core.tree import Tree
@@ -112,7 +114,9 @@ def _prepare(command, got, operands, path):
     from .output.modes import Output
     from .storage import index
 
-    session, _ = index.load(path, defer=True)
+    global LOADED
+    session, state = index.load(path, defer=True)
+    LOADED = state
     if session.malformed or session.headerless or not len(session.nodes):
         return None  # (a warning, or "no entries yet": said by the command)
     tree = Tree(session.nodes, session.load, session.previews)
@@ -133,7 +137,7 @@ def _prepare(command, got, operands, path):
         at = position(tree)
         active = None if ends[0] == at else set(tree.path_rows(at)) if at else set()
         previewer = Previewer(tree)
-        return session, out, lambda: path_log(out, tree, rows, previewer, got.get("date", "local"), active)
+        return session, state, out, lambda: path_log(out, tree, rows, previewer, got.get("date", "local"), active)
     if command == "rev-parse":
         from .format.terminal import inert
         from .output.reads import shortest
@@ -156,13 +160,13 @@ def _prepare(command, got, operands, path):
         def write_records():
             for rec, human in records:
                 out.record(rec, human)
-        return session, out, write_records
+        return session, state, out, write_records
     from .output.reads import label_list
 
-    return session, out, lambda: label_list(out, tree, Previewer(tree))
+    return session, state, out, lambda: label_list(out, tree, Previewer(tree))
 
 
-def _write(session, out, write_records):
+def _write(session, state, out, write_records):
     """Write the records as the command would, with stree.cli's handling of the errors that
     can still come (a reader gone, an I/O error, Ctrl-C)."""
     from .errors import BAD_FILE, INTERNAL, INTERRUPTED, StreeError
@@ -211,4 +215,9 @@ def _write(session, out, write_records):
         index.save(session)  # (what the command writes when it ends)
     except Exception:
         pass
+    if os.environ.get("STREE_DEBUG_STATS"):
+        from .output.stats import stats_line
+
+        scan = sys.modules.get("stree.storage.scan")
+        print(stats_line(scan.STATS["parsed"] if scan else 0, state), file=sys.stderr)
     return 0

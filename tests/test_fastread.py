@@ -101,3 +101,22 @@ def test_on_a_terminal_the_same_bytes(tmp_path, isolated_home):
         seen.append(read_pty(master, proc))
         assert proc.wait(timeout=30) == 0
     assert seen[0] == seen[1] and b"\x1b[" in seen[0]
+
+
+def test_statistics_do_not_turn_the_fast_path_off(tmp_path, isolated_home):
+    """`make bench` times with STREE_DEBUG_STATS=1: the fast path must answer then too, and its
+    statistics line must say what click's says (lines parsed, index state, entries decoded)."""
+    path = branchy().write(tmp_path / "s.jsonl")
+    run(path, ["log"])  # the index, with every preview
+    args = ["log", "-n", "3"]
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "stree", "-s", str(path), *args],
+                          capture_output=True, env=dict(os.environ, STREE_DEBUG_STATS="1"), timeout=60)
+    lines = proc.stderr.decode().splitlines()
+    imported = {line.split("|")[-1].strip() for line in lines if line.startswith("import time:")}
+    stats = [line for line in lines if line.startswith("stree: stats:")]
+    slow = run(path, args, STREE_NO_FAST="1", STREE_DEBUG_STATS="1")
+    assert proc.returncode == 0 and "click" not in imported
+    assert proc.stdout == slow.stdout
+    strip = lambda line: line.split(", peak rss")[0]  # noqa: E731 (the memory differs, of course)
+    assert [strip(s) for s in stats] == [strip(s) for s in slow.stderr.decode().splitlines()]
+    assert stats and "index fresh" in stats[0]
