@@ -29,7 +29,7 @@ PROVIDERS = ("extractive", "openai", "anthropic")
 SPECIAL_REVISIONS = (("@", "the leaf: the current position"), ("root", "the first entry on the path to @"),
                      (":/", ":/TEXT, the newest entry containing TEXT"))
 # option values that change which session is completed: click dest -> our name
-SESSION_OPTIONS = ("session", "agent_dir", "session_dir", "chdir")
+SESSION_OPTIONS = ("session", "agent_dir", "session_dir", "agent", "chdir")
 
 
 def main(argv):

@@ -90,6 +90,23 @@ def test_every_agent_is_found_and_listed_as_without_the_catalogue(stree, agents)
                                                                        (".openclaw", ".clawdbot", ".moltbot")}
 
 
+def test_agent_typed_on_the_command_line_narrows_the_session_ids_completion_offers(stree, agents):
+    """`stree --agent pi -s <TAB>` offers what `-s` then resolves: pi's sessions, not the others'
+    (as STREE_AGENT=pi does); `--agent omp` after the command works too."""
+    def offered(*words):
+        r = stree("__complete", "bash", "", "--", *words, "-s", "")
+        assert r.code == 0, r
+        return {line.split("\t")[1] for line in r.out.splitlines() if line.startswith("session\t")}
+
+    omp, pi1 = "0199bbbb-0000-7000-8000-000000000001", "0199aaaa-0000-7000-8000-000000000001"
+    assert {omp, pi1} <= offered()
+    assert pi1 in offered("--agent", "pi") and omp not in offered("--agent", "pi")
+    assert omp in offered("log", "--agent", "omp")
+    narrowed = stree("__complete", "bash", "", "--", "-s", "", env={"STREE_AGENT": "pi"})
+    assert {line.split("\t")[1] for line in narrowed.out.splitlines()[1:]} == offered("--agent", "pi")
+    assert stree("--agent", "pi", "-s", omp, "log", "-n", "1").code != 0  # what it would not resolve
+
+
 def test_headerless_openclaw_file_is_read_only(stree, agents, tmp_path):
     path = agents["headerless"]
     before = path.read_bytes()
