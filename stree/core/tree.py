@@ -138,6 +138,10 @@ class Tree:
     def node(self, row):
         return self._nodes[row]
 
+    def column(self, name):
+        """One field of every row, in file order (storage.nodes.Nodes.col)."""
+        return self._nodes.col(name)
+
     def id_of(self, row):
         return self._nodes[row].id
 

@@ -118,7 +118,7 @@ class _Fixed:
         if self.nones and i in self.nones:
             return None
         w = self.width
-        return self.text[i * w:(i + 1) * w].decode("ascii")
+        return str(self.text[i * w:(i + 1) * w], "ascii")
 
     def find(self, value):
         """The last row holding `value`, or None."""
@@ -126,7 +126,7 @@ class _Fixed:
         if len(value) != w or not value.isascii():
             return None
         needle = value.encode("ascii")
-        text = self.text
+        text = self.text = bytes(self.text) if self.text.__class__ is memoryview else self.text
         end = len(text)
         while True:
             pos = text.rfind(needle, 0, end)
@@ -138,7 +138,7 @@ class _Fixed:
 
     def values(self):
         w = self.width
-        text = self.text.decode("ascii")
+        text = str(self.text, "ascii")
         out = [text[i:i + w] for i in range(0, len(text), w)]
         for i in self.nones:
             out[i] = None
@@ -163,7 +163,45 @@ class _Codes:
         return None
 
 
-_VALUE_KINDS = (_Strings, _Codes, _Fixed)
+class _SplitAux:
+    """The aux column split in two (kind "a"): the values of the rows that are not messages
+    (a label's target and name, a session name, a customType, ...: few rows, read often)
+    apart from those of the messages (a toolCall id for nearly every row). A command that
+    reads a label, the session name or a marker decodes the small part only."""
+
+    def __init__(self, rows, other, messages):
+        self.rows = rows  # the rows that are not messages, in order
+        self._other = other  # (marshal data until first read) their values
+        self._messages = messages  # every row's value, None for the rows above
+
+    def _others(self):
+        if self._other.__class__ is not list:
+            self._other = marshal.loads(self._other)
+        return self._other
+
+    def _all_messages(self):
+        if self._messages.__class__ is not list:
+            self._messages = marshal.loads(self._messages)
+        return self._messages
+
+    def value(self, i):
+        rows = self.rows
+        k = bisect_left(rows, i)
+        if k < len(rows) and rows[k] == i:
+            return self._others()[k]
+        return self._all_messages()[i]
+
+    def values(self):
+        out = list(self._all_messages())
+        for r, v in zip(self.rows, self._others()):
+            out[r] = v
+        return out
+
+    def find(self, value):
+        return None
+
+
+_VALUE_KINDS = (_Strings, _Codes, _Fixed, _SplitAux)
 
 
 def decode_column(kind, blobs, where):
@@ -171,8 +209,12 @@ def decode_column(kind, blobs, where):
         return _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
     if kind == "f":
         text, width, nones = where
-        return _Fixed(bytes(blobs.get(text)), int.from_bytes(blobs.get(width), "little"),
+        return _Fixed(blobs.get(text), int.from_bytes(blobs.get(width), "little"),
                       set(marshal.loads(blobs.get(nones))))
+    if kind == "a":
+        rows = array("I")
+        rows.frombytes(blobs.get(where[0]))
+        return _SplitAux(rows, blobs.get(where[1]), blobs.get(where[2]))
     if kind == "s":
         text, offsets, nones = where
         o = array("I")
@@ -298,8 +340,23 @@ def _fixed(strings, nones, put):
     return "f", (put(text.encode("ascii")), put(width.to_bytes(4, "little")), put(marshal.dumps(nones, 4)))
 
 
-def encode_column(name, values, put):
-    """(kind, where) of one column of a segment, its blobs written through put()."""
+def encode_column(name, values, put, types=None):
+    """(kind, where) of one column of a segment, its blobs written through put(); `types`, the
+    segment's type column, splits the aux column (_SplitAux)."""
+    if name == "aux" and types is not None and len(types) == len(values) and len(values) < 1 << 32:
+        from itertools import compress
+        from operator import ne
+
+        rows = array("I", compress(range(len(types)), map(ne, types, repeat("message"))))
+        messages = list(values)
+        other = []
+        for r in rows:
+            other.append(messages[r])
+            messages[r] = None
+        try:
+            return "a", (put(rows.tobytes()), put(marshal.dumps(other, 4)), put(marshal.dumps(messages, 4)))
+        except ValueError:  # not marshallable: the error of the plain encoding below
+            pass
     if name in INT_FIELDS:
         kind = ARRAY_TYPES[name]
         if kind == "I" and values and max(values) >= 1 << 32:

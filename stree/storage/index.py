@@ -31,10 +31,11 @@ from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_col
 from .previews import PreviewCache
 from ..errors import BadFile
 
-FORMAT = 8  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+FORMAT = 9  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
-#            8: the aux of thinking_level_change and model_change entries: their level and model)
+#            8: the aux of thinking_level_change and model_change entries: their level and model;
+#            9: the aux column split: the rows that are not messages apart, columns.encode_column)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -424,14 +425,15 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             for rows, seg in stored:
                 copy = {}
                 for name, (kind, where) in seg.items():
-                    copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v", "f")
+                    copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v", "f", "a")
                                   else put(blobs.get(where)))
                 segments.append((rows, copy))
             start = keep
         n = len(nodes)
         if start < n:
-            segments.append((n - start, {name: encode_column(name, nodes.tail(name, start) if start else nodes.col(name), put)
-                                         for name in FIELDS}))
+            types = nodes.tail("type", start) if start else nodes.col("type")
+            segments.append((n - start, {name: encode_column(name, nodes.tail(name, start) if start else nodes.col(name), put,
+                                                             types) for name in FIELDS}))
         shape = nodes.shape
         shape_where = None
         if shape is not None and s.version >= 2:

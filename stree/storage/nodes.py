@@ -125,7 +125,8 @@ class Nodes:
             return c[row]
         if row < self._nbase:
             reads = self._reads[name] = self._reads.get(name, 0) + 1
-            if reads > VALUE_READS:  # a command that walks many rows: decode the column once
+            if reads > VALUE_READS and reads > self._nbase >> 4:  # a command that walks many rows:
+                #                        decode the column once (not for a few thousand rows of a million)
                 return self.col(name)[row]
             return self._base.value(name, row)
         row -= self._nbase
