@@ -12,6 +12,8 @@ from operator import add
 from ..errors import BadFile
 
 INT_FIELDS = ("offset", "length", "line", "index")
+STATS = {"values": 0}  # values made from index columns (STREE_DEBUG_STATS): those of the text
+#                        columns decoded whole or in chunks, of marshalled parts (the aux column)
 
 
 class Blobs:
@@ -98,9 +100,23 @@ class _Strings:
                     return i
             end = pos + len(needle) - 1
 
+    def chunks(self, size):
+        o = self.offsets
+        n = len(o) - 1
+        for i in range(0, n, size):
+            j = min(n, i + size)
+            out = bytes(self.text[o[i]:o[j]]).decode("utf-8", "surrogatepass").split("\0")
+            out.pop()
+            for r in self.nones:
+                if i <= r < j:
+                    out[r - i] = None
+            STATS["values"] += len(out)
+            yield out
+
     def values(self):
         out = bytes(self.text).decode("utf-8", "surrogatepass").split("\0")
         out.pop()
+        STATS["values"] += len(out)
         for i in self.nones:
             out[i] = None
         return out
@@ -136,10 +152,24 @@ class _Fixed:
                 return pos // w
             end = pos + w - 1
 
+    def chunks(self, size):
+        w = self.width
+        n = len(self.text) // w
+        for i in range(0, n, size):
+            j = min(n, i + size)
+            text = str(self.text[i * w:j * w], "ascii")
+            out = [text[k:k + w] for k in range(0, len(text), w)]
+            for r in self.nones:
+                if i <= r < j:
+                    out[r - i] = None
+            STATS["values"] += len(out)
+            yield out
+
     def values(self):
         w = self.width
         text = str(self.text, "ascii")
         out = [text[i:i + w] for i in range(0, len(text), w)]
+        STATS["values"] += len(out)
         for i in self.nones:
             out[i] = None
         return out
@@ -177,11 +207,13 @@ class _SplitAux:
     def _others(self):
         if self._other.__class__ is not list:
             self._other = marshal.loads(self._other)
+            STATS["values"] += len(self._other)
         return self._other
 
     def _all_messages(self):
         if self._messages.__class__ is not list:
             self._messages = marshal.loads(self._messages)
+            STATS["values"] += len(self._messages)
         return self._messages
 
     def value(self, i):
@@ -227,7 +259,9 @@ def decode_column(kind, blobs, where):
         return a
     if kind == "b":
         return bytes(data)
-    return marshal.loads(data)
+    values = marshal.loads(data)
+    STATS["values"] += len(values) if values.__class__ is list else 1
+    return values
 
 
 class IndexColumns:
@@ -271,6 +305,27 @@ class IndexColumns:
             return out if out is not None else []
         except Exception as e:
             drop(self.path)  # the next command parses the file again
+            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
+                          "removed: run the command again", hint="or pass --no-cache") from None
+
+    def chunks(self, name, size=1 << 16):
+        """The whole column as lists of at most about `size` values, made one after the other
+        (a walk over every row that keeps none: fsck)."""
+        try:
+            for k in range(len(self.segments)):
+                part = self._part(name, k)
+                cls = part.__class__
+                if cls is _Fixed or cls is _Strings:
+                    yield from part.chunks(size)
+                    continue
+                if cls in _VALUE_KINDS:
+                    part = part.values()
+                elif cls is bytes:
+                    part = [b == 1 for b in part]
+                STATS["values"] += len(part)
+                yield part
+        except Exception as e:
+            drop(self.path)
             raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
                           "removed: run the command again", hint="or pass --no-cache") from None
 

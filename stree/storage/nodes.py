@@ -137,6 +137,18 @@ class Nodes:
             row -= len(values)
         raise IndexError("entry index out of range")
 
+    def column_chunks(self, name):
+        """The column of one field as consecutive lists (an index's decoded a block at a time and
+        not kept): for a walk over every row that needs none of them afterwards."""
+        c = self._cols.get(name)
+        if c is not None:
+            yield c
+            return
+        if self._base is not None:
+            yield from self._base.chunks(name)
+        for p in self._parts:
+            yield getattr(p, name)
+
     def find(self, id):
         """The last row with this id (pi's byId), or None."""
         ids = self._cols.get("id")
