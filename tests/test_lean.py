@@ -98,3 +98,50 @@ def test_fsck_first_kept_on_long_paths(stree, tmp_path, isolated_home):
         assert {p["kind"] for p in got} == {"dangling-first-kept"}
         assert [(p["line"], p["id"]) for p in got] == expected
         assert all("is not on its path" in p["message"] for p in got)
+
+
+def reference_abandoned(entries, old_leaf, target):
+    """pi's collectEntriesForBranchSummary over a list of entries: the old leaf's path back to
+    the first entry of the target's path it holds (ids, oldest first), and that entry."""
+    by_id = {e["id"]: e for e in entries}
+
+    def path(id):
+        out = []
+        while id is not None and id in by_id and id not in out:
+            out.append(id)
+            id = by_id[id]["parentId"]
+        return out
+    old_path = path(old_leaf)
+    common = next((x for x in path(target) if x in old_path), None) if target is not None else None
+    out = []
+    for x in old_path:
+        if x == common:
+            break
+        out.append(x)
+    return out[::-1], common
+
+
+def test_abandoned_branches_where_paths_meet():
+    """Tree.abandoned (walking both paths up in turn) against the whole-path reference, on random
+    trees: the target above the old leaf, below it, on another branch, on another root, itself."""
+    import random
+
+    from stree.core.tree import Tree
+    from stree.storage.nodes import node_from_object
+
+    rnd = random.Random(7)
+    for trial in range(40):
+        entries = []
+        for i in range(rnd.randint(1, 60)):
+            parent = None
+            if entries and rnd.random() < 0.95:
+                parent = entries[-rnd.randint(1, min(len(entries), 6))]["id"] if rnd.random() < 0.5 else entries[-1]["id"]
+            entries.append({"type": "message", "id": f"{i:08x}", "parentId": parent,
+                            "timestamp": "2026-01-01T00:00:00.000Z", "message": {"role": "user", "content": "x"}})
+        nodes = [node_from_object(e, k, 1, k + 2, k + 1) for k, e in enumerate(entries)]
+        tree = Tree(nodes)
+        ids = [e["id"] for e in entries]
+        for _ in range(20):
+            old, target = rnd.choice(ids), rnd.choice(ids + [None])
+            got_nodes, common = tree.abandoned(old, target)
+            assert ([n.id for n in got_nodes], common) == reference_abandoned(entries, old, target), (trial, old, target)

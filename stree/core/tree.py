@@ -9,7 +9,7 @@ from itertools import repeat
 from ..errors import CycleError
 from ..format.decode import JS_WHITESPACE
 from ..format.timestamp import ts_millis
-from ..storage.shape import compute_shape, hashable
+from ..storage.shape import compute_shape, hashable, meet
 from .context import build_context_lazy, model_lazy
 
 
@@ -313,8 +313,10 @@ class Tree:
         (pi's collectEntriesForBranchSummary): oldest first, plus the common ancestor."""
         if old_leaf is None:
             return [], None
-        met = self._meet(old_leaf, target)
-        if met is not None:
+        a = self._row(old_leaf)
+        b = self._row(target) if target is not None else None
+        met = meet(self.shape.prow, a, b) if a is not None and (b is not None or target is None) else None
+        if met is not None:  # (None: a row missing or a loop, found and raised below)
             common, out = met
             nodes = self._nodes
             return [nodes[r] for r in out], (None if common is None else self.id_of(common))
@@ -343,55 +345,6 @@ class Tree:
         out.reverse()
         nodes = self._nodes
         return [nodes[r] for r in out], (None if common is None else self.id_of(common))
-
-    def _meet(self, old_leaf, target):
-        """(the common ancestor's row or None, the rows from old_leaf up to it, oldest first) as
-        abandoned() finds them, walking both paths up in turn to where they meet, so a checkout
-        near the leaf of a long path keeps no set of the whole path; None when a row is missing
-        or the walk is longer than the tree (a loop: abandoned() raises as path_rows() does)."""
-        a = self._row(old_leaf)
-        b = self._row(target) if target is not None else None
-        prow = self.shape.prow
-        n = len(prow)
-        if a is None or (target is not None and b is None):
-            return None
-        r = a
-        for _ in repeat(None, n + 1):  # the old leaf's path must end at a root (path_rows)
-            if r < 0:
-                break
-            r = prow[r]
-        else:
-            return None
-        common = None
-        if b is not None:
-            seen_a, seen_b = {a}, {b}
-            x, y = a, b
-            common = a if a == b else None
-            steps = 0
-            while common is None and (x >= 0 or y >= 0):
-                steps += 1
-                if steps > 2 * n + 2:
-                    return None
-                if y >= 0:
-                    if y in seen_a:
-                        common = y
-                        break
-                    seen_b.add(y)
-                    y = prow[y]
-                if x >= 0:
-                    x = prow[x]
-                    if x >= 0:
-                        if x in seen_b:
-                            common = x
-                            break
-                        seen_a.add(x)
-        out = []
-        r = a
-        while r >= 0 and r != common:
-            out.append(r)
-            r = prow[r]
-        out.reverse()
-        return common, out
 
     def unreachable(self):
         """Entries not reachable from any root: those in or below a parent cycle."""

@@ -26,7 +26,7 @@ from binascii import crc32
 
 from . import session as sessions
 from .nodes import FIELDS, Nodes
-from .cachedir import cache_dir, debug, write_file
+from .cachedir import cache_dir, crc_mapped, debug, write_file
 from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_column
 from .previews import PreviewCache
 from ..errors import BadFile
@@ -298,40 +298,6 @@ def _data_area(f, start, length):
 
 MAP_MAX = 16  # index files mapped by one process; the others are read (_data_area)
 _mapped = 0
-CRC_BLOCK = 1 << 22  # bytes of a mapped index checked at a time
-
-
-def _crc_area(data, start):
-    """The CRC of a data area, `start` bytes into its index file. A mapped area is checked a
-    block at a time, each block's pages then given back (MADV_DONTNEED: a read-only file
-    mapping refaults them from the page cache when they are read again): checking the whole
-    index must not leave it all in the command's memory (RSS), only what the command decodes."""
-    import mmap
-
-    area = data.obj if data.__class__ is memoryview else None
-    advise = getattr(area, "madvise", None)
-    dontneed = getattr(mmap, "MADV_DONTNEED", None)
-    if advise is None or dontneed is None:
-        return crc32(data)
-    crc = 0
-    page = mmap.PAGESIZE
-    done = start - start % page  # pages before `start` (the metadata) are given back too
-    pos = 0
-    n = len(data)
-    while pos < n:
-        end = min(n, pos + CRC_BLOCK)
-        crc = crc32(data[pos:end], crc)
-        upto = start + end if end == n else (start + end) - (start + end) % page
-        if upto > done:
-            try:
-                advise(dontneed, done, upto - done)
-            except (OSError, ValueError):
-                pass
-            done = upto
-        pos = end
-    return crc
-
-
 def _restore(target, path, fd, st, covered):
     """The Session an index holds for this file, or None when there is none worth trusting."""
     from .shape import Shape
@@ -370,7 +336,7 @@ def _restore(target, path, fd, st, covered):
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
         f.close()
-        if data is None or _crc_area(data, start) != meta["data_crc"]:
+        if data is None or crc_mapped(data, start) != meta["data_crc"]:
             debug(f"ignoring index {target}: damaged")
             return None
         blobs = Blobs(data)
