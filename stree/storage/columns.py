@@ -19,12 +19,30 @@ STATS = {"values": 0}  # values made from index columns (STREE_DEBUG_STATS): tho
 class Blobs:
     """The data area of one index file, checked as a whole when it was read."""
 
-    def __init__(self, data):
+    def __init__(self, data, base=0):
         self.data = memoryview(data)
+        self.base = base  # where the data area starts in the mapped file (index._data_area)
 
     def get(self, where):
         off, length = where
         return self.data[off:off + length]
+
+    def release(self, where):
+        """Give back the pages of a blob that was copied (decoded into an array, a list): in a
+        mapped index they would stay in the command's memory (RSS) though never read again
+        (MADV_DONTNEED: a read-only file mapping refaults them from the page cache if they are)."""
+        area = self.data.obj
+        advise = getattr(area, "madvise", None)
+        if advise is None or where[1] < 1 << 16:
+            return
+        import mmap
+
+        start = self.base + where[0]
+        lo = start - start % mmap.PAGESIZE
+        try:
+            advise(mmap.MADV_DONTNEED, lo, start + where[1] - lo)
+        except (OSError, ValueError, AttributeError):
+            pass
 
     def raw(self, off, length):
         return bytes(self.data[off:off + length])
@@ -60,6 +78,9 @@ class Parts(Blobs):
 
     def raw(self, off, length):
         return bytes(self.get((off, length)))
+
+    def release(self, where):
+        pass  # (not mapped)
 
 
 STR_FIELDS = ("id", "parent", "ts")  # one value read without the others
@@ -238,7 +259,9 @@ _VALUE_KINDS = (_Strings, _Codes, _Fixed, _SplitAux)
 
 def decode_column(kind, blobs, where):
     if kind == "v":
-        return _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
+        codes = _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
+        blobs.release(where[1])
+        return codes
     if kind == "f":
         text, width, nones = where
         return _Fixed(blobs.get(text), int.from_bytes(blobs.get(width), "little"),
@@ -246,20 +269,26 @@ def decode_column(kind, blobs, where):
     if kind == "a":
         rows = array("I")
         rows.frombytes(blobs.get(where[0]))
+        blobs.release(where[0])
         return _SplitAux(rows, blobs.get(where[1]), blobs.get(where[2]))
     if kind == "s":
         text, offsets, nones = where
         o = array("I")
         o.frombytes(blobs.get(offsets))
+        blobs.release(offsets)
         return _Strings(blobs.get(text), o, set(marshal.loads(blobs.get(nones))))
     data = blobs.get(where)
     if kind in ("q", "I", "i"):
         a = array(kind)
         a.frombytes(data)
+        blobs.release(where)
         return a
     if kind == "b":
-        return bytes(data)
+        data = bytes(data)
+        blobs.release(where)
+        return data
     values = marshal.loads(data)
+    blobs.release(where)
     STATS["values"] += len(values) if values.__class__ is list else 1
     return values
 

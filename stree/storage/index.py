@@ -339,7 +339,7 @@ def _restore(target, path, fd, st, covered):
         if data is None or crc_mapped(data, start) != meta["data_crc"]:
             debug(f"ignoring index {target}: damaged")
             return None
-        blobs = Blobs(data)
+        blobs = Blobs(data, start)
         s = sessions.Session(path)
         (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index) = meta["state"]
         n = meta["rows"]
@@ -357,7 +357,8 @@ def _restore(target, path, fd, st, covered):
         s.index_blobs = blobs
         pv = meta.get("previews")
         # (not copied, and not checked again: the data CRC above covered these bytes)
-        s.previews = PreviewCache(meta, blobs.get(pv) if pv else b"", checked=True)
+        s.previews = PreviewCache(meta, blobs.get(pv) if pv else b"", checked=True,
+                                  release=(lambda off, n: blobs.release((pv[0] + off, n))) if pv else None)
         return s
     except Exception as e:  # corrupt, truncated, from another version: a miss, never an error
         debug(f"ignoring index {target}: {type(e).__name__}: {e}")
