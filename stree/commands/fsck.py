@@ -34,7 +34,7 @@ def command(env, json_mode, fmt, nul):
     """Check a session file: malformed lines, header, duplicate ids, missing parents,
     cycles, unreachable entries, dangling labels and firstKeptEntryId, timestamps."""
     path = env.session_path()
-    problems, session = check(str(path))
+    problems, session = check(str(path), no_cache=env.no_cache)
     out = env.output(json_mode, fmt, nul, FSCK_FIELDS)
     for problem in problems:
         out.record(problem.record(), out.segments([("", str(problem))]))

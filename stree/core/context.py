@@ -228,10 +228,13 @@ def setter(node):
     """What build_context reads of a thinking_level_change or model_change Node, from its
     structure (stree.format.entry keeps the level and the model as its aux), or None when
     the structure does not hold it (a value that is not a string): then the entry is loaded."""
+    etype = node.type
+    if etype != "thinking_level_change" and etype != "model_change":
+        return None  # (an assistant message's aux, its toolCall ids, is not read: no decoding)
     aux = node.aux
     if aux is None:
         return None
-    if node.type == "thinking_level_change":
+    if etype == "thinking_level_change":
         return {"type": "thinking_level_change", "thinkingLevel": aux}
     if node.type == "model_change" and aux.__class__ is tuple and len(aux) == 2:
         return {"type": "model_change", "provider": aux[0], "modelId": aux[1]}

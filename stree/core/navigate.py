@@ -113,22 +113,55 @@ def leaf_moves(tree):
     """The leaf's past moves, newest first: stree checkout markers, branch summaries
     (navigation with a summary), and jumps visible in the file: an entry whose parent
     is not the entry on the line before it (pi moved the leaf and appended there)."""
-    moves = []
-    prev = None
-    for node in tree.nodes:
-        before = _through_markers(tree, prev)
-        if is_marker(node):
-            data = tree.load(node).get("data")
-            data = data if isinstance(data, dict) else {}
-            moves.append(Move("checkout", node, data.get("from", before), data.get("to", node.parent), node.parent))
-        elif node.type == "branch_summary":
-            moves.append(Move("summary", node, before, node.parent, node.parent))
-        elif prev is not None and node.parent != prev.id and \
-                _through_markers(tree, tree.get(node.parent) if node.parent is not None else None) != before:
-            moves.append(Move("jump", node, before, node.parent, node.parent))
-        prev = node
-    moves.reverse()
-    return moves
+    return list(iter_leaf_moves(tree))
+
+
+def iter_leaf_moves(tree):
+    """leaf_moves(), one at a time, newest first. A move depends only on its entry and the one
+    on the line before, so only the rows that can be moves are looked at: the custom entries
+    (a marker), the branch summaries and the rows whose parent is not the row before (the
+    tree's shape tells, at C speed); no Node of the other rows is made."""
+    from itertools import compress, islice
+    from operator import ne
+
+    n = len(tree.nodes)
+    if not n:
+        return
+    types = tree.column("type")
+    prow = tree.shape.prow
+    rows = set(compress(range(1, n), map(ne, islice(prow, 1, None), range(n - 1))))
+    rows.update(compress(range(n), map(_MAY_MOVE.__contains__, types)))
+    for r in sorted(rows, reverse=True):
+        node = tree.node(r)
+        prev = tree.node(r - 1) if r else None
+        move = _move(tree, node, prev, prow[r])
+        if move is not None:
+            yield move
+
+
+_MAY_MOVE = frozenset(("custom", "branch_summary"))
+
+
+def _move(tree, node, prev, parent_row):
+    """The move the entry `node` (after `prev`, the entry on the line before) records, or None."""
+    before = _through_markers(tree, prev)
+    if is_marker(node):
+        data = tree.load(node).get("data")
+        data = data if isinstance(data, dict) else {}
+        return Move("checkout", node, data.get("from", before), data.get("to", node.parent), node.parent)
+    if node.type == "branch_summary":
+        return Move("summary", node, before, node.parent, node.parent)
+    if prev is not None and node.parent != prev.id:
+        p = node.parent
+        if parent_row >= 0:
+            parent = tree.node(parent_row)  # pi's byId of the parent id, as the shape found it
+        elif p is not None and p == node.id:
+            parent = tree.get(p)  # its own parent: the shape makes it a root
+        else:
+            parent = None  # no parent, or one no entry has
+        if _through_markers(tree, parent) != before:
+            return Move("jump", node, before, p, p)
+    return None
 
 
 def _through_markers(tree, node):

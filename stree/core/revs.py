@@ -126,12 +126,14 @@ class Resolver:
 
     def _reflog(self, name, n):
         """@{N}: the position the leaf went to N moves ago, as `stree reflog` numbers them."""
-        from .navigate import leaf_moves
+        from itertools import islice
+
+        from .navigate import iter_leaf_moves
 
         if n < 0:
             raise UsageError(f"{name}: N counts moves back from 0 (the newest), it cannot be negative",
                              hint="'stree checkout -' goes back to where the leaf was before the last move")
-        moves = leaf_moves(self.tree)
+        moves = list(islice(iter_leaf_moves(self.tree), n + 1))  # (the newest n + 1 only)
         if n >= len(moves):
             raise NotFound(f"{name}: the leaf has moved only {len(moves)} time(s)",
                            hint="'stree reflog' lists the moves")
@@ -321,11 +323,13 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
 
 def list_moves(path, limit=10):
     """The leaf's last moves as `@{N}` revisions, for completion: [(N, position, preview)]."""
-    from .navigate import leaf_moves
+    from itertools import islice
+
+    from .navigate import iter_leaf_moves
 
     with _completion_tree(path) as (tree, previewer):
         out = []
-        for n, move in enumerate(leaf_moves(tree)[:limit]):
+        for n, move in enumerate(islice(iter_leaf_moves(tree), limit)):  # (the newest only)
             if move.position is not None:
                 out.append((n, move.position, previewer.text(tree.get(move.position))))
         return out

@@ -349,8 +349,10 @@ def summarize_branch(tree, entries, *, custom_instructions=None, replace_instruc
 def session_thinking_level(tree):
     """The thinking level pi would run the session at: its last thinking_level_change on the
     path to the leaf, else pi's default (medium)."""
-    for node in reversed(tree.path(tree.leaf) if tree.leaf is not None else []):
-        if node.type == "thinking_level_change":
+    types = tree.column("type")
+    for r in reversed(tree.path_rows(tree.leaf) if tree.leaf is not None else []):
+        if types[r] == "thinking_level_change":  # (a Node made for this entry only)
+            node = tree.node(r)
             level = node.aux  # the index holds a str level (stree.format.entry); else decode it
             if level is None:
                 level = tree.load(node).get("thinkingLevel")

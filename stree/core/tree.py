@@ -9,7 +9,7 @@ from itertools import repeat
 from ..errors import CycleError
 from ..format.decode import JS_WHITESPACE
 from ..format.timestamp import ts_millis
-from ..storage.shape import compute_shape, hashable
+from ..storage.shape import compute_shape, hashable, meet
 from .context import build_context_lazy, model_lazy
 
 
@@ -137,6 +137,10 @@ class Tree:
 
     def node(self, row):
         return self._nodes[row]
+
+    def column(self, name):
+        """One field of every row, in file order (storage.nodes.Nodes.col)."""
+        return self._nodes.col(name)
 
     def id_of(self, row):
         return self._nodes[row].id
@@ -309,6 +313,13 @@ class Tree:
         (pi's collectEntriesForBranchSummary): oldest first, plus the common ancestor."""
         if old_leaf is None:
             return [], None
+        a = self._row(old_leaf)
+        b = self._row(target) if target is not None else None
+        met = meet(self.shape.prow, a, b) if a is not None and (b is not None or target is None) else None
+        if met is not None:  # (None: a row missing or a loop, found and raised below)
+            common, out = met
+            nodes = self._nodes
+            return [nodes[r] for r in out], (None if common is None else self.id_of(common))
         old_path = set(self.path_rows(old_leaf))
         common = None
         if target is not None:

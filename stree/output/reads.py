@@ -44,8 +44,10 @@ def label_list(out, tree, previewer):
     labels = sorted(tree.labels.items(), key=lambda item: item[1])
     name_width = max((display_width(inert(label, oneline=True)) for _, label in labels), default=0)
     id_width = max((len(target) for target, _ in labels), default=0)
+    rows = tree.label_targets  # (found when the labels were read: no map of every id)
     for target, label in labels:
-        node = tree.get(target)
+        row = rows.get(target)
+        node = tree.node(row) if row is not None else None
         preview = previewer.text(node) if node is not None else "(missing entry)"
         rec = {"label": label, "id": target, "timestamp": tree.label_timestamps.get(target), "preview": preview}
         human = None

@@ -11,8 +11,10 @@ def stats_line(parsed, state):
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     session = sys.modules.get("stree.storage.scan")
     decoded = session.STATS["decoded"] if session else 0
+    columns = sys.modules.get("stree.storage.columns")
+    values = columns.STATS["values"] if columns else 0
     line = (f"stree: stats: parsed {parsed} lines, index {state}, decoded {decoded} entries, "
-            f"peak rss {own * unit // 1024} KiB")
+            f"index values {values}, peak rss {own * unit // 1024} KiB")
     graph = sys.modules.get("stree.output.graphout")
     if graph is not None:
         line += f", graph rows drawn {graph.STATS['drawn']}, kept {graph.STATS['kept']} ({graph.STATS['how']})"

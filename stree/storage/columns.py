@@ -12,17 +12,37 @@ from operator import add
 from ..errors import BadFile
 
 INT_FIELDS = ("offset", "length", "line", "index")
+STATS = {"values": 0}  # values made from index columns (STREE_DEBUG_STATS): those of the text
+#                        columns decoded whole or in chunks, of marshalled parts (the aux column)
 
 
 class Blobs:
     """The data area of one index file, checked as a whole when it was read."""
 
-    def __init__(self, data):
+    def __init__(self, data, base=0):
         self.data = memoryview(data)
+        self.base = base  # where the data area starts in the mapped file (index._data_area)
 
     def get(self, where):
         off, length = where
         return self.data[off:off + length]
+
+    def release(self, where):
+        """Give back the pages of a blob that was copied (decoded into an array, a list): in a
+        mapped index they would stay in the command's memory (RSS) though never read again
+        (MADV_DONTNEED: a read-only file mapping refaults them from the page cache if they are)."""
+        area = self.data.obj
+        advise = getattr(area, "madvise", None)
+        if advise is None or where[1] < 1 << 16:
+            return
+        import mmap
+
+        start = self.base + where[0]
+        lo = start - start % mmap.PAGESIZE
+        try:
+            advise(mmap.MADV_DONTNEED, lo, start + where[1] - lo)
+        except (OSError, ValueError, AttributeError):
+            pass
 
     def raw(self, off, length):
         return bytes(self.data[off:off + length])
@@ -58,6 +78,9 @@ class Parts(Blobs):
 
     def raw(self, off, length):
         return bytes(self.get((off, length)))
+
+    def release(self, where):
+        pass  # (not mapped)
 
 
 STR_FIELDS = ("id", "parent", "ts")  # one value read without the others
@@ -98,9 +121,23 @@ class _Strings:
                     return i
             end = pos + len(needle) - 1
 
+    def chunks(self, size):
+        o = self.offsets
+        n = len(o) - 1
+        for i in range(0, n, size):
+            j = min(n, i + size)
+            out = bytes(self.text[o[i]:o[j]]).decode("utf-8", "surrogatepass").split("\0")
+            out.pop()
+            for r in self.nones:
+                if i <= r < j:
+                    out[r - i] = None
+            STATS["values"] += len(out)
+            yield out
+
     def values(self):
         out = bytes(self.text).decode("utf-8", "surrogatepass").split("\0")
         out.pop()
+        STATS["values"] += len(out)
         for i in self.nones:
             out[i] = None
         return out
@@ -118,7 +155,7 @@ class _Fixed:
         if self.nones and i in self.nones:
             return None
         w = self.width
-        return self.text[i * w:(i + 1) * w].decode("ascii")
+        return str(self.text[i * w:(i + 1) * w], "ascii")
 
     def find(self, value):
         """The last row holding `value`, or None."""
@@ -126,7 +163,7 @@ class _Fixed:
         if len(value) != w or not value.isascii():
             return None
         needle = value.encode("ascii")
-        text = self.text
+        text = self.text = bytes(self.text) if self.text.__class__ is memoryview else self.text
         end = len(text)
         while True:
             pos = text.rfind(needle, 0, end)
@@ -136,10 +173,24 @@ class _Fixed:
                 return pos // w
             end = pos + w - 1
 
+    def chunks(self, size):
+        w = self.width
+        n = len(self.text) // w
+        for i in range(0, n, size):
+            j = min(n, i + size)
+            text = str(self.text[i * w:j * w], "ascii")
+            out = [text[k:k + w] for k in range(0, len(text), w)]
+            for r in self.nones:
+                if i <= r < j:
+                    out[r - i] = None
+            STATS["values"] += len(out)
+            yield out
+
     def values(self):
         w = self.width
-        text = self.text.decode("ascii")
+        text = str(self.text, "ascii")
         out = [text[i:i + w] for i in range(0, len(text), w)]
+        STATS["values"] += len(out)
         for i in self.nones:
             out[i] = None
         return out
@@ -163,29 +214,83 @@ class _Codes:
         return None
 
 
-_VALUE_KINDS = (_Strings, _Codes, _Fixed)
+class _SplitAux:
+    """The aux column split in two (kind "a"): the values of the rows that are not messages
+    (a label's target and name, a session name, a customType, ...: few rows, read often)
+    apart from those of the messages (a toolCall id for nearly every row). A command that
+    reads a label, the session name or a marker decodes the small part only."""
+
+    def __init__(self, rows, other, messages):
+        self.rows = rows  # the rows that are not messages, in order
+        self._other = other  # (marshal data until first read) their values
+        self._messages = messages  # every row's value, None for the rows above
+
+    def _others(self):
+        if self._other.__class__ is not list:
+            self._other = marshal.loads(self._other)
+            STATS["values"] += len(self._other)
+        return self._other
+
+    def _all_messages(self):
+        if self._messages.__class__ is not list:
+            self._messages = marshal.loads(self._messages)
+            STATS["values"] += len(self._messages)
+        return self._messages
+
+    def value(self, i):
+        rows = self.rows
+        k = bisect_left(rows, i)
+        if k < len(rows) and rows[k] == i:
+            return self._others()[k]
+        return self._all_messages()[i]
+
+    def values(self):
+        out = list(self._all_messages())
+        for r, v in zip(self.rows, self._others()):
+            out[r] = v
+        return out
+
+    def find(self, value):
+        return None
+
+
+_VALUE_KINDS = (_Strings, _Codes, _Fixed, _SplitAux)
 
 
 def decode_column(kind, blobs, where):
     if kind == "v":
-        return _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
+        codes = _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
+        blobs.release(where[1])
+        return codes
     if kind == "f":
         text, width, nones = where
-        return _Fixed(bytes(blobs.get(text)), int.from_bytes(blobs.get(width), "little"),
+        return _Fixed(blobs.get(text), int.from_bytes(blobs.get(width), "little"),
                       set(marshal.loads(blobs.get(nones))))
+    if kind == "a":
+        rows = array("I")
+        rows.frombytes(blobs.get(where[0]))
+        blobs.release(where[0])
+        return _SplitAux(rows, blobs.get(where[1]), blobs.get(where[2]))
     if kind == "s":
         text, offsets, nones = where
         o = array("I")
         o.frombytes(blobs.get(offsets))
+        blobs.release(offsets)
         return _Strings(blobs.get(text), o, set(marshal.loads(blobs.get(nones))))
     data = blobs.get(where)
     if kind in ("q", "I", "i"):
         a = array(kind)
         a.frombytes(data)
+        blobs.release(where)
         return a
     if kind == "b":
-        return bytes(data)
-    return marshal.loads(data)
+        data = bytes(data)
+        blobs.release(where)
+        return data
+    values = marshal.loads(data)
+    blobs.release(where)
+    STATS["values"] += len(values) if values.__class__ is list else 1
+    return values
 
 
 class IndexColumns:
@@ -229,6 +334,27 @@ class IndexColumns:
             return out if out is not None else []
         except Exception as e:
             drop(self.path)  # the next command parses the file again
+            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
+                          "removed: run the command again", hint="or pass --no-cache") from None
+
+    def chunks(self, name, size=1 << 16):
+        """The whole column as lists of at most about `size` values, made one after the other
+        (a walk over every row that keeps none: fsck)."""
+        try:
+            for k in range(len(self.segments)):
+                part = self._part(name, k)
+                cls = part.__class__
+                if cls is _Fixed or cls is _Strings:
+                    yield from part.chunks(size)
+                    continue
+                if cls in _VALUE_KINDS:
+                    part = part.values()
+                elif cls is bytes:
+                    part = [b == 1 for b in part]
+                STATS["values"] += len(part)
+                yield part
+        except Exception as e:
+            drop(self.path)
             raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
                           "removed: run the command again", hint="or pass --no-cache") from None
 
@@ -298,8 +424,23 @@ def _fixed(strings, nones, put):
     return "f", (put(text.encode("ascii")), put(width.to_bytes(4, "little")), put(marshal.dumps(nones, 4)))
 
 
-def encode_column(name, values, put):
-    """(kind, where) of one column of a segment, its blobs written through put()."""
+def encode_column(name, values, put, types=None):
+    """(kind, where) of one column of a segment, its blobs written through put(); `types`, the
+    segment's type column, splits the aux column (_SplitAux)."""
+    if name == "aux" and types is not None and len(types) == len(values) and len(values) < 1 << 32:
+        from itertools import compress
+        from operator import ne
+
+        rows = array("I", compress(range(len(types)), map(ne, types, repeat("message"))))
+        messages = list(values)
+        other = []
+        for r in rows:
+            other.append(messages[r])
+            messages[r] = None
+        try:
+            return "a", (put(rows.tobytes()), put(marshal.dumps(other, 4)), put(marshal.dumps(messages, 4)))
+        except ValueError:  # not marshallable: the error of the plain encoding below
+            pass
     if name in INT_FIELDS:
         kind = ARRAY_TYPES[name]
         if kind == "I" and values and max(values) >= 1 << 32:

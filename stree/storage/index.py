@@ -26,15 +26,16 @@ from binascii import crc32
 
 from . import session as sessions
 from .nodes import FIELDS, Nodes
-from .cachedir import cache_dir, debug, write_file
+from .cachedir import cache_dir, crc_mapped, debug, write_file
 from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_column
 from .previews import PreviewCache
 from ..errors import BadFile
 
-FORMAT = 8  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+FORMAT = 9  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
-#            8: the aux of thinking_level_change and model_change entries: their level and model)
+#            8: the aux of thinking_level_change and model_change entries: their level and model;
+#            9: the aux column split: the rows that are not messages apart, columns.encode_column)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -297,8 +298,6 @@ def _data_area(f, start, length):
 
 MAP_MAX = 16  # index files mapped by one process; the others are read (_data_area)
 _mapped = 0
-
-
 def _restore(target, path, fd, st, covered):
     """The Session an index holds for this file, or None when there is none worth trusting."""
     from .shape import Shape
@@ -337,10 +336,10 @@ def _restore(target, path, fd, st, covered):
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
         f.close()
-        if data is None or crc32(data) != meta["data_crc"]:
+        if data is None or crc_mapped(data, start) != meta["data_crc"]:
             debug(f"ignoring index {target}: damaged")
             return None
-        blobs = Blobs(data)
+        blobs = Blobs(data, start)
         s = sessions.Session(path)
         (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index) = meta["state"]
         n = meta["rows"]
@@ -358,7 +357,8 @@ def _restore(target, path, fd, st, covered):
         s.index_blobs = blobs
         pv = meta.get("previews")
         # (not copied, and not checked again: the data CRC above covered these bytes)
-        s.previews = PreviewCache(meta, blobs.get(pv) if pv else b"", checked=True)
+        s.previews = PreviewCache(meta, blobs.get(pv) if pv else b"", checked=True,
+                                  release=(lambda off, n: blobs.release((pv[0] + off, n))) if pv else None)
         return s
     except Exception as e:  # corrupt, truncated, from another version: a miss, never an error
         debug(f"ignoring index {target}: {type(e).__name__}: {e}")
@@ -392,14 +392,15 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             for rows, seg in stored:
                 copy = {}
                 for name, (kind, where) in seg.items():
-                    copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v", "f")
+                    copy[name] = (kind, tuple(put(blobs.get(w)) for w in where) if kind in ("s", "v", "f", "a")
                                   else put(blobs.get(where)))
                 segments.append((rows, copy))
             start = keep
         n = len(nodes)
         if start < n:
-            segments.append((n - start, {name: encode_column(name, nodes.tail(name, start) if start else nodes.col(name), put)
-                                         for name in FIELDS}))
+            types = nodes.tail("type", start) if start else nodes.col("type")
+            segments.append((n - start, {name: encode_column(name, nodes.tail(name, start) if start else nodes.col(name), put,
+                                                             types) for name in FIELDS}))
         shape = nodes.shape
         shape_where = None
         if shape is not None and s.version >= 2:

@@ -125,7 +125,8 @@ class Nodes:
             return c[row]
         if row < self._nbase:
             reads = self._reads[name] = self._reads.get(name, 0) + 1
-            if reads > VALUE_READS:  # a command that walks many rows: decode the column once
+            if reads > VALUE_READS and reads > self._nbase >> 4:  # a command that walks many rows:
+                #                        decode the column once (not for a few thousand rows of a million)
                 return self.col(name)[row]
             return self._base.value(name, row)
         row -= self._nbase
@@ -135,6 +136,18 @@ class Nodes:
                 return values[row]
             row -= len(values)
         raise IndexError("entry index out of range")
+
+    def column_chunks(self, name):
+        """The column of one field as consecutive lists (an index's decoded a block at a time and
+        not kept): for a walk over every row that needs none of them afterwards."""
+        c = self._cols.get(name)
+        if c is not None:
+            yield c
+            return
+        if self._base is not None:
+            yield from self._base.chunks(name)
+        for p in self._parts:
+            yield getattr(p, name)
 
     def find(self, id):
         """The last row with this id (pi's byId), or None."""

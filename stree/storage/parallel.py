@@ -161,7 +161,8 @@ def _encode_share(s, fd, start, stop, end, own=False):
     scanner.scan_range(part, fd, start, stop, end)
     nodes = part.nodes
     area = Area()
-    segment = {name: encode_column(name, nodes.col(name), area.put) for name in SHARE_FIELDS}
+    types = nodes.col("type")
+    segment = {name: encode_column(name, nodes.col(name), area.put, types) for name in SHARE_FIELDS}
     share = {"data": b"".join(area.chunks), "segment": segment, "rows": len(nodes), "lines": nodes.col("line"),
              "indexes": nodes.col("index"), "malformed": part.malformed, "nlines": part.line,
              "count": part.index, "newline": part.ends_with_newline,

@@ -13,8 +13,9 @@ from .cachedir import debug
 class PreviewCache:
     """Preview segments by line offset: read lazily from the index, new ones kept for writing."""
 
-    def __init__(self, meta=None, section=b"", checked=False):
+    def __init__(self, meta=None, section=b"", checked=False, release=None):
         self.new = {}
+        self._release = release  # (offset, length) of the section: pages copied, not needed mapped
         self._section = section  # bytes, or a view of a mapped index
         self._checked = checked  # its CRC already verified with the index's data area
         self._loaded = None
@@ -37,6 +38,8 @@ class PreviewCache:
                         starts = array("q")
                         starts.frombytes(sec[pos:pos + 8 * (count + 1)])
                         pos += 8 * (count + 1)
+                        if self._release is not None:
+                            self._release(12 + home_len, pos - 12 - home_len)
                         if self._checked or crc32(sec[pos:]) == int.from_bytes(sec[8:12], "little"):
                             self._loaded = (offsets, starts, sec[pos:])
                 except Exception as e:

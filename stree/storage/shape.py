@@ -166,3 +166,48 @@ def scan_labels(shape, nodes, start, locate):
             labels.pop(target, None)
             times.pop(target, None)
             targets.pop(target, None)
+
+
+def meet(prow, a, b):
+    """(the row where the paths of rows a and b meet or None, the rows from a up to it, oldest
+    first), as a branch summary covers them (stree.core.tree.Tree.abandoned), found by walking
+    both paths up in turn: a move near the leaf of a long path keeps no set of the whole path.
+    None when a's path or the walk is longer than the tree (a parent loop: the caller raises)."""
+    n = len(prow)
+    r = a
+    for _ in repeat(None, n + 1):  # a's path must end at a root
+        if r < 0:
+            break
+        r = prow[r]
+    else:
+        return None
+    common = None
+    if b is not None:
+        seen_a, seen_b = {a}, {b}
+        x, y = a, b
+        common = a if a == b else None
+        steps = 0
+        while common is None and (x >= 0 or y >= 0):
+            steps += 1
+            if steps > 2 * n + 2:
+                return None
+            if y >= 0:  # the first row either walk finds the other has walked is where they meet
+                if y in seen_a:
+                    common = y
+                    break
+                seen_b.add(y)
+                y = prow[y]
+            if x >= 0:
+                x = prow[x]
+                if x >= 0:
+                    if x in seen_b:
+                        common = x
+                        break
+                    seen_a.add(x)
+    out = []
+    r = a
+    while r >= 0 and r != common:
+        out.append(r)
+        r = prow[r]
+    out.reverse()
+    return common, out

@@ -24,6 +24,9 @@ WORDS = ("the parser file test function value error return line field quote conf
          "decode encode schema migrate version header payload commit revert check assert").split()
 IDENTS = ("parse_line rows fields delimiter quotechar reader writer handle buf pos end offset "
           "result items count total key value node parent children path leaf cache index").split()
+VERSION = 2  # in the names of the files the bench generates (tools/bench/measure.py): bump it when
+#             the output changes, so that files made by an older generator are not used (2: a
+#             compaction's firstKeptEntryId is on its path, as pi writes it; 1 was not always)
 TOOLS = ("read", "read", "read", "bash", "bash", "grep", "edit", "edit", "write", "find", "ls")
 
 
@@ -222,7 +225,8 @@ class Gen:
         elif x < 0.24:
             self.append("thinking_level_change", thinkingLevel=r.choice(["low", "medium", "high"]))
         elif x < 0.3:
-            kept = self.entries[-r.randint(5, min(self.count, 60))]["id"]
+            path = self.path_back(60)  # pi keeps messages from an entry on the compaction's path
+            kept = path[r.randint(min(4, len(path) - 1), len(path) - 1)]["id"]
             self.append("compaction", summary="## Goal\n" + self.prose(r.randint(1500, 5000)),
                         firstKeptEntryId=kept, tokensBefore=r.randint(80000, 190000),
                         details={"readFiles": [f"src/{w}.py" for w in r.sample(IDENTS, 4)], "modifiedFiles": []})
@@ -230,6 +234,16 @@ class Gen:
             self.append("session_info", name=self.words(r.randint(2, 5)))
         elif x < 0.5:
             self.navigate()
+
+    def path_back(self, n):
+        """The last n entries of the leaf's path, the leaf first (among the recent entries)."""
+        by_id = {e["id"]: e for e in self.entries}
+        path = []
+        at = self.leaf
+        while at in by_id and len(path) < n:
+            path.append(by_id[at])
+            at = by_id[at]["parentId"]
+        return path
 
     def navigate(self):
         """/tree back to an earlier user-prompt's parent or an assistant answer: a new branch."""

@@ -131,9 +131,12 @@ def sizes_up_to(limit):
 
 
 def data_file(name, n):
-    """bench/data/s<name>.jsonl, generated once (tools/bench/gen.py; deterministic)."""
+    """bench/data/s<name>-g<V>.jsonl, generated once (tools/bench/gen.py; deterministic; V: the
+    generator's version, so a changed generator makes new files)."""
+    from gen import VERSION
+
     DATA.mkdir(parents=True, exist_ok=True)
-    path = DATA / f"s{name}.jsonl"
+    path = DATA / f"s{name}-g{VERSION}.jsonl"
     if not path.exists():
         print(f"bench: generating {path.relative_to(ROOT)} ({n:,} entries)", file=sys.stderr)
         tmp = path.with_suffix(".tmp")
