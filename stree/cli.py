@@ -349,6 +349,9 @@ def _print_stats(env):
     session = sys.modules.get("stree.storage.scan")
     fast = sys.modules.get("stree.fastread")  # a first load there, before click took over, did the work
     state = fast.LOADED if fast is not None and fast.LOADED else env.index_state
+    writer = sys.modules.get("stree.writing.append")
+    if state == "off" and writer is not None and writer.FIRST_READ:  # (a write that read nothing before)
+        state = writer.FIRST_READ
     click.echo(stats_line(session.STATS["parsed"] if session else 0, state), err=True)
 
 
