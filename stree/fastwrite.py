@@ -16,6 +16,7 @@ import os
 import sys
 
 from . import fastread
+from .errors import INTERRUPTED
 
 WRITES = {  # command: (options with a value, flags, how many operands at most)
     "label": ({}, {"-f": "force", "--force": "force"}, 2),
@@ -43,6 +44,9 @@ def run(argv, session_path):
     path = str(Path(path))  # as click's path names it (in messages)
     try:
         ready = _check(path) and (_label if command == "label" else _checkout)(path, got, operands)
+    except KeyboardInterrupt:  # (nothing written)
+        print("stree: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except Exception:  # an error, a warning, anything unusual: click says it
         return None
     if not ready:
@@ -64,16 +68,20 @@ def _names_a_session(revision):
 
 def _check(path):
     """True when the file is one the command would write to without a word: a regular file,
-    writable, not the bundled demo."""
+    writable, not the bundled demo (and STREE_LOCK_TIMEOUT, if set, is a number of seconds)."""
     import stat
 
     from .writing.atomic import refuse_bundled, refuse_read_only
+
+    from .errors import env_seconds
+    from .writing.append import LOCK_TIMEOUT
 
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode) or not os.access(path, os.W_OK):
         return False
     refuse_bundled(path)
     refuse_read_only(path, st)
+    env_seconds("STREE_LOCK_TIMEOUT", LOCK_TIMEOUT)  # (a value it refuses: click says so)
     return True
 
 

@@ -200,3 +200,23 @@ def test_statistics_of_a_fast_write(tmp_path, isolated_home):
         assert "index off" not in strip(f[2])[0], args
     proc, imported = _imports(tmp_path / "fast" / "s.jsonl", ["label", "y"], STREE_DEBUG_STATS="1")
     assert "click" not in imported and len(strip(proc.stderr)) == 1
+
+
+def test_a_bad_lock_timeout_and_a_lock_held_elsewhere(tmp_path, isolated_home):
+    """An error the write itself meets (the lock held by another stree) is said as click says
+    it, nothing written; a STREE_LOCK_TIMEOUT it refuses goes to click."""
+    sequence = [["label", "x"], ["checkout", "@~1"]]
+    fast, slow = both_ways(tmp_path / "bad", branchy(), sequence, STREE_LOCK_TIMEOUT="soon")
+    assert fast == slow and fast[0][1] == 2 and not fast[0][4]
+    import fcntl
+
+    seen = []
+    for extra in ({}, {"STREE_NO_FAST": "1"}):
+        path = branchy().write(tmp_path / f"locked{len(seen)}.jsonl")
+        before = path.read_bytes()
+        with open(path, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            steps = [run(path, args, STREE_LOCK_TIMEOUT="0.3", **extra) for args in sequence]
+        assert path.read_bytes() == before
+        seen.append([(p.returncode, p.stdout, p.stderr.replace(str(path).encode(), b"FILE")) for p in steps])
+    assert seen[0] == seen[1] and seen[0][0][0] == 6 and b"locked by another stree process" in seen[0][0][2]
