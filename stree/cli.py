@@ -26,7 +26,7 @@ ENV_HELP = """\
   STREE_JSON                   pure: never decode with msgspec (the `fast` extra); msgspec: even a short file
   STREE_DEBUG                  show tracebacks (same as --debug)
   STREE_DEBUG_STATS            print parse statistics on stderr
-  STREE_NO_FAST                1: every command through click (no fast path for plain reads)
+  STREE_NO_FAST                1: every command through click (no fast path for plain reads, writes)
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
   STREE_HOOK_KEYS              1: pass API keys (*_API_KEY, api_key_env) on to hooks (default: not)
