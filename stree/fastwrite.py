@@ -36,13 +36,13 @@ def run(argv, session_path):
     command, got, operands = parsed
     if got.get("color", "auto") not in ("auto", "always", "never") or _names_a_session(operands[-1]):
         return None
-    path = session_path(got)
-    if path is None:
-        return None
-    from pathlib import Path
-
-    path = str(Path(path))  # as click's path names it (in messages)
     try:
+        path = session_path(got)
+        if path is None:
+            return None
+        from pathlib import Path
+
+        path = str(Path(path))  # as click's path names it (in messages)
         ready = _check(path) and (_label if command == "label" else _checkout)(path, got, operands)
     except KeyboardInterrupt:  # (nothing written)
         print("stree: interrupted", file=sys.stderr)
@@ -71,10 +71,9 @@ def _check(path):
     writable, not the bundled demo (and STREE_LOCK_TIMEOUT, if set, is a number of seconds)."""
     import stat
 
-    from .writing.atomic import refuse_bundled, refuse_read_only
-
     from .errors import env_seconds
     from .writing.append import LOCK_TIMEOUT
+    from .writing.atomic import refuse_bundled, refuse_read_only
 
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode) or not os.access(path, os.W_OK):
