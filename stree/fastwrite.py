@@ -1,5 +1,5 @@
-"""The plain write commands answered without click: `label [-f] NAME [REV]` and
-`checkout [--exact] REV` (click's import is a third of a warm write).
+"""The plain write commands answered without click: `label [-f] NAME [REV]`, `label -d NAME|REV`
+and `checkout [--exact] REV` (click's import is a third of a warm write).
 
 Only those spellings, with the global options stree.fastread reads. Everything is checked
 before anything is written, with the code the command runs: anything unusual (another option
@@ -19,7 +19,7 @@ from . import fastread
 from .errors import INTERRUPTED
 
 WRITES = {  # command: (options with a value, flags, how many operands at most)
-    "label": ({}, {"-f": "force", "--force": "force"}, 2),
+    "label": ({"-d": "delete", "--delete": "delete"}, {"-f": "force", "--force": "force"}, 2),
     "checkout": ({}, {"--exact": "exact"}, 1),
 }
 COMMANDS = dict(fastread.COMMANDS, **WRITES)  # what stree.fast hands to run()
@@ -31,10 +31,13 @@ def run(argv, session_path):
     if any(os.environ.get(name) for name in fastread.ENV_OFF):
         return None
     parsed = fastread.parse(argv, WRITES)
-    if parsed is None or not parsed[2]:  # (`label` alone lists: a read)
+    if parsed is None or not (parsed[2] or "delete" in parsed[1]):  # (`label` alone lists: a read)
         return fastread.run(argv, session_path)
     command, got, operands = parsed
-    if got.get("color", "auto") not in ("auto", "always", "never") or _names_a_session(operands[-1]):
+    if "delete" in got and (operands or "force" in got or got["delete"].startswith("-")):
+        return None  # (-d takes nothing else: click says so)
+    if got.get("color", "auto") not in ("auto", "always", "never") or \
+            _names_a_session(operands[-1] if operands else ""):
         return None
     try:
         path = session_path(got)
@@ -89,15 +92,18 @@ def _usable(session):
 
 
 def _label(path, got, operands):
-    """(None, the write) of `label [-f] NAME [REV]`, or None. The changes are worked out once on
-    the session as it is now (an error or a surprise: None); the write works them out again
-    under the lock, as the command does."""
+    """(None, the write) of `label [-f] NAME [REV]` or `label -d NAME|REV`, or None. The changes
+    are worked out once on the session as it is now (an error or a surprise: None); the write
+    works them out again under the lock, as the command does."""
     from .core.tree import Tree
     from .storage import index
-    from .writing.label import set_changes, write_labels
+    from .writing.label import delete_changes, set_changes, write_labels
 
-    name, revision = operands[0], operands[1] if len(operands) > 1 else None
-    changes = set_changes(name, revision, bool(got.get("force")))
+    if "delete" in got:
+        changes = delete_changes(got["delete"])
+    else:
+        name, revision = operands[0], operands[1] if len(operands) > 1 else None
+        changes = set_changes(name, revision, bool(got.get("force")))
     session, fastread.LOADED = index.load(path)  # (as the write's first read does: stree.writing.append)
     if not _usable(session):
         return None

@@ -21,7 +21,9 @@ SEQUENCES = (  # each: commands run one after the other on one copy of the file
     [["label", "csv-try", "csv-attempt"], ["label", "again", "00000009"]],  # replaces: a note on stderr
     [["--no-pager", "label", "g1"], ["--color", "never", "label", "g2", "@^"], ["label", "--force=x"]],
     [["label", "bad name"], ["label", "@"], ["label", "x~1"], ["label", "x", "nosuchrev"], ["label", "-x"]],
-    [["label", "-d", "start"], ["label", "x", "@", "extra"], ["label", "--json", "x"], ["label", "x", "--", "@"]],
+    [["label", "-d", "start"], ["label", "-d", "start"], ["label", "--delete", "00000009"], ["label", "-d", "@"],
+     ["label", "--delete=nosuch"], ["label", "-d", "x", "y"], ["label", "-f", "-d", "x"], ["label", "-d", "-f"]],
+    [["label", "x", "@", "extra"], ["label", "--json", "x"], ["label", "x", "--", "@"], ["label", "-d"]],
     [["label", "s", "-s", "other.jsonl"], ["label", "deadbeef:x"], ["--color", "sometimes", "label", "x"]],
     [["checkout", "@~2"], ["checkout", "-"], ["checkout", "-"], ["checkout", "@"]],
     [["checkout", "--exact", "@~2"], ["checkout", "--exact", "@~2"], ["checkout", "root"], ["checkout", "-"]],
@@ -92,7 +94,8 @@ def _imports(path, args, **env):
 
 
 @pytest.mark.parametrize("args", [["label", "x"], ["label", "-f", "start", "@~1"], ["label", "", "start"],
-                                  ["checkout", "@~2"], ["checkout", "--exact", "00000006"]], ids=" ".join)
+                                  ["label", "-d", "csv-attempt"], ["checkout", "@~2"],
+                                  ["checkout", "--exact", "00000006"]], ids=" ".join)
 def test_plain_writes_do_not_load_click(tmp_path, isolated_home, args):
     path = branchy().write(tmp_path / "s.jsonl")
     before = path.read_bytes()

@@ -5,8 +5,7 @@ from ..errors import UsageError
 from ..output.fields import LABEL_FIELDS, describe
 from ..output.reads import label_list
 from ..core.preview import Previewer
-from ..core.labels import clear_changes
-from ..writing.label import set_changes, write_labels
+from ..writing.label import delete_changes, set_changes, write_labels
 
 
 @click.command("label", epilog=f"""\b
@@ -36,7 +35,7 @@ def command(env, name, revision, delete, force, json_mode, fmt, nul):
     if delete is not None:
         if name is not None:
             raise UsageError("-d takes one NAME or REV, nothing else")
-        return _write(env, lambda tree, notes: clear_changes(tree, delete))
+        return _write(env, delete_changes(delete))
     if name is None:
         return _list(env, json_mode, fmt, nul)
     return _write(env, set_changes(name, revision, force))

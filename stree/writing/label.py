@@ -1,7 +1,7 @@
 """Setting and clearing labels: the write of `stree label NAME [REV]` and `label -d`, shared by
 the click command and the fast path (stree.fastwrite)."""
 
-from ..core.labels import label_changes, label_entries
+from ..core.labels import clear_changes, label_changes, label_entries
 from ..format.terminal import inert
 from .append import append_entries
 
@@ -14,6 +14,11 @@ def set_changes(name, revision, force):
 
         check_name(name.strip())
     return lambda tree, notes: label_changes(tree, name, revision or "@", force, notes)
+
+
+def delete_changes(what):
+    """The changes of `label -d NAME|REV` for write_labels."""
+    return lambda tree, notes: clear_changes(tree, what)
 
 
 def write_labels(path, changes, say=None):
