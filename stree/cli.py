@@ -26,7 +26,7 @@ ENV_HELP = """\
   STREE_JSON                   pure: never decode with msgspec (the `fast` extra); msgspec: even a short file
   STREE_DEBUG                  show tracebacks (same as --debug)
   STREE_DEBUG_STATS            print parse statistics on stderr
-  STREE_NO_FAST                1: every command through click (no fast path for plain reads)
+  STREE_NO_FAST                1: every command through click (no fast path for plain reads, writes)
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
   STREE_HOOK_KEYS              1: pass API keys (*_API_KEY, api_key_env) on to hooks (default: not)
@@ -349,6 +349,9 @@ def _print_stats(env):
     session = sys.modules.get("stree.storage.scan")
     fast = sys.modules.get("stree.fastread")  # a first load there, before click took over, did the work
     state = fast.LOADED if fast is not None and fast.LOADED else env.index_state
+    writer = sys.modules.get("stree.writing.append")
+    if state == "off" and writer is not None and writer.FIRST_READ:  # (a write that read nothing before)
+        state = writer.FIRST_READ
     click.echo(stats_line(session.STATS["parsed"] if session else 0, state), err=True)
 
 

@@ -29,12 +29,12 @@ def main():
         sys.exit(complete(sys.argv[2:]))
     if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
         sys.exit(0)
-    from .fastread import COMMANDS
+    from .fastwrite import COMMANDS
 
-    if COMMANDS.keys() & sys.argv[1:]:  # log, rev-parse, label: answered here when plain (stree.fastread)
-        from .fastread import run as read
+    if COMMANDS.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain
+        from .fastwrite import run as answer  # (stree.fastwrite, stree.fastread)
 
-        code = read(sys.argv[1:], _session_path)
+        code = answer(sys.argv[1:], _session_path)
         if code is not None:
             sys.exit(code)
     from .cli import run

@@ -29,18 +29,19 @@ ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
 LOADED = None  # the index state of a session loaded here before click took over (STREE_DEBUG_STATS)
 
 
-def parse(argv):
-    """(command, {option: value}, operands) of a plain command line, or None."""
+def parse(argv, commands=COMMANDS):
+    """(command, {option: value}, operands) of a plain command line, or None. `commands`:
+    {command: (options with a value, flags, how many operands at most)}."""
     i = 0
     got = {}
-    while i < len(argv) and argv[i] not in COMMANDS:
+    while i < len(argv) and argv[i] not in commands:
         i = _option(argv, i, GLOBAL_VALUES, GLOBAL_FLAGS, got)
         if i is None:
             return None
     if i >= len(argv):
         return None
     command = argv[i]
-    values, flags, most = COMMANDS[command]
+    values, flags, most = commands[command]
     values = dict(values, **GLOBAL_VALUES)
     flags = dict(flags, **GLOBAL_FLAGS)
     operands = []
@@ -169,12 +170,25 @@ def _prepare(command, got, operands, path):
 def _write(session, state, out, write_records):
     """Write the records as the command would, with stree.cli's handling of the errors that
     can still come (a reader gone, an I/O error, Ctrl-C)."""
-    from .errors import BAD_FILE, INTERNAL, INTERRUPTED, StreeError
-
-    try:
+    def work():
         write_records()
         out.close()
         sys.stdout.flush()
+    code = guarded(work)
+    if code is not None:
+        return code
+    finish(session)
+    return 0
+
+
+def guarded(work):
+    """Run `work()` with stree.cli's handling of the errors that can come once a command is under
+    way (a reader gone, an I/O error, Ctrl-C, an error of stree's): None when it went through,
+    else the exit code, the error said as stree.cli says it."""
+    from .errors import BAD_FILE, INTERNAL, INTERRUPTED, StreeError
+
+    try:
+        work()
     except BrokenPipeError:  # the reader went away (stree log | head -1): not an error
         try:
             fd = os.open(os.devnull, os.O_WRONLY)
@@ -209,15 +223,21 @@ def _write(session, state, out, write_records):
         print(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
               file=sys.stderr)
         return INTERNAL
-    try:
-        from .storage import index
+    return None
 
-        index.save(session)  # (what the command writes when it ends)
-    except Exception:
-        pass
+
+def finish(session):
+    """What a command does when it ends: the index a load deferred (or new previews) written,
+    and the STREE_DEBUG_STATS line (the index state of the first load: LOADED)."""
+    if session is not None:
+        try:
+            from .storage import index
+
+            index.save(session)
+        except Exception:
+            pass
     if os.environ.get("STREE_DEBUG_STATS"):
         from .output.stats import stats_line
 
         scan = sys.modules.get("stree.storage.scan")
-        print(stats_line(scan.STATS["parsed"] if scan else 0, state), file=sys.stderr)
-    return 0
+        print(stats_line(scan.STATS["parsed"] if scan else 0, LOADED), file=sys.stderr)

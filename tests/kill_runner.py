@@ -1,8 +1,10 @@
 """Run stree command lines in forked processes and SIGKILL each after a delay.
 
-stree is imported once here; every job forks a child that runs stree.cli.run with the
-job's argv (a real process doing the real writes), and the parent kills it with SIGKILL
-after `delay` seconds (null: let it finish). This keeps hundreds of kill points cheap.
+stree is imported once here; every job forks a child that runs stree with the job's argv
+(a real process doing the real writes: every other job through the entry point, whose fast
+path writes plain labels and checkouts without click, the others through stree.cli.run),
+and the parent kills it with SIGKILL after `delay` seconds (null: let it finish). This keeps
+hundreds of kill points cheap.
 
 stdin: one JSON object per line {"argv": [...], "delay": seconds|null}.
 stdout: one JSON line per job {"killed": bool, "status": exit status, "seconds": run time}.
@@ -15,20 +17,22 @@ import sys
 import time
 
 import stree.cli  # noqa: F401  (imported before forking, so children start at once)
+import stree.fast  # noqa: F401
+import stree.fastwrite  # noqa: F401
 import stree.commands.checkout  # noqa: F401
 import stree.commands.fork  # noqa: F401
 import stree.commands.label  # noqa: F401
 import stree.commands.migrate  # noqa: F401
 
 
-def child(argv):
+def child(argv, fast):
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     sys.argv = ["stree", *argv]
     code = 0
     try:
-        stree.cli.run()
+        (stree.fast.main if fast else stree.cli.run)()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 0
     finally:
@@ -36,12 +40,12 @@ def child(argv):
 
 
 def main():
-    for line in sys.stdin:
+    for n, line in enumerate(sys.stdin):
         job = json.loads(line)
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            child(job["argv"])
+            child(job["argv"], n % 2)
         killed = False
         if job["delay"] is not None:
             time.sleep(job["delay"])

@@ -4,13 +4,9 @@ import click
 
 from .options import warn_user
 from ..errors import CONFLICT, StreeError, UsageError
-from ..core.navigate import Checkout
-from ..core.treenav import navigate
-from ..format.terminal import inert
 from ..output.modes import to_json
-from ..core.revs import Resolver
-from ..writing.append import append_entries
 from ..writing.atomic import refuse_bundled
+from ..writing.moves import editor_text, live_pi_warning, moved_line, noop_line, plan_checkout, write_checkout
 from ..output.progress import Waiting
 from .options import MODEL_FLAGS, model_options, resolve
 
@@ -84,14 +80,9 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     if not dry_run:
         refuse_bundled(path)
     session, tree = env.load()
-    if revision == "-":  # as `git checkout -`: the position before the last move, exactly
-        target, exact = _previous(tree), True
-    else:
-        target = Resolver(tree).resolve(revision)
-    plan = Checkout(tree, target, exact)
+    plan = plan_checkout(tree, revision, exact)
     if plan.noop:
-        click.echo("stree: already at this point; nothing written" +
-                   (" (label it with 'stree label NAME REV')" if label else ""), err=True)
+        click.echo(noop_line(label), err=True)
         _print_text(plan.editor_text)
         return
     summary = _read_summary(summary_file) if summary_file else None
@@ -99,11 +90,10 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     def model_summary(instructions, replace_instructions):
         return _summarize(env, tree, plan.abandoned, instructions, replace_instructions, model_flags)
 
-    done = navigate(plan, tree, path, summary=summary, summarize=model_summary if summarize else None,
-                    instructions=instructions, replace_instructions=replace_instructions, label=label,
-                    append=lambda make: append_entries(path, make, dry_run=dry_run, say=warn_user),
-                    warn=warn_user, run_hooks=not no_hooks, dry_run=dry_run,
-                    note=lambda text: click.echo(f"stree: {text}", err=True))
+    done = write_checkout(plan, tree, path, say=warn_user, summary=summary,
+                          summarize=model_summary if summarize else None, instructions=instructions,
+                          replace_instructions=replace_instructions, label=label, run_hooks=not no_hooks,
+                          dry_run=dry_run, note=lambda text: click.echo(f"stree: {text}", err=True))
     if done.cancelled:
         raise StreeError("checkout cancelled by the before-tree hook; nothing written", code=CONFLICT)
     if dry_run:
@@ -111,56 +101,11 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
             click.echo(to_json(entry))
         click.echo("stree: dry run, nothing written", err=True)
     else:
-        summary_entry = done.summary_entry
-        moved = plan.new_leaf or "(empty leaf)"
-        click.echo(inert(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})", oneline=True)
-                   + (f", summary {summary_entry['id']} stored" if summary_entry else ""), err=True)
-        _warn_if_pi_is_live(tree, path)
+        click.echo(moved_line(plan, done.summary_entry), err=True)
+        warning = live_pi_warning(tree, path)
+        if warning:
+            warn_user(warning)
     _print_text(plan.editor_text)
-
-
-def _previous(tree):
-    from ..core.navigate import leaf_moves
-
-    moves = leaf_moves(tree)
-    if not moves:
-        raise StreeError("checkout -: the leaf has not moved yet; there is no previous position", code=3,
-                         hint="'stree reflog' lists the leaf's moves")
-    if moves[0].old is None:
-        raise StreeError("checkout -: the leaf was at the empty leaf before the last move, which "
-                         "cannot be checked out", code=3)
-    return moves[0].old
-
-
-LIVE_PI_SECONDS = 120  # a message appended this recently: pi may still be running the session
-
-
-def _warn_if_pi_is_live(tree, path):
-    """pi keeps its leaf in memory and leaves no lock or pid file (1.5.2): a running pi's next
-    append goes under its own leaf and undoes this checkout. The trace it does leave: a
-    message appended moments ago (its timestamp and the file's mtime both recent)."""
-    import os
-    import time
-    from datetime import datetime
-
-    last = None
-    for node in reversed(tree.nodes):
-        if node.type == "message":
-            last = node
-            break
-    if last is None or not isinstance(last.ts, str):
-        return
-    try:
-        written = datetime.fromisoformat(last.ts.replace("Z", "+00:00")).timestamp()
-        mtime = os.stat(path).st_mtime
-    except (ValueError, OSError):
-        return
-    now = time.time()
-    age = now - written
-    if 0 <= age <= LIVE_PI_SECONDS and now - mtime <= LIVE_PI_SECONDS:
-        warn_user(f"a message was appended to this session {age:.0f} s ago: if pi is running it, pi's next "
-                  "append undoes this checkout (pi keeps its leaf in memory); quit pi first, or move "
-                  "with /tree inside pi")
 
 
 def _summarize(env, tree, entries, instructions, replace_instructions, model_flags):
@@ -197,4 +142,4 @@ def _read_summary(source):
 def _print_text(text):
     if text is None:
         return
-    click.echo(inert(text) if sys.stdout.isatty() else text)
+    click.echo(editor_text(text, sys.stdout.isatty()))

@@ -4,11 +4,8 @@ from .options import output_options, warn_user
 from ..errors import UsageError
 from ..output.fields import LABEL_FIELDS, describe
 from ..output.reads import label_list
-from ..format.terminal import inert
 from ..core.preview import Previewer
-from ..core.labels import clear_changes, label_changes, label_entries
-from ..core.revs import check_name
-from ..writing.append import append_entries
+from ..writing.label import delete_changes, set_changes, write_labels
 
 
 @click.command("label", epilog=f"""\b
@@ -38,12 +35,10 @@ def command(env, name, revision, delete, force, json_mode, fmt, nul):
     if delete is not None:
         if name is not None:
             raise UsageError("-d takes one NAME or REV, nothing else")
-        return _write(env, lambda tree, notes: clear_changes(tree, delete))
+        return _write(env, delete_changes(delete))
     if name is None:
         return _list(env, json_mode, fmt, nul)
-    if name.strip():
-        check_name(name.strip())
-    return _write(env, lambda tree, notes: label_changes(tree, name, revision or "@", force, notes))
+    return _write(env, set_changes(name, revision, force))
 
 
 def _list(env, json_mode, fmt, nul):
@@ -56,16 +51,5 @@ def _list(env, json_mode, fmt, nul):
 
 def _write(env, changes):
     """Append one label entry per change, each a child of the leaf, under the lock."""
-    path = env.session_path()
-    notes = []
-
-    def make(session, tree, new):
-        del notes[:]  # make runs again after a migration
-        return label_entries(tree, new, changes(tree, notes))
-
-    written = append_entries(path, make, say=warn_user)
-    for note in notes:
-        click.echo(inert(f"stree: {note}", oneline=True), err=True)
-    for entry in written:
-        what = f"label '{entry['label']}' set on" if entry.get("label") else "label cleared on"
-        click.echo(inert(f"stree: {what} {entry['targetId']}", oneline=True), err=True)
+    for line in write_labels(env.session_path(), changes, say=warn_user):
+        click.echo(line, err=True)

@@ -8,8 +8,7 @@ stdout. Each runs in its own process group and is killed after a timeout
 
 import json
 import os
-import signal
-import subprocess
+import sys
 from pathlib import Path
 
 from ..errors import CONFLICT, StreeError
@@ -23,6 +22,12 @@ def hooks_dir():
     override = os.environ.get("STREE_HOOKS_DIR")
     if override:
         return Path(os.path.expanduser(override))
+    if sys.platform.startswith("linux"):  # platformdirs' rule where it is plain, without importing it
+        base, home = os.environ.get("XDG_CONFIG_HOME", ""), os.environ.get("HOME", "")
+        if os.path.isabs(base):
+            return Path(base) / "stree" / "hooks"
+        if not base and os.path.isabs(home):
+            return Path(home) / ".config" / "stree" / "hooks"
     import platformdirs
 
     return Path(platformdirs.user_config_dir("stree")) / "hooks"
@@ -86,6 +91,8 @@ def run(name, payload, session_path, warn):
     path = find(name, warn)
     if path is None:
         return None
+    import subprocess  # (only when there is a hook: a checkout without one starts faster)
+
     limit = timeout()
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     env = environment(name, session_path)
@@ -97,7 +104,7 @@ def run(name, payload, session_path, warn):
     try:
         try:
             out = _communicate(proc, data, limit, f"the '{name}' hook {path}")
-        except TimeoutExpired:
+        except subprocess.TimeoutExpired:
             _kill(proc)
             raise HookFailed(f"the '{name}' hook {path} did not finish within {limit:g} s",
                              hint="raise STREE_HOOK_TIMEOUT, or skip hooks with --no-hooks") from None
@@ -111,7 +118,6 @@ def run(name, payload, session_path, warn):
     return out.decode("utf-8", errors="replace")
 
 
-TimeoutExpired = subprocess.TimeoutExpired
 OUTPUT_MAX = 16 << 20  # bytes a hook may print; more fails the hook (nothing is written)
 
 
@@ -122,6 +128,7 @@ def _communicate(proc, data, limit, what):
     stdout does not keep stree waiting (what is in the pipe when the hook exits is read,
     nothing after). Raises TimeoutExpired after `limit` seconds, HookFailed past OUTPUT_MAX."""
     import selectors
+    import subprocess
     import time
 
     deadline = time.monotonic() + limit
@@ -159,7 +166,7 @@ def _communicate(proc, data, limit, what):
                 return bytes(out)
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutExpired(proc.args, limit)
+                raise subprocess.TimeoutExpired(proc.args, limit)
             for key, _ in sel.select(min(left, 0.02)):
                 if key.fileobj is stdout:
                     if not read():
@@ -185,6 +192,9 @@ def _communicate(proc, data, limit, what):
 
 
 def _kill(proc):
+    import signal
+    import subprocess
+
     if proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

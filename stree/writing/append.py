@@ -55,16 +55,22 @@ def _read_locked(path, fd, own=False):
     return parse(path, _read_all(fd))
 
 
+FIRST_READ = None  # the index state of a write's first read (STREE_DEBUG_STATS: the command read nothing before)
+
+
 def _warm(path):
     """Before the lock: parse a cold file and write its index now, so that the re-read under
     the lock parses only what was appended since (pi appends without the lock: the shorter
     the locked window, the less it can move the leaf under us)."""
     from ..storage import index
 
+    global FIRST_READ
+
     if not index.enabled():
         return
     try:
-        session = index.load(path)[0]
+        session, state = index.load(path)
+        FIRST_READ = FIRST_READ or state
         index.save(session)  # (a read deferred its index to the end of the command: write it now)
     except StreeError:
         pass  # the locked read reports it
