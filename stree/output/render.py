@@ -98,7 +98,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     previewer = previewer or Previewer(tree)
     labels = tree.labels
     leaf_row = tree._row(leaf) if leaf is not None else None
-    flat = tree.depth_first_rows(leaf if leaf_row is not None else None)
+    flat = tree.depth_first_rows(leaf if leaf_row is not None else None, materialize=False)
     nodes = tree._nodes
     col = nodes.col
     ids, types, roles, hidden = col("id"), col("type"), col("role"), col("hidden")
@@ -153,6 +153,9 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     while marked is not None and marked not in is_visible:
         j = prow[marked]
         marked = j if j >= 0 else None
+    # what chain() needs of the walk, taken now: the walk's maps are not kept while rows are drawn
+    below = len(kids.get(marked, ())) if marked is not None else 0
+    beside = len(kids.get(up.get(marked), ())) if marked is not None else 0
 
     def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
@@ -169,8 +172,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         whether it is the leaf, several roots), or None without a marked row."""
         if marked is None:
             return None
-        return (marked, layout[marked], len(kids.get(marked, ())), len(kids.get(up.get(marked), ())),
-                marked == leaf_row, multiple_roots)
+        return (marked, layout[marked], below, beside, marked == leaf_row, multiple_roots)
 
     return Drawing(visible, draw, ids, state, chain)
 
@@ -190,7 +192,7 @@ def prefix(layout, multiple_roots):
     return _prefix(*layout, multiple_roots)
 
 
-_MEMO_CHARS = 1 << 22  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
+_MEMO_CHARS = 1 << 20  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
 _memo = {}
 _memo_chars = [0]
 
@@ -210,10 +212,57 @@ def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multip
     return text
 
 
+_GUTTER_CHARS = 1 << 19  # gutter drawings kept, in characters
+_gutter_memo = {}
+_gutter_chars = [0]
+
+
+def _gutter_text(gutters):
+    """(the drawing of `gutters`' levels 0..its newest position, that position), or None when
+    a position is out of order (then _draw_prefix draws level by level). Each gutter list
+    extends the one above it: its drawing is the one above plus a few levels, kept."""
+    chain = []
+    cell = gutters
+    text = ""
+    top = -1
+    while cell is not None:
+        hit = _gutter_memo.get(id(cell))
+        if hit is not None and hit[0] is cell:
+            text, top = hit[1], hit[2]
+            break
+        chain.append(cell)
+        cell = cell[2]
+    for cell in reversed(chain):  # oldest first
+        position, show = cell[0], cell[1]
+        if position < top:
+            return None
+        if position > top:  # (at the same position the older gutter wins)
+            text = text + "   " * (position - top - 1) + ("│  " if show else "   ")
+            top = position
+        if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
+            _gutter_memo.clear()
+            _gutter_chars[0] = 0
+        _gutter_memo[id(cell)] = (cell, text, top)
+        _gutter_chars[0] += len(text)
+    return text, top
+
+
 def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
     display_indent = max(0, indent - 1) if multiple_roots else indent
     connector = show_connector and not virtual_root_child
     connector_at = display_indent - 1 if connector else -1
+    drawn = _gutter_text(gutters) if gutters is not None else ("", -1)
+    if drawn is not None:
+        text, top = drawn
+        if top < display_indent and (connector_at < 0 or connector_at > top):
+            if connector_at < 0:
+                return text + "   " * (display_indent - top - 1)
+            return text + "   " * (connector_at - top - 1) + ("└─ " if is_last else "├─ ") + \
+                "   " * (display_indent - connector_at - 1)
+    return _draw_levels(display_indent, connector_at, is_last, gutters)
+
+
+def _draw_levels(display_indent, connector_at, is_last, gutters):
     gutter_at = {}
     cell = gutters
     while cell is not None:  # newest first: the oldest written last, so pi's first gutter at a level wins
