@@ -5,6 +5,7 @@ render) without the interactive parts. Iterative throughout.
 """
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+STATS = {"levels": 0}  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
 _SETTINGS = ("label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info")
 
 
@@ -232,6 +233,7 @@ def _gutter_text(gutters):
             break
         chain.append(cell)
         cell = cell[2]
+    STATS["levels"] += len(chain)
     for cell in reversed(chain):  # oldest first
         position, show = cell[0], cell[1]
         if position < top:
@@ -268,6 +270,7 @@ def _draw_levels(display_indent, connector_at, is_last, gutters):
     while cell is not None:  # newest first: the oldest written last, so pi's first gutter at a level wins
         position, show, cell = cell
         gutter_at[position] = show
+    STATS["levels"] += len(gutter_at) + display_indent
     out = []
     for level in range(display_indent):
         if level in gutter_at:
