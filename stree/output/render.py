@@ -120,19 +120,22 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     if not visible:
         return Drawing([], None, ids)
 
-    # nearest visible ancestor of every entry (pre-order: parents come first)
-    is_visible = set(visible)
-    up = {}
+    # nearest visible ancestor of every entry (pre-order: parents come first); a flag and a slot
+    # per row, not sets and maps (a million entries)
+    is_visible = bytearray(len(prow))
+    for r in visible:
+        is_visible[r] = 1
+    up = [None] * len(prow)
     for r in flat:
         j = prow[r]
-        up[r] = None if j < 0 else j if j in is_visible else up.get(j)
+        up[r] = None if j < 0 else j if is_visible[j] else up[j]
     kids = {None: []}
     for r in visible:
         kids.setdefault(up[r], []).append(r)
     roots = kids[None]
     multiple_roots = len(roots) > 1
 
-    layout = {}
+    layout = [None] * len(prow)  # row -> (indent, show_connector, is_last, gutters, virtual_root_child)
     stack = [(root, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, None,
               multiple_roots) for i, root in reversed(list(enumerate(roots)))]
     while stack:
@@ -151,12 +154,12 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
 
     active = set(tree.path_rows(leaf)) if leaf is not None else set()
     marked = leaf_row  # the leaf, or the nearest visible entry above a hidden one
-    while marked is not None and marked not in is_visible:
+    while marked is not None and not is_visible[marked]:
         j = prow[marked]
         marked = j if j >= 0 else None
     # what chain() needs of the walk, taken now: the walk's maps are not kept while rows are drawn
     below = len(kids.get(marked, ())) if marked is not None else 0
-    beside = len(kids.get(up.get(marked), ())) if marked is not None else 0
+    beside = len(kids.get(up[marked], ())) if marked is not None else 0
 
     def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
