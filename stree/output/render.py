@@ -108,9 +108,9 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     tokens = [t for t in (search or "").lower().split() if t]
     visible = []
     for r in flat:
-        id = ids[r]
-        label = labels.get(id)
-        if not passes(types[r], roles[r], hidden[r], id, filter, label, leaf):
+        entry_id = ids[r]
+        label = labels.get(entry_id)
+        if not passes(types[r], roles[r], hidden[r], entry_id, filter, label, leaf):
             continue
         if tokens:
             text = searchable_text(tree.load(nodes[r]), label).lower()
@@ -136,11 +136,16 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     multiple_roots = len(roots) > 1
 
     layout = [None] * len(prow)  # row -> (indent, show_connector, is_last, gutters, virtual_root_child)
+    shared = {}  # rows laid out alike share one tuple (a line of single children: all of its rows)
     stack = [(root, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, None,
               multiple_roots) for i, root in reversed(list(enumerate(roots)))]
     while stack:
         r, indent, just_branched, show_connector, is_last, gutters, virtual_root_child = stack.pop()
-        layout[r] = (indent, show_connector, is_last, gutters, virtual_root_child)
+        key = (indent, show_connector, is_last, id(gutters), virtual_root_child)
+        place = shared.get(key)
+        if place is None:
+            place = shared[key] = (indent, show_connector, is_last, gutters, virtual_root_child)
+        layout[r] = place
         children = kids.get(r, ())
         many = len(children) > 1
         child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
@@ -152,7 +157,9 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         for i in range(len(children) - 1, -1, -1):
             stack.append((children[i], child_indent, many, many, i == len(children) - 1, child_gutters, False))
 
-    active = set(tree.path_rows(leaf)) if leaf is not None else set()
+    active = bytearray(len(prow))  # 1: on the path to the leaf
+    for r in tree.path_rows(leaf) if leaf is not None else ():
+        active[r] = 1
     marked = leaf_row  # the leaf, or the nearest visible entry above a hidden one
     while marked is not None and not is_visible[marked]:
         j = prow[marked]
@@ -164,7 +171,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
         prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
-        return prefix, r in active, labels.get(ids[r]), r == marked
+        return prefix, active[r] == 1, labels.get(ids[r]), r == marked
 
     def draw(r):
         prefix, on_path, label, leaf_mark = state(r)
