@@ -135,3 +135,36 @@ def test_connectors_drawn_from_kept_gutters_are_the_level_by_level_drawing(steps
     at = display - 1 if connector and not virtual else -1
     assert render.prefix((indent, connector, is_last, gutters, virtual), roots) == \
         render._draw_levels(display, at, is_last, gutters)
+
+
+STAMPS = st.sampled_from(["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.000Z", "2025-12-31T23:59:59.000Z",
+                          "not a time", None, 5])
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(st.tuples(st.integers(min_value=0, max_value=40), st.integers(min_value=0, max_value=9),
+                                  st.integers(min_value=0, max_value=40), STAMPS), max_size=30),
+       first=st.integers(min_value=-1, max_value=40))
+def test_the_graphs_walk_is_the_trees_depth_first_order(entries, first):
+    """Any parents (roots, missing ones, later rows, loops), repeated ids, equal timestamps."""
+    from stree.core.tree import Tree
+    from stree.errors import CycleError
+    from stree.output.render import preorder
+    from stree.storage.nodes import Node
+
+    ids = [f"e{i if kind else i % 4}" for i, (_, kind, _, _) in enumerate(entries)]  # kind 0: an id used again
+    nodes = []
+    for i, (pick, kind, later, ts) in enumerate(entries):
+        parent = None if kind == 1 else "missing" if kind == 2 else ids[later % len(ids)] if kind == 3 else \
+            ids[pick % i] if i else None
+        nodes.append(Node(ids[i], parent, "message", "user", ts, i, 1, i + 1, i + 1))
+    leaf = ids[first % len(ids)] if ids and first >= 0 else None
+    try:
+        expected = Tree(nodes).depth_first_rows(leaf)
+    except CycleError:
+        expected = CycleError
+    try:
+        got = list(preorder(Tree(nodes), leaf))
+    except CycleError:
+        got = CycleError
+    assert got == expected

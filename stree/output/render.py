@@ -99,7 +99,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     previewer = previewer or Previewer(tree)
     labels = tree.labels
     leaf_row = tree._row(leaf) if leaf is not None else None
-    flat = tree.depth_first_rows(leaf if leaf_row is not None else None, materialize=False)
+    flat = preorder(tree, leaf if leaf_row is not None else None)
     nodes = tree._nodes
     col = nodes.col
     ids, types, roles, hidden = col("id"), col("type"), col("role"), col("hidden")
@@ -186,6 +186,62 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         return (marked, layout[marked], below, beside, marked == leaf_row, multiple_roots)
 
     return Drawing(visible, draw, ids, state, chain)
+
+
+def preorder(tree, first=None):
+    """tree.depth_first_rows(first) without its children lists (a list per parent: most of a
+    million-entry tree's walk): the rows sorted by parent (file order among siblings) and
+    each parent's children found by its count of them (tree.shape.nkids), in arrays."""
+    from array import array
+    from itertools import accumulate
+
+    from ..format.timestamp import ts_millis
+
+    shape = tree.shape
+    prow, nkids = shape.prow, shape.nkids
+    n = len(prow)
+    if shape.shadowed or n >= 1 << 31:
+        return tree.depth_first_rows(first, materialize=False)  # (rows pi's tree leaves out)
+    by_parent = sorted(range(n), key=prow.__getitem__)  # stable: siblings in file order
+    roots = 0
+    while roots < n and prow[by_parent[roots]] < 0:
+        roots += 1
+    if roots != n - sum(nkids) or (n and prow[by_parent[0]] != -1):  # (a shape that does not add up)
+        return tree.depth_first_rows(first, materialize=False)
+    by_parent = array("i", by_parent)
+    starts = array("q", accumulate(nkids, initial=roots))  # row j's children: by_parent[starts[j]:][:nkids[j]]
+    path = tree.path_rows(first) if first is not None and tree._row(first) is not None else ()
+    on_path = bytearray(n)
+    for r in path:
+        on_path[r] = 1
+    stamps = None
+    out = array("i")
+    append = out.append
+    stack = list(by_parent[:roots])
+    if path:
+        stack.sort(key=lambda r: not on_path[r])  # stable
+    stack.reverse()
+    pop, push = stack.pop, stack.append
+    while stack:
+        r = pop()
+        append(r)
+        k = nkids[r]
+        if k == 1:
+            push(by_parent[starts[r]])
+        elif k:
+            kids = by_parent[starts[r]:starts[r] + k].tolist()
+            if stamps is None:
+                stamps = tree._nodes.col("ts")
+            kids.sort(key=lambda c: _ts_key(ts_millis(stamps[c])))  # stable: equal timestamps keep file order
+            if path:
+                kids.sort(key=lambda c: not on_path[c])
+            kids.reverse()
+            stack += kids
+    return out
+
+
+def _ts_key(ms):
+    return ms if ms is not None else float("-inf")
 
 
 def child_layout(layout, multiple_roots):
