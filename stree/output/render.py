@@ -91,6 +91,8 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     `leaf` defaults to the session's leaf.
 
     Works on rows and columns; a Node is made only for the rows shown."""
+    from array import array
+
     from ..core.preview import Previewer, searchable_text
 
     if filter not in FILTERS:
@@ -106,7 +108,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     prow = tree.shape.prow
 
     tokens = [t for t in (search or "").lower().split() if t]
-    visible = []
+    visible = array("i")
     for r in flat:
         entry_id = ids[r]
         label = labels.get(entry_id)
@@ -118,55 +120,78 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
                 continue
         visible.append(r)
     if not visible:
-        return Drawing([], None, ids)
+        return Drawing(visible, None, ids)
 
-    # nearest visible ancestor of every entry (pre-order: parents come first); a flag and a slot
-    # per row, not sets and maps (a million entries)
-    is_visible = bytearray(len(prow))
+    # nearest visible ancestor of every entry (pre-order: parents come first) and how many rows
+    # are drawn under each: flags and counts per row in arrays, not sets, maps and lists (a million
+    # entries)
+    n = len(prow)
+    is_visible = bytearray(n)
     for r in visible:
         is_visible[r] = 1
-    up = [None] * len(prow)
+    up = array("i", bytes(4 * n))  # -1: none
     for r in flat:
         j = prow[r]
-        up[r] = None if j < 0 else j if is_visible[j] else up[j]
-    kids = {None: []}
+        up[r] = -1 if j < 0 else j if is_visible[j] else up[j]
+    del flat
+    count = array("i", bytes(4 * n))
+    roots = 0
     for r in visible:
-        kids.setdefault(up[r], []).append(r)
-    roots = kids[None]
-    multiple_roots = len(roots) > 1
+        j = up[r]
+        if j < 0:
+            roots += 1
+        else:
+            count[j] += 1
+    multiple_roots = roots > 1
 
-    layout = [None] * len(prow)  # row -> (indent, show_connector, is_last, gutters, virtual_root_child)
-    shared = {}  # rows laid out alike share one tuple (a line of single children: all of its rows)
-    stack = [(root, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, None,
-              multiple_roots) for i, root in reversed(list(enumerate(roots)))]
-    while stack:
-        r, indent, just_branched, show_connector, is_last, gutters, virtual_root_child = stack.pop()
-        key = (indent, show_connector, is_last, id(gutters), virtual_root_child)
-        place = shared.get(key)
-        if place is None:
-            place = shared[key] = (indent, show_connector, is_last, gutters, virtual_root_child)
-        layout[r] = place
-        children = kids.get(r, ())
-        many = len(children) > 1
-        child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
-        connector_shown = show_connector and not virtual_root_child
-        display_indent = max(0, indent - 1) if multiple_roots else indent
-        # gutters: a linked list (position, show, the gutters above), newest first, shared by every
-        # row below: a tuple per level would hold the tree's depth once per level
-        child_gutters = (max(0, display_indent - 1), not is_last, gutters) if connector_shown else gutters
-        for i in range(len(children) - 1, -1, -1):
-            stack.append((children[i], child_indent, many, many, i == len(children) - 1, child_gutters, False))
-
-    active = bytearray(len(prow))  # 1: on the path to the leaf
-    for r in tree.path_rows(leaf) if leaf is not None else ():
-        active[r] = 1
     marked = leaf_row  # the leaf, or the nearest visible entry above a hidden one
     while marked is not None and not is_visible[marked]:
         j = prow[marked]
         marked = j if j >= 0 else None
     # what chain() needs of the walk, taken now: the walk's maps are not kept while rows are drawn
-    below = len(kids.get(marked, ())) if marked is not None else 0
-    beside = len(kids.get(up[marked], ())) if marked is not None else 0
+    below = count[marked] if marked is not None else 0
+    beside = (count[up[marked]] if up[marked] >= 0 else roots) if marked is not None else 0
+
+    # the rows in `visible` order are pi's walk of what is shown (pre-order: a row's parent is laid
+    # out before it): each row's place from its parent's, which waits for its children in `waiting`
+    layout = [None] * n  # row -> (indent, show_connector, is_last, gutters, virtual_root_child)
+    shared = {}  # rows laid out alike share one tuple (a line of single children: all of its rows)
+    waiting = {}  # row -> (its children's indent, several children, their gutters), until its last child
+    root = 0
+    for r in visible:
+        j = up[r]
+        if j < 0:
+            root += 1
+            indent, just_branched, show_connector, is_last, gutters, virtual_root_child = \
+                1 if multiple_roots else 0, multiple_roots, multiple_roots, root == roots, None, multiple_roots
+        else:
+            indent, just_branched, gutters = waiting[j]
+            show_connector = just_branched
+            virtual_root_child = False
+            count[j] -= 1
+            is_last = not count[j]
+            if is_last:
+                del waiting[j]
+        key = (indent, show_connector, is_last, id(gutters), virtual_root_child)
+        place = shared.get(key)
+        if place is None:
+            place = shared[key] = (indent, show_connector, is_last, gutters, virtual_root_child)
+        layout[r] = place
+        children = count[r]
+        if children:
+            many = children > 1
+            child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
+            connector_shown = show_connector and not virtual_root_child
+            display_indent = max(0, indent - 1) if multiple_roots else indent
+            # gutters: a linked list (position, show, the gutters above), newest first, shared by every
+            # row below: a tuple per level would hold the tree's depth once per level
+            child_gutters = (max(0, display_indent - 1), not is_last, gutters) if connector_shown else gutters
+            waiting[r] = (child_indent, many, child_gutters)
+    del up, count, shared
+
+    active = bytearray(n)  # 1: on the path to the leaf
+    for r in tree.path_rows(leaf) if leaf is not None else ():
+        active[r] = 1
 
     def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
