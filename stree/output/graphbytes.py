@@ -47,6 +47,8 @@ def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
     encoded = {}  # connectors (text) -> (their UTF-8, their digest or None)
     encoded_size = 0
     cols = ([], [], [], [], [], []) if keep else None
+    if keep:  # (row, digest of the connectors, flags, label, children, length in bytes)
+        put_row, put_digest, put_flags, put_label, put_kids, put_size = (col.append for col in cols)
     batch = []
     size = 0
     drawn = 0
@@ -77,8 +79,12 @@ def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
             if digest is None:
                 data = hit[0]
                 digest = hit[1] = crc32(data) << 32 | adler32(data)
-            for col, value in zip(cols, (r, digest, active | marked << 1, label, 0, n)):
-                col.append(value)
+            put_row(r)
+            put_digest(digest)
+            put_flags(active | marked << 1)
+            put_label(label)
+            put_kids(0)
+            put_size(n)
         if size >= BATCH:
             stats["drawn"] += drawn
             drawn = 0
