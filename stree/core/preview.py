@@ -362,7 +362,9 @@ class Previewer:
             rows = self.tree.depth_first_rows(self.tree.leaf)
         return calls
 
-    def segments(self, node):
+    def segments(self, node, keep=True):
+        """The preview segments of `node`; kept for the next call unless `keep` is false (a graph
+        drawn row by row reads each once: its previews are not all held at once)."""
         seg = self._cache.get(node.offset)
         if seg is None:
             cached = self.tree.previews
@@ -371,7 +373,8 @@ class Previewer:
                 seg = entry_preview(self.tree.load(node), self.tool_call)
                 if cached is not None and not self._depends_on_leaf(node):
                     cached.put(node, seg)
-            self._cache[node.offset] = seg
+            if keep:
+                self._cache[node.offset] = seg
         return seg
 
     def _depends_on_leaf(self, node):

@@ -364,8 +364,10 @@ class Tree:
         """All entries in pre-order; at each level the child leading to `first` comes first."""
         return [self._nodes[r] for r in self.depth_first_rows(first)]
 
-    def depth_first_rows(self, first=None):
-        materialize = getattr(self._nodes, "materialize", None)
+    def depth_first_rows(self, first=None, materialize=True):
+        """Rows in pre-order (see depth_first); `materialize`: decode every column first, for a
+        caller that reads every field of every row (the graph reads a few: it does not)."""
+        materialize = getattr(self._nodes, "materialize", None) if materialize else None
         if materialize is not None:
             materialize()  # a walk over every entry
         on_path = set(self.path_rows(first)) if first is not None and self._row(first) is not None else set()

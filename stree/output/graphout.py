@@ -115,11 +115,18 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
     Returns the rows' state blob to keep with the output (when `keep`), or None."""
     width = drawing.id_width()
     keep = keep and not tree.shape.shadowed
+    if out.machine and hasattr(tree._nodes, "materialize"):
+        tree._nodes.materialize()  # a record reads every field of every row (graph() decodes a few)
     of = stater(tree, drawing, out.machine) if keep else None
     pieces = _patched(out, tree, drawing, previewer, no_ids, width, patch, of) if keep and patch else None
     if pieces is not None:
         STATS["how"] = "laid out"
     else:
+        from . import graphbytes
+
+        if graphbytes.applies(out):  # (the common case: human rows into a pipe, as bytes)
+            cols = graphbytes.write(out, tree, drawing, previewer, no_ids, width, keep, STATS)
+            return None if cols is None else blob(width, cols, chain_state(tree, drawing, out.machine))
         draw = drawing._draw
         pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
     cols = ([], [], [], [], [], []) if keep else None

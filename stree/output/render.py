@@ -5,6 +5,7 @@ render) without the interactive parts. Iterative throughout.
 """
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+STATS = {"levels": 0}  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
 _SETTINGS = ("label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info")
 
 
@@ -90,6 +91,8 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     `leaf` defaults to the session's leaf.
 
     Works on rows and columns; a Node is made only for the rows shown."""
+    from array import array
+
     from ..core.preview import Previewer, searchable_text
 
     if filter not in FILTERS:
@@ -98,18 +101,18 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
     previewer = previewer or Previewer(tree)
     labels = tree.labels
     leaf_row = tree._row(leaf) if leaf is not None else None
-    flat = tree.depth_first_rows(leaf if leaf_row is not None else None)
+    flat = preorder(tree, leaf if leaf_row is not None else None)
     nodes = tree._nodes
     col = nodes.col
     ids, types, roles, hidden = col("id"), col("type"), col("role"), col("hidden")
     prow = tree.shape.prow
 
     tokens = [t for t in (search or "").lower().split() if t]
-    visible = []
+    visible = array("i")
     for r in flat:
-        id = ids[r]
-        label = labels.get(id)
-        if not passes(types[r], roles[r], hidden[r], id, filter, label, leaf):
+        entry_id = ids[r]
+        label = labels.get(entry_id)
+        if not passes(types[r], roles[r], hidden[r], entry_id, filter, label, leaf):
             continue
         if tokens:
             text = searchable_text(tree.load(nodes[r]), label).lower()
@@ -117,47 +120,83 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
                 continue
         visible.append(r)
     if not visible:
-        return Drawing([], None, ids)
+        return Drawing(visible, None, ids)
 
-    # nearest visible ancestor of every entry (pre-order: parents come first)
-    is_visible = set(visible)
-    up = {}
+    # nearest visible ancestor of every entry (pre-order: parents come first) and how many rows
+    # are drawn under each: flags and counts per row in arrays, not sets, maps and lists (a million
+    # entries)
+    n = len(prow)
+    is_visible = bytearray(n)
+    for r in visible:
+        is_visible[r] = 1
+    up = array("i", bytes(4 * n))  # -1: none
     for r in flat:
         j = prow[r]
-        up[r] = None if j < 0 else j if j in is_visible else up.get(j)
-    kids = {None: []}
+        up[r] = -1 if j < 0 else j if is_visible[j] else up[j]
+    del flat
+    count = array("i", bytes(4 * n))
+    roots = 0
     for r in visible:
-        kids.setdefault(up[r], []).append(r)
-    roots = kids[None]
-    multiple_roots = len(roots) > 1
+        j = up[r]
+        if j < 0:
+            roots += 1
+        else:
+            count[j] += 1
+    multiple_roots = roots > 1
 
-    layout = {}
-    stack = [(root, 1 if multiple_roots else 0, multiple_roots, multiple_roots, i == len(roots) - 1, None,
-              multiple_roots) for i, root in reversed(list(enumerate(roots)))]
-    while stack:
-        r, indent, just_branched, show_connector, is_last, gutters, virtual_root_child = stack.pop()
-        layout[r] = (indent, show_connector, is_last, gutters, virtual_root_child)
-        children = kids.get(r, ())
-        many = len(children) > 1
-        child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
-        connector_shown = show_connector and not virtual_root_child
-        display_indent = max(0, indent - 1) if multiple_roots else indent
-        # gutters: a linked list (position, show, the gutters above), newest first, shared by every
-        # row below: a tuple per level would hold the tree's depth once per level
-        child_gutters = (max(0, display_indent - 1), not is_last, gutters) if connector_shown else gutters
-        for i in range(len(children) - 1, -1, -1):
-            stack.append((children[i], child_indent, many, many, i == len(children) - 1, child_gutters, False))
-
-    active = set(tree.path_rows(leaf)) if leaf is not None else set()
     marked = leaf_row  # the leaf, or the nearest visible entry above a hidden one
-    while marked is not None and marked not in is_visible:
+    while marked is not None and not is_visible[marked]:
         j = prow[marked]
         marked = j if j >= 0 else None
+    # what chain() needs of the walk, taken now: the walk's maps are not kept while rows are drawn
+    below = count[marked] if marked is not None else 0
+    beside = (count[up[marked]] if up[marked] >= 0 else roots) if marked is not None else 0
+
+    # the rows in `visible` order are pi's walk of what is shown (pre-order: a row's parent is laid
+    # out before it): each row's place from its parent's, which waits for its children in `waiting`
+    layout = [None] * n  # row -> (indent, show_connector, is_last, gutters, virtual_root_child)
+    shared = {}  # rows laid out alike share one tuple (a line of single children: all of its rows)
+    waiting = {}  # row -> (its children's indent, several children, their gutters), until its last child
+    root = 0
+    for r in visible:
+        j = up[r]
+        if j < 0:
+            root += 1
+            indent, just_branched, show_connector, is_last, gutters, virtual_root_child = \
+                1 if multiple_roots else 0, multiple_roots, multiple_roots, root == roots, None, multiple_roots
+        else:
+            indent, just_branched, gutters = waiting[j]
+            show_connector = just_branched
+            virtual_root_child = False
+            count[j] -= 1
+            is_last = not count[j]
+            if is_last:
+                del waiting[j]
+        key = (indent, show_connector, is_last, id(gutters), virtual_root_child)
+        place = shared.get(key)
+        if place is None:
+            place = shared[key] = (indent, show_connector, is_last, gutters, virtual_root_child)
+        layout[r] = place
+        children = count[r]
+        if children:
+            many = children > 1
+            child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
+            connector_shown = show_connector and not virtual_root_child
+            display_indent = max(0, indent - 1) if multiple_roots else indent
+            # gutters: a linked list (position, show, the gutters above), newest first, shared by every
+            # row below: a tuple per level would hold the tree's depth once per level
+            child_gutters = (max(0, display_indent - 1), not is_last, gutters) if connector_shown else gutters
+            waiting[r] = (child_indent, many, child_gutters)
+    del up, count, shared
+
+    active = bytearray(n)  # 1: on the path to the leaf
+    for r in tree.path_rows(leaf) if leaf is not None else ():
+        active[r] = 1
 
     def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
         prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
-        return prefix, r in active, labels.get(ids[r]), r == marked
+        return prefix, active[r] == 1, labels.get(ids[r]), r == marked
 
     def draw(r):
         prefix, on_path, label, leaf_mark = state(r)
@@ -169,10 +208,65 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
         whether it is the leaf, several roots), or None without a marked row."""
         if marked is None:
             return None
-        return (marked, layout[marked], len(kids.get(marked, ())), len(kids.get(up.get(marked), ())),
-                marked == leaf_row, multiple_roots)
+        return (marked, layout[marked], below, beside, marked == leaf_row, multiple_roots)
 
     return Drawing(visible, draw, ids, state, chain)
+
+
+def preorder(tree, first=None):
+    """tree.depth_first_rows(first) without its children lists (a list per parent: most of a
+    million-entry tree's walk): the rows sorted by parent (file order among siblings) and
+    each parent's children found by its count of them (tree.shape.nkids), in arrays."""
+    from array import array
+    from itertools import accumulate
+
+    from ..format.timestamp import ts_millis
+
+    shape = tree.shape
+    prow, nkids = shape.prow, shape.nkids
+    n = len(prow)
+    if shape.shadowed or n >= 1 << 31:
+        return tree.depth_first_rows(first, materialize=False)  # (rows pi's tree leaves out)
+    by_parent = sorted(range(n), key=prow.__getitem__)  # stable: siblings in file order
+    roots = 0
+    while roots < n and prow[by_parent[roots]] < 0:
+        roots += 1
+    if roots != n - sum(nkids) or (n and prow[by_parent[0]] != -1):  # (a shape that does not add up)
+        return tree.depth_first_rows(first, materialize=False)
+    by_parent = array("i", by_parent)
+    starts = array("q", accumulate(nkids, initial=roots))  # row j's children: by_parent[starts[j]:][:nkids[j]]
+    path = tree.path_rows(first) if first is not None and tree._row(first) is not None else ()
+    on_path = bytearray(n)
+    for r in path:
+        on_path[r] = 1
+    stamps = None
+    out = array("i")
+    append = out.append
+    stack = list(by_parent[:roots])
+    if path:
+        stack.sort(key=lambda r: not on_path[r])  # stable
+    stack.reverse()
+    pop, push = stack.pop, stack.append
+    while stack:
+        r = pop()
+        append(r)
+        k = nkids[r]
+        if k == 1:
+            push(by_parent[starts[r]])
+        elif k:
+            kids = by_parent[starts[r]:starts[r] + k].tolist()
+            if stamps is None:
+                stamps = tree._nodes.col("ts")
+            kids.sort(key=lambda c: _ts_key(ts_millis(stamps[c])))  # stable: equal timestamps keep file order
+            if path:
+                kids.sort(key=lambda c: not on_path[c])
+            kids.reverse()
+            stack += kids
+    return out
+
+
+def _ts_key(ms):
+    return ms if ms is not None else float("-inf")
 
 
 def child_layout(layout, multiple_roots):
@@ -190,7 +284,7 @@ def prefix(layout, multiple_roots):
     return _prefix(*layout, multiple_roots)
 
 
-_MEMO_CHARS = 1 << 22  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
+_MEMO_CHARS = 1 << 20  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
 _memo = {}
 _memo_chars = [0]
 
@@ -210,15 +304,64 @@ def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multip
     return text
 
 
+_GUTTER_CHARS = 1 << 19  # gutter drawings kept, in characters
+_gutter_memo = {}
+_gutter_chars = [0]
+
+
+def _gutter_text(gutters):
+    """(the drawing of `gutters`' levels 0..its newest position, that position), or None when
+    a position is out of order (then _draw_prefix draws level by level). Each gutter list
+    extends the one above it: its drawing is the one above plus a few levels, kept."""
+    chain = []
+    cell = gutters
+    text = ""
+    top = -1
+    while cell is not None:
+        hit = _gutter_memo.get(id(cell))
+        if hit is not None and hit[0] is cell:
+            text, top = hit[1], hit[2]
+            break
+        chain.append(cell)
+        cell = cell[2]
+    STATS["levels"] += len(chain)
+    for cell in reversed(chain):  # oldest first
+        position, show = cell[0], cell[1]
+        if position < top:
+            return None
+        if position > top:  # (at the same position the older gutter wins)
+            text = text + "   " * (position - top - 1) + ("│  " if show else "   ")
+            top = position
+        if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
+            _gutter_memo.clear()
+            _gutter_chars[0] = 0
+        _gutter_memo[id(cell)] = (cell, text, top)
+        _gutter_chars[0] += len(text)
+    return text, top
+
+
 def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
     display_indent = max(0, indent - 1) if multiple_roots else indent
     connector = show_connector and not virtual_root_child
     connector_at = display_indent - 1 if connector else -1
+    drawn = _gutter_text(gutters) if gutters is not None else ("", -1)
+    if drawn is not None:
+        text, top = drawn
+        if top < display_indent and (connector_at < 0 or connector_at > top):
+            if connector_at < 0:
+                return text + "   " * (display_indent - top - 1)
+            return text + "   " * (connector_at - top - 1) + ("└─ " if is_last else "├─ ") + \
+                "   " * (display_indent - connector_at - 1)
+    return _draw_levels(display_indent, connector_at, is_last, gutters)
+
+
+def _draw_levels(display_indent, connector_at, is_last, gutters):
     gutter_at = {}
     cell = gutters
     while cell is not None:  # newest first: the oldest written last, so pi's first gutter at a level wins
         position, show, cell = cell
         gutter_at[position] = show
+    STATS["levels"] += len(gutter_at) + display_indent
     out = []
     for level in range(display_indent):
         if level in gutter_at:

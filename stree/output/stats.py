@@ -18,6 +18,9 @@ def stats_line(parsed, state):
     graph = sys.modules.get("stree.output.graphout")
     if graph is not None:
         line += f", graph rows drawn {graph.STATS['drawn']}, kept {graph.STATS['kept']} ({graph.STATS['how']})"
+        render = sys.modules.get("stree.output.render")
+        if render is not None:
+            line += f", connector levels walked {render.STATS['levels']}"
     workers = session.STATS["workers"] if session else 0
     if workers:  # the largest of them (the parse workers are this process's only children then)
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -228,6 +228,18 @@ class Nodes:
             self._views[row] = node
         return node
 
+    def peek(self, row):
+        """self[row] (0 <= row < len), not kept for the next read when it was not made before:
+        for a walk that reads each row once (the graph's rows, drawn as they are written)."""
+        node = self._views.get(row)
+        if node is None:
+            cols = self._whole
+            if cols is None:
+                return RowNode(self, row)
+            node = Node(*[c[row] for c in cols])
+            node._r = row
+        return node
+
     def materialize(self):
         """Decode every column: for commands that go through most rows."""
         if self._whole is None:

@@ -47,12 +47,13 @@ class PreviewCache:
         return self._loaded
 
     def get(self, node):
-        seg = self.new.get(node.offset)
+        offset = node.offset  # (read once: a Node of an index's row reads it from a column)
+        seg = self.new.get(offset)
         if seg is not None:
             return seg
         offsets, starts, blob = self._load()
-        i = bisect_left(offsets, node.offset)
-        if i < len(offsets) and offsets[i] == node.offset:
+        i = bisect_left(offsets, offset)
+        if i < len(offsets) and offsets[i] == offset:
             try:
                 return marshal.loads(blob[starts[i]:starts[i + 1]])
             except Exception:

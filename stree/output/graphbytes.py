@@ -1,0 +1,121 @@
+"""A human `log --graph` drawn whole into a pipe, written as UTF-8 bytes row by row.
+
+What stree.output.graphout writes through text_of() and Output.put(), made cheaper for the
+common case (no colour, not a terminal, a stdout that takes UTF-8 as it is): a row is its
+id column, its connectors and the rest (marks, label, preview), each as bytes. The
+connectors of a deep tree are most of the output (a comb-shaped tree's rows are as long as
+it is deep), and rows under one parent share them: they are encoded once per drawing
+(stree.output.render memoizes their text) and joined, never made safe, styled or encoded
+again row by row. Each piece is made safe as graph_line() makes it (inert()); the row as a
+whole then needs nothing more (human_safe() of pieces already inert is the same text).
+
+Nothing is kept per row but what a kept output needs (graphout's rows' state); previews
+are read once each (Previewer.segments(keep=False)).
+"""
+
+import sys
+from zlib import adler32, crc32
+
+BATCH = 1 << 20  # bytes written at once
+PREFIXES = 2 << 20  # encoded connectors kept, in bytes (then forgotten, encoded again)
+
+
+def applies(out):
+    """Whether rows may go out as bytes: human rows without colour into a pipe or file that
+    takes UTF-8 as it is."""
+    if out.machine or out.color or out.tty:
+        return False
+    from ..storage.graphcache import takes_utf8_bytes
+
+    return takes_utf8_bytes(sys.stdout)
+
+
+def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
+    """Write every row of `drawing`, counted in stats["drawn"]; returns the rows' state columns
+    (as graphout.write keeps them) when `keep` and the capture kept the whole output, else None."""
+    from ..format.terminal import inert
+
+    state = drawing.state
+    nodes = tree._nodes
+    node_at = getattr(nodes, "peek", nodes.__getitem__)
+    ids = drawing._ids
+    segments = previewer.segments
+    end = out.end.encode("utf-8")
+    stdout = sys.stdout
+    stdout.flush()  # (what was written as text goes first)
+    buffer = stdout.buffer
+    encoded = {}  # connectors (text) -> (their UTF-8, their digest or None)
+    encoded_size = 0
+    cols = ([], [], [], [], [], []) if keep else None
+    if keep:  # (row, digest of the connectors, flags, label, children, length in bytes)
+        put_row, put_digest, put_flags, put_label, put_kids, put_size = (col.append for col in cols)
+    batch = []
+    size = 0
+    drawn = 0
+    for r in drawing.order:
+        prefix, active, label, marked = state(r)
+        hit = encoded.get(prefix)
+        if hit is None:
+            if encoded_size > PREFIXES:
+                encoded.clear()
+                encoded_size = 0
+            hit = encoded[prefix] = [prefix.encode("utf-8", "surrogatepass"), None]
+            encoded_size += len(hit[0])
+        head = b"" if no_ids else (inert(ids[r].ljust(width)) + "  ").encode("utf-8")
+        rest = "".join([inert(text, oneline=True) for _, text in segments(node_at(r), keep=False)])
+        if label:
+            rest = "[" + inert(label, oneline=True) + "] " + rest
+        if active:
+            rest = "• " + rest
+        if marked:
+            rest += "  ← active"
+        tail = rest.encode("utf-8") + end
+        batch += (head, hit[0], tail)
+        n = len(head) + len(hit[0]) + len(tail)
+        size += n
+        drawn += 1
+        if keep:
+            digest = hit[1]
+            if digest is None:
+                data = hit[0]
+                digest = hit[1] = crc32(data) << 32 | adler32(data)
+            put_row(r)
+            put_digest(digest)
+            put_flags(active | marked << 1)
+            put_label(label)
+            put_kids(0)
+            put_size(n)
+        if size >= BATCH:
+            stats["drawn"] += drawn
+            drawn = 0
+            _put(out, buffer, b"".join(batch))
+            batch = []
+            size = 0
+            if keep and not _keeping(out.capture):
+                keep = False  # the output is too long to keep: so are its rows' states
+                cols = None
+    stats["drawn"] += drawn
+    if batch:
+        _put(out, buffer, b"".join(batch))
+    buffer.flush()
+    return cols if keep and _keeping(out.capture) else None
+
+
+def _put(out, buffer, data):
+    buffer.write(data)
+    capture = out.capture
+    if capture is None:
+        return
+    add = getattr(capture, "add", None)
+    if add is not None:  # a capture that takes bytes as they are printed
+        add(data)
+    elif _keeping(capture):
+        capture.append(data.decode("utf-8"))
+
+
+def _keeping(capture):
+    """Whether `capture` still keeps what is written."""
+    if capture is None:
+        return False
+    dropped = getattr(capture, "dropped", None)
+    return not dropped if dropped is not None else capture.parts is not None

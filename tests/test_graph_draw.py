@@ -1,0 +1,170 @@
+"""`log --graph` drawn whole into a pipe: its rows go out as bytes as they are drawn
+(stree.output.graphbytes), byte for byte what the row-by-row text drawing prints (the one a
+terminal and --color always use), and a deep tree's connectors cost work in proportion to
+its branch points, not to its rows times its depth (stree.output.render)."""
+
+import re
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from builders import SessionBuilder, branchy
+
+SGR = re.compile(rb"\x1b\[[0-9;]*m")
+OPTION_SETS = (
+    (),
+    ("--no-ids",),
+    ("-z",),
+    ("--filter", "all"),
+    ("--filter", "no-tools"),
+    ("-n", "5"),
+)
+
+
+def comb(points, text="step"):
+    """A comb: a main line to the leaf with a side entry at each of `points` branch points (pi
+    draws the main line first, each side entry one level deeper than the one before)."""
+    b = SessionBuilder()
+    for i in range(points):
+        main = b.user(f"{text} {i}")
+        b.assistant(f"side {i}")
+        b.at(main)
+    b.user("the leaf")
+    return b
+
+
+def streamed_and_drawn(stree, path, options, env=None):
+    """(the plain drawing into a pipe, the --color always drawing with its colours taken out)."""
+    env = dict({"STREE_NO_CACHE": "1"}, **(env or {}))
+    plain = stree("-s", path, "log", "--graph", *options, env=env)
+    coloured = stree("--color", "always", "-s", path, "log", "--graph", *options, env=env)
+    assert plain.code == 0 and coloured.code == 0, (plain, coloured)
+    assert b"\x1b[" in coloured.raw  # (the text drawing was used)
+    return plain.raw, SGR.sub(b"", coloured.raw)
+
+
+def test_a_graph_streamed_as_bytes_is_the_text_drawing_byte_for_byte(stree, tmp_path):
+    for name, builder in (("branchy", branchy()), ("comb", comb(40))):
+        path = builder.write(tmp_path / f"{name}.jsonl")
+        for options in OPTION_SETS:
+            plain, drawn = streamed_and_drawn(stree, path, options)
+            assert plain == drawn, (name, options)
+            assert plain.count(b"\0" if "-z" in options else b"\n") >= 5
+
+
+def test_hostile_text_is_made_safe_the_same_way_in_both_drawings(stree, tmp_path):
+    b = SessionBuilder()
+    first = b.user("bell\x07 esc\x1b[31mred tab\there\nnewline \u202eevil\u202c wide 漢字 é")
+    b.assistant("lone \ud800 surrogate and \x9b csi")
+    b.label(first, "lab\x1b]0;title\x07el\ttab")
+    b.at(first)
+    b.append("message", id="id\x1b[2Jx\u2066", message={"role": "user", "content": "an odd id"})
+    b.user("after the odd id")
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(b.lines()) + "\n", encoding="utf-8", errors="surrogatepass")
+    for options in ((), ("--no-ids",), ("--filter", "all")):
+        plain, drawn = streamed_and_drawn(stree, path, options)
+        assert plain == drawn, options
+        assert b"\x1b" not in plain and b"\x07" not in plain and "\u202e".encode() not in plain
+        assert b"\\x1b" in plain
+
+
+def test_the_kept_output_is_what_was_streamed(stree, tmp_path):
+    path = comb(30).write(tmp_path / "comb.jsonl")
+    import time
+
+    time.sleep(0.06)  # past the racy window: what is drawn now is kept (stree.storage.index.racy)
+    first = stree("-s", path, "log", "--graph", env={"STREE_DEBUG_STATS": "1"})
+    again = stree("-s", path, "log", "--graph", env={"STREE_DEBUG_STATS": "1"})
+    assert first.code == again.code == 0
+    assert "(drawn)" in first.err and "graph rows drawn 0" not in first.err
+    assert "index graph-cache" in again.err  # printed again as kept, not drawn
+    assert again.raw == first.raw == streamed_and_drawn(stree, path, ())[1]
+
+
+def test_connectors_of_a_deep_comb_cost_its_branch_points_not_its_depth_per_row(stree, tmp_path):
+    points = 150
+    path = comb(points).write(tmp_path / "comb.jsonl")
+    r = stree("-s", path, "log", "--graph", "--filter", "all", env={"STREE_NO_CACHE": "1", "STREE_DEBUG_STATS": "1"})
+    assert r.code == 0, r
+    rows = r.out.splitlines()
+    deepest = max(len(row) for row in rows)
+    assert deepest > 3 * points  # each side entry one level deeper: rows as long as the comb is deep
+    levels = int(re.search(r"connector levels walked (\d+)", r.err).group(1))
+    # level by level, every distinct drawing walks its depth: about points² / 2 levels
+    assert levels <= 4 * len(rows), (levels, len(rows))
+
+
+TEXT = st.text(alphabet=st.sampled_from("ab \t\n\x1b\x07\u202e漢é│"), min_size=1, max_size=10)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(shape=st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), TEXT, st.booleans()),
+                      min_size=1, max_size=25),
+       options=st.sampled_from(OPTION_SETS))
+def test_any_tree_streams_as_it_draws(stree, tmp_path_factory, shape, options):
+    """Random trees (each entry under any earlier one), labels, hostile text."""
+    b = SessionBuilder()
+    ids = []
+    for pick, text, labelled in shape:
+        if ids:
+            b.at(ids[pick % len(ids)])
+        ids.append(b.user(text))
+        if labelled:
+            b.label(ids[-1], text)
+    path = b.write(tmp_path_factory.mktemp("any") / "s.jsonl")
+    plain, drawn = streamed_and_drawn(stree, path, options)
+    assert plain == drawn
+
+
+GUTTERS = st.lists(st.tuples(st.integers(min_value=0, max_value=3), st.booleans(), st.booleans()), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=GUTTERS, indent=st.integers(min_value=0, max_value=14), connector=st.booleans(),
+       is_last=st.booleans(), virtual=st.booleans(), roots=st.booleans())
+def test_connectors_drawn_from_kept_gutters_are_the_level_by_level_drawing(steps, indent, connector, is_last,
+                                                                          virtual, roots):
+    """Any gutter list (newest first; positions usually growing, sometimes not)."""
+    from stree.output import render
+
+    gutters = None
+    for step, show, jump in steps:
+        position = (gutters[0] + step if gutters is not None else step) if not jump else step * 3
+        gutters = (position, show, gutters)
+    display = max(0, indent - 1) if roots else indent
+    at = display - 1 if connector and not virtual else -1
+    assert render.prefix((indent, connector, is_last, gutters, virtual), roots) == \
+        render._draw_levels(display, at, is_last, gutters)
+
+
+STAMPS = st.sampled_from(["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.000Z", "2025-12-31T23:59:59.000Z",
+                          "not a time", None, 5])
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(st.tuples(st.integers(min_value=0, max_value=40), st.integers(min_value=0, max_value=9),
+                                  st.integers(min_value=0, max_value=40), STAMPS), max_size=30),
+       first=st.integers(min_value=-1, max_value=40))
+def test_the_graphs_walk_is_the_trees_depth_first_order(entries, first):
+    """Any parents (roots, missing ones, later rows, loops), repeated ids, equal timestamps."""
+    from stree.core.tree import Tree
+    from stree.errors import CycleError
+    from stree.output.render import preorder
+    from stree.storage.nodes import Node
+
+    ids = [f"e{i if kind else i % 4}" for i, (_, kind, _, _) in enumerate(entries)]  # kind 0: an id used again
+    nodes = []
+    for i, (pick, kind, later, ts) in enumerate(entries):
+        parent = None if kind == 1 else "missing" if kind == 2 else ids[later % len(ids)] if kind == 3 else \
+            ids[pick % i] if i else None
+        nodes.append(Node(ids[i], parent, "message", "user", ts, i, 1, i + 1, i + 1))
+    leaf = ids[first % len(ids)] if ids and first >= 0 else None
+    try:
+        expected = Tree(nodes).depth_first_rows(leaf)
+    except CycleError:
+        expected = CycleError
+    try:
+        got = list(preorder(Tree(nodes), leaf))
+    except CycleError:
+        got = CycleError
+    assert got == expected
