@@ -247,6 +247,7 @@ def emit(pieces, kept, capture):
     out = sys.stdout
     utf8 = takes_utf8_bytes(out)
     fd = None
+    widened = False
     if utf8:
         out.flush()
         try:
@@ -258,6 +259,9 @@ def emit(pieces, kept, capture):
             a, b = piece
             if fd is not None:
                 out.buffer.flush()
+                if b - a > 1 << 20 and not widened:
+                    graphfile.widen_pipe(fd)
+                    widened = True
                 graphfile.copy_range(kept.fd, len(graphfile.MAGIC) + a, b - a, fd, socket_like=True)
             else:
                 _write_range(out, kept, a, b, utf8)

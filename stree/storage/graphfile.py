@@ -230,7 +230,14 @@ class Writer:
         _write_all(self.fd, raw + len(raw).to_bytes(4, "little") + crc32(raw).to_bytes(4, "little") + END)
         os.close(self.fd)
         self.fd = None
-        os.replace(self.tmp, self.target)  # (renames over a link at `target`, never writes through it)
+        # the older file goes first, then the new one is renamed in: a reader finds a whole file or
+        # none (and draws again). Renamed over an older file, ext4 (auto_da_alloc) would write the
+        # new one out to disk before the rename returns: for a kept output of 200 MB, 150 ms.
+        try:
+            os.unlink(self.target)  # (a link at `target` is removed, never followed)
+        except FileNotFoundError:
+            pass
+        os.replace(self.tmp, self.target)
         self.tmp = None
 
     def discard(self):
@@ -253,6 +260,17 @@ def _write_all(fd, data):
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def widen_pipe(fd):
+    """Ask for a 1 MiB pipe buffer when `fd` is a pipe (Linux): a kept output goes through it in
+    16 times fewer calls."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except OSError:
+        pass
 
 
 def copy_range(src, offset, length, dst, socket_like=False):
