@@ -100,11 +100,15 @@ def _kept_graph(argv):
     options = graphcache.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
                                  bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
-    found = graphcache.lookup(path, options)
+    found = graphcache.find(path, options)
+    if found is None:
+        return False
     state = "graph-cache"
     patched = None
-    if found is None:
-        patched = _appended(path, options, got, max_count)
+    if found[0] == "same":
+        found = found[1]
+    else:
+        patched = _appended(found[1], options, got, max_count, path)
         if patched is None:
             return False
         state = patched[-1]
@@ -138,17 +142,16 @@ def _kept_graph(argv):
     return True
 
 
-def _appended(path, options, got, max_count):
+def _appended(grown, options, got, max_count, path):
     """(pieces, state blob, kept file, session, index state) of `log --graph` patched from a
     kept output after entries were appended under the leaf, or None (click does the whole job,
     errors included). Nothing is printed yet."""
     from .output import graphout
-    from .storage import graphcache
 
     import gc
 
     gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
-    patch = graphout.base(graphcache.lookup_grown(path, options))
+    patch = graphout.base(grown)
     if patch is None:
         return None
     try:

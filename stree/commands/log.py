@@ -118,7 +118,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
     from ..storage import graphcache
 
     out = None
-    options = None
+    options = found = None
     if not follow and graphcache.applies(env.no_cache, terminal=True):
         # the whole output depends on these and on the file only: a graph drawn before for the
         # same file as it is now is printed again as it was
@@ -130,7 +130,8 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
             out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
             options += ("terminal", terminal_width(), out.color, out.pager)
         path = str(env.session_path())
-        kept = graphcache.lookup(path, options)
+        found = graphcache.find(path, options)
+        kept = found[1] if found is not None and found[0] == "same" else None
         if kept is not None:
             env.index_state = "graph-cache"
             if out is None:
@@ -141,7 +142,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
                 return
     from ..output import graphout
 
-    patch = graphout.base(graphcache.lookup_grown(path, options)) if options is not None else None
+    patch = graphout.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
     try:
         _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow)
     finally:

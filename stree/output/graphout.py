@@ -43,7 +43,7 @@ class Patch:
 
 
 def base(found):
-    """A Patch from graphcache.lookup_grown()'s (kept file, rows blob, entries), or None."""
+    """A Patch from graphcache.find()'s "grown" (kept file, rows blob, entries), or None."""
     if found is None:
         return None
     kept, blob, entries = found

@@ -138,8 +138,17 @@ def _key(options):
 PACKAGES = ("format", "storage", "core", "writing", "output", "commands")  # stree's own code: what draws
 
 
+_STAMP = []
+
+
 def _code_stamp():
-    """When stree's own code last changed (an edited checkout draws differently)."""
+    """When stree's own code last changed (an edited checkout draws differently); read once."""
+    if not _STAMP:
+        _STAMP.append(_scan_code())
+    return _STAMP[0]
+
+
+def _scan_code():
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     stamp = 0
     for directory in (here, *(os.path.join(here, sub) for sub in PACKAGES)):
@@ -157,9 +166,11 @@ def _target(st, key):
     return os.path.join(cache_dir(), f"{st.st_dev:x}-{st.st_ino:x}-{crc32(marshal.dumps(key)):08x}{SUFFIX}")
 
 
-def lookup(path, options):
-    """A previous run's output for these options, if the file is as it was then, its every
-    block checked: a graphfile.Kept for write(), or None."""
+def find(path, options):
+    """A previous run's output for these options, its every block checked before a byte of it is
+    printed: ("same", graphfile.Kept) when the session file is as it was then; ("grown", (Kept,
+    its rows' state, entries then)) when the file only grew since (the same file, its old bytes
+    as they were, complete lines then); else None."""
     fd = _open_regular(path)
     if fd is None:
         return None
@@ -168,36 +179,15 @@ def lookup(path, options):
         st = os.fstat(fd)
         key = _key(options)
         kept = graphfile.open_kept(_target(st, key))
-        if kept is None or kept.meta.get("key") != key or kept.meta.get("identity") != list(identity(fd, st)):
-            return None
-        if not kept.verify():  # the whole output is checked before a byte of it is printed
-            return None
-        found, kept = kept, None
-        return found
-    except Exception:  # missing, unreadable, damaged: render instead
-        return None
-    finally:
-        os.close(fd)
-        if kept is not None:
-            kept.close()
-
-
-def lookup_grown(path, options):
-    """A previous run's output for these options when the file has only grown since (the same
-    file, its old bytes as they were, complete lines then), its every block checked:
-    (graphfile.Kept, rows, entries then), or None."""
-    fd = _open_regular(path)
-    if fd is None:
-        return None
-    kept = None
-    try:
-        st = os.fstat(fd)
-        key = _key(options)
-        kept = graphfile.open_kept(_target(st, key))
-        if kept is None:
+        if kept is None or kept.meta.get("key") != key:
             return None
         meta = kept.meta
-        if meta.get("key") != key or not meta.get("rows") or not meta.get("ended"):
+        if meta.get("identity") == list(identity(fd, st)):
+            if not kept.verify():  # the whole output is checked before a byte of it is printed
+                return None
+            found, kept = ("same", kept), None
+            return found
+        if not meta.get("rows") or not meta.get("ended"):
             return None
         dev, ino, size, _, _, head, tail = meta["identity"]
         if (dev, ino) != (st.st_dev, st.st_ino) or not 0 < size < st.st_size:
@@ -208,7 +198,7 @@ def lookup_grown(path, options):
         rows = kept.rows()
         if rows is None or not kept.verify():
             return None
-        found, kept = (kept, rows, meta["entries"]), None
+        found, kept = ("grown", (kept, rows, meta["entries"])), None
         return found
     except Exception:  # missing, unreadable, damaged: render instead
         return None
@@ -231,7 +221,7 @@ def takes_utf8_bytes(out):
 
 
 def write(found):
-    """Print what lookup() found: the UTF-8 bytes stree.output.write printed for its text."""
+    """Print the output find() found ("same"): the UTF-8 bytes stree.output.write printed for its text."""
     try:
         emit([(0, found.length)], found, None)
     finally:
