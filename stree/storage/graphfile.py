@@ -203,10 +203,14 @@ class Writer:
             return
         self._grow(len(data))
         _write_all(self.fd, data)
-        self.crc = crc32(data, self.crc)
-        self.open += len(data)
-        if self.open >= self.block:
-            self._close_block()
+        view = memoryview(data)
+        while view:  # blocks of self.block bytes (the last one open)
+            part = view[:self.block - self.open]
+            self.crc = crc32(part, self.crc)
+            self.open += len(part)
+            view = view[len(part):]
+            if self.open >= self.block:
+                self._close_block()
 
     def copy(self, kept, a, b):
         """Append bytes a..b of a kept file's data, copied by the kernel where it can."""
