@@ -136,36 +136,68 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
         draw = drawing._draw
         pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
     cols = ([], [], [], [], [], []) if keep else None
+    # kept into a pipe that takes UTF-8: each row encoded once, for stdout and the kept file alike
+    direct = keep and out.capture is not None and not out.tty and _takes_bytes()
     batch = []
     size = 0
     for r, text, kept in pieces:
         if kept is not None:  # a range of the kept output: what is drawn before it written first
             if batch:
-                out.put(batch)
+                _flush(out, batch)
                 batch, size = [], 0
             put(out, [text], patch.kept)
         else:
+            length = 0
+            if direct:
+                try:
+                    text = text.encode("utf-8")
+                    length = len(text)
+                except UnicodeError:  # (a lone surrogate: printed replaced, never kept)
+                    _flush(out, batch)
+                    batch, size = [], 0
+                    direct = False
+                    out.capture.drop()
+            if not length and keep:
+                length = _size(text)
             batch.append(text)
             size += len(text)
         if keep:
             if kept is None:  # a drawn row
-                for col, value in zip(cols, (r, *of(r), _size(text))):
+                for col, value in zip(cols, (r, *of(r), length)):
                     col.append(value)
             else:  # a run of kept rows: their states as they were
                 for col, values in zip(cols, kept):
                     col.extend(values)
         if len(batch) >= BATCH or size > 1 << 20:
-            out.put(batch)
+            _flush(out, batch)
             batch = []
             size = 0
             if keep and (out.capture is None or out.capture.dropped):
                 keep = False  # the output is too long to keep: so are its rows' states
                 cols = None
     if batch:
-        out.put(batch)
+        _flush(out, batch)
     if not keep or out.capture is None or out.capture.dropped:
         return None
     return blob(width, cols, chain_state(tree, drawing, out.machine))
+
+
+def _takes_bytes():
+    import sys
+
+    from ..storage.graphcache import takes_utf8_bytes
+
+    return takes_utf8_bytes(sys.stdout)
+
+
+def _flush(out, batch):
+    """Write a batch of rows: texts through out.put(), or UTF-8 bytes to stdout and the kept file."""
+    if batch and isinstance(batch[0], bytes):
+        from ..storage import graphcache
+
+        graphcache.emit([b"".join(batch)], None, out.capture)
+    elif batch:
+        out.put(batch)
 
 
 def chain_state(tree, drawing, machine):
