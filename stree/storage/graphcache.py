@@ -16,6 +16,11 @@ could leave every timestamp as it was: git's "racily clean"), and the kept bytes
 and their description carry CRCs checked before anything is printed. Only complete runs that printed nothing on
 stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 
+The output goes to its file as it is drawn (Capture, stree.storage.graphfile), never held
+in memory, up to graphfile.limit() (4 times the session file: 64 MiB to 1 GiB); a patch
+after an append (stree.output.graphout, graphpatch) gives its pieces to emit(): drawn bytes,
+and ranges of the kept file that the kernel copies to stdout and to the new kept file.
+
 This module is read on the fast path: it imports nothing heavier than os.
 """
 
