@@ -187,7 +187,7 @@ class Writer:
     def _start(self):
         from .cachedir import create_temp
 
-        self.fd, self.tmp = create_temp(self.target)
+        self.fd, self.tmp = create_temp(self.target, readable=True)
         _write_all(self.fd, MAGIC)
 
     def _grow(self, n):
@@ -233,6 +233,11 @@ class Writer:
         if self.fd is None:
             self._start()
         self._close_block()
+        if len(self.blocks) > 2 * (self.size // self.block) + 256:  # cut small by many patches:
+            self.blocks = []  # CRCs of whole blocks again, read back from the new file
+            for pos in range(0, self.size, self.block):
+                length = min(self.block, self.size - pos)
+                self.blocks.append((length, crc_range(self.fd, len(MAGIC) + pos, length)))
         meta = dict(meta, length=self.size, blocks=self.blocks, rows=len(rows), rows_crc=crc32(rows))
         raw = marshal.dumps(meta)
         _write_all(self.fd, rows)
