@@ -17,7 +17,7 @@ and their description carry CRCs checked before anything is printed. Only comple
 stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 
 The output goes to its file as it is drawn (Capture, stree.storage.graphfile), never held
-in memory, up to graphfile.limit() (4 times the session file: 64 MiB to 1 GiB); a patch
+in memory, up to graphfile.limit() (4 times the session file: 64 MiB to 512 MiB); a patch
 after an append (stree.output.graphout, graphpatch) gives its pieces to emit(): drawn bytes,
 and ranges of the kept file that the kernel copies to stdout and to the new kept file.
 

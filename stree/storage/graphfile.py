@@ -23,7 +23,8 @@ TRAILER = 12  # meta length (4), meta CRC-32 (4), END
 MAX_META = 64 << 20
 FLOOR = 64 << 20  # a kept output may always be this long,
 FACTOR = 4  # or this many times the session file,
-CEILING = 1 << 30  # never longer than this (STREE_GRAPH_MAX overrides all three: the tests' knob)
+CEILING = 512 << 20  # never longer than this (a drawing past it wrote this much for nothing)
+# (STREE_GRAPH_MAX overrides all three: the tests' knob)
 
 
 def block_size():
