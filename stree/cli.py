@@ -40,7 +40,7 @@ LIMITS_HELP = """\
   a session that is cut short or rewritten while read: exit 4 (run the command again)
   a line longer than 256 MiB is skipped with a warning naming the file and line
   a hook may print at most 16 MiB: more fails it (exit 6, nothing written)
-  a log --graph output over 64 MiB is printed but not kept for the next run"""
+  a log --graph output over 4 times its session file (64 MiB at least, 512 MiB at most) is not kept"""
 
 
 def _exit_help():

@@ -100,18 +100,30 @@ def _kept_graph(argv):
     options = graphcache.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
                                  bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
-    found = graphcache.lookup(path, options)
-    state = "graph-cache"
+    found = graphcache.find(path, options)
     if found is None:
-        found = _appended(path, options, got, max_count)
-        if found is None:
+        return False
+    state = "graph-cache"
+    patched = None
+    if found[0] == "same":
+        found = found[1]
+    else:
+        patched = _appended(found[1], options, got, max_count, path)
+        if patched is None:
             return False
-        state = found[1]
+        state = patched[-1]
     try:
-        if state == "graph-cache":
+        if patched is None:
             graphcache.write(found)
         else:
-            _write_bytes(found[0])
+            pieces, blob, kept, session, _ = patched
+            capture = graphcache.Capture(session, options)
+            try:
+                graphcache.emit(pieces, kept, capture)
+                graphcache.store(session, options, capture, blob)
+            finally:
+                capture.close()
+                kept.close()
     except BrokenPipeError:  # the reader went away (stree log --graph | head): not an error
         try:
             sys.stdout = open(os.devnull, "w")
@@ -130,16 +142,16 @@ def _kept_graph(argv):
     return True
 
 
-def _appended(path, options, got, max_count):
-    """(output bytes, index state) of `log --graph` patched from a kept output after entries
-    were appended under the leaf, or None (click does the whole job, errors included)."""
+def _appended(grown, options, got, max_count, path):
+    """(pieces, state blob, kept file, session, index state) of `log --graph` patched from a
+    kept output after entries were appended under the leaf, or None (click does the whole job,
+    errors included). Nothing is printed yet."""
     from .output import graphout
-    from .storage import graphcache
 
     import gc
 
     gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
-    patch = graphout.base(graphcache.lookup_grown(path, options))
+    patch = graphout.base(grown)
     if patch is None:
         return None
     try:
@@ -152,33 +164,21 @@ def _appended(path, options, got, max_count):
 
         session, state = index.load(path)
         if session.malformed or session.headerless or session.version < 2:
-            return None  # (warnings, migrations: click's)
+            raise LookupError  # (warnings, migrations: click's)
         tree = Tree(session.nodes, session.load, session.previews)
         out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
                      "--no-pager" not in got, GRAPH_FIELDS)
         done = chain(tree, out, patch, got.get("filter", "default"), got.get("search"), bool(got.get("no_ids")),
                      max_count, Previewer(tree))
         if done is None:
-            return None
-        graphcache.store(session, options, *done)
-        return done[0], state
+            raise LookupError
+        found, patch = (*done, patch.kept, session, state), None
+        return found
     except Exception:  # anything unexpected: click does it all, and says what is wrong
         return None
-
-
-def _write_bytes(data):
-    """Print UTF-8 bytes as stree.output would print their text."""
-    from .storage.graphcache import takes_utf8_bytes
-
-    out = sys.stdout
-    if not takes_utf8_bytes(out):
-        from .format.terminal import write
-
-        write(data.decode("utf-8"))
-        return
-    out.flush()
-    out.buffer.write(data)
-    out.buffer.flush()
+    finally:
+        if patch is not None:
+            patch.kept.close()
 
 
 def _session_path(got):

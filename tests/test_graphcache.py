@@ -314,3 +314,35 @@ def test_an_edited_stree_draws_again(stree, tmp_path, isolated_home):
         assert stats(log(stree, path, "--graph"))[1] != "graph-cache"
     finally:
         os.utime(render, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_a_kept_file_copied_by_ranges_many_times_stays_whole_and_its_blocks_few(tmp_path, monkeypatch):
+    """stree.storage.graphfile as the patches use it: ranges of the kept file copied around new
+    bytes, again and again; each file reads back as what was put in, every block's CRC right, and
+    the blocks the ranges cut are made whole again before there are too many."""
+    from stree.storage import graphfile
+
+    monkeypatch.setenv("STREE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("STREE_GRAPH_BLOCK", "100")
+    target = str(tmp_path / "1-1-00000000.graph")
+    expected = bytes(range(256)) * 40
+    writer = graphfile.Writer(target, 1 << 30)
+    writer.add(expected)
+    writer.commit(b"rows", {"n": 0})
+    most = 0
+    for n in range(300):
+        kept = graphfile.open_kept(target)
+        assert kept.verify() and kept.rows() == b"rows" and kept.meta["n"] == n
+        assert kept.read(0, kept.length) == expected
+        most = max(most, len(kept.blocks))
+        cut = (n * 37) % kept.length
+        new = b"new %d\n" % n
+        writer = graphfile.Writer(target, 1 << 30)
+        writer.copy(kept, 0, cut)
+        writer.add(new)
+        writer.copy(kept, cut, kept.length)
+        writer.commit(b"rows", {"n": n + 1})
+        kept.close()
+        expected = expected[:cut] + new + expected[cut:]
+    assert most <= 2 * (len(expected) // 100) + 256 + 4
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

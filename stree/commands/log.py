@@ -118,7 +118,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
     from ..storage import graphcache
 
     out = None
-    options = None
+    options = found = None
     if not follow and graphcache.applies(env.no_cache, terminal=True):
         # the whole output depends on these and on the file only: a graph drawn before for the
         # same file as it is now is printed again as it was
@@ -130,7 +130,8 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
             out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
             options += ("terminal", terminal_width(), out.color, out.pager)
         path = str(env.session_path())
-        kept = graphcache.lookup(path, options)
+        found = graphcache.find(path, options)
+        kept = found[1] if found is not None and found[0] == "same" else None
         if kept is not None:
             env.index_state = "graph-cache"
             if out is None:
@@ -139,51 +140,65 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
             if _replay(out, kept):
                 out.close()
                 return
+    from ..output import graphout
+
+    patch = graphout.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
+    try:
+        _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow)
+    finally:
+        if patch is not None:
+            patch.kept.close()
+
+
+def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow):
     from ..core.preview import Previewer
     from ..output import graphout
     from ..output.render import graph
+    from ..storage import graphcache
 
-    patch = graphout.base(graphcache.lookup_grown(path, options)) if options is not None else None
     session, tree = env.load()
     if out is None:
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     if options is not None:
-        out.capture = graphcache.Capture()
-    previewer = Previewer(tree)
-    if patch is not None and not session.malformed and not session.headerless:
-        from ..output.graphpatch import chain
+        out.capture = graphcache.Capture(session, options)
+    try:
+        previewer = Previewer(tree)
+        if patch is not None and not session.malformed and not session.headerless:
+            from ..output.graphpatch import chain
 
-        done = chain(tree, out, patch, filter_, search, no_ids, max_count, previewer)
-        if done is not None:  # entries appended under the leaf: the kept output, a few rows drawn
-            data, state = done
-            out.put([data.decode("utf-8")])
-            out.close()
-            graphcache.store(session, options, data, state)
-            return
-    rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
-    if max_count is not None:
-        rows = rows[:max_count]
-    if not rows:
-        click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
-        if search is not None and not follow:
-            out.close()
-            sys.exit(NEGATIVE)  # as grep: nothing matched
-    keep = options is not None and bool(rows) and not session.malformed and not session.headerless
-    state = graphout.write(out, tree, rows, previewer, no_ids, keep, patch)
-    out.close()
-    text = out.capture.text() if options is not None else None
-    if keep and text is not None:
-        graphcache.store(session, options, text, state)
+            done = chain(tree, out, patch, filter_, search, no_ids, max_count, previewer)
+            if done is not None:  # entries appended under the leaf: the kept output, a few rows drawn
+                pieces, state = done
+                graphout.put(out, pieces, patch.kept)
+                out.close()
+                graphcache.store(session, options, out.capture, state)
+                return
+        rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
+        if max_count is not None:
+            rows = rows[:max_count]
+        if not rows:
+            click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
+            if search is not None and not follow:
+                out.close()
+                sys.exit(NEGATIVE)  # as grep: nothing matched
+        keep = options is not None and bool(rows) and not session.malformed and not session.headerless
+        state = graphout.write(out, tree, rows, previewer, no_ids, keep, patch)
+        out.close()
+        if keep and state is not None:
+            graphcache.store(session, options, out.capture, state)
+    finally:
+        if out.capture is not None:
+            out.capture.close()
 
 
 def _replay(out, kept):
     """A kept graph on a terminal, through the pager as drawn."""
     from ..output import graphout
 
-    f, start, length = kept
-    with f:
-        f.seek(start)
-        data = f.read(length)
+    try:
+        data = kept.read(0, kept.length)
+    finally:
+        kept.close()
     try:
         graphout.replay(out, data)
     except UnicodeError:

@@ -24,12 +24,13 @@ DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under o
 
 
 class Patch:
-    """What a kept output offers a patch: its bytes, the id column's width, its rows' state in
+    """What a kept output offers a patch: its file (stree.storage.graphfile.Kept: its bytes are
+    copied from there, never read whole), the id column's width, its rows' state in
     columns (entry row, digest of the connectors, flags, label, children, length in bytes), what an append to the
     leaf needs (stree.output.graphpatch), and how many entries the file had then."""
 
-    def __init__(self, data, width, cols, chain, entries):
-        self.data = data
+    def __init__(self, kept, width, cols, chain, entries):
+        self.kept = kept
         self.width = width
         self.cols = cols
         self.chain = chain
@@ -42,17 +43,29 @@ class Patch:
 
 
 def base(found):
-    """A Patch from graphcache.lookup_grown()'s (bytes, rows blob, entries), or None."""
+    """A Patch from graphcache.find()'s "grown" (kept file, rows blob, entries), or None."""
     if found is None:
         return None
-    data, blob, entries = found
+    kept, blob, entries = found
     try:
         version, width, cols, chain = marshal.loads(blob)
-        if version != VERSION or sum(cols[5]) != len(data):
-            return None
-        return Patch(data, width, cols, chain, entries)
+        if version == VERSION and sum(cols[5]) == kept.length:
+            return Patch(kept, width, cols, chain, entries)
     except Exception:
-        return None
+        pass
+    kept.close()
+    return None
+
+
+def put(out, pieces, kept):
+    """Write `pieces` (bytes drawn, or (a, b): bytes a..b of `kept`'s output) as out.put()
+    would: kept bytes into a pipe go file to pipe (stree.storage.graphcache.emit)."""
+    from ..storage import graphcache
+
+    if out.tty:  # (held for the pager, or cut to the terminal: as text)
+        out.put([p.decode("utf-8") if isinstance(p, bytes) else kept.read(*p).decode("utf-8") for p in pieces])
+    else:
+        graphcache.emit(pieces, kept, out.capture)
 
 
 def blob(width, cols, chain):
@@ -130,30 +143,68 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
         draw = drawing._draw
         pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
     cols = ([], [], [], [], [], []) if keep else None
+    # kept into a pipe that takes UTF-8: each row encoded once, for stdout and the kept file alike
+    direct = keep and out.capture is not None and not out.tty and _takes_bytes()
     batch = []
     size = 0
     for r, text, kept in pieces:
-        batch.append(text)
-        size += len(text)
+        if kept is not None:  # a range of the kept output: what is drawn before it written first
+            if batch:
+                _flush(out, batch)
+                batch, size = [], 0
+            put(out, [text], patch.kept)
+        else:
+            length = 0
+            if direct:
+                try:
+                    text = text.encode("utf-8")
+                    length = len(text)
+                except UnicodeError:  # (a lone surrogate: printed replaced, never kept)
+                    _flush(out, batch)
+                    batch, size = [], 0
+                    direct = False
+                    out.capture.drop()
+            if not length and keep:
+                length = _size(text)
+            batch.append(text)
+            size += len(text)
         if keep:
             if kept is None:  # a drawn row
-                for col, value in zip(cols, (r, *of(r), _size(text))):
+                for col, value in zip(cols, (r, *of(r), length)):
                     col.append(value)
             else:  # a run of kept rows: their states as they were
                 for col, values in zip(cols, kept):
                     col.extend(values)
         if len(batch) >= BATCH or size > 1 << 20:
-            out.put(batch)
+            _flush(out, batch)
             batch = []
             size = 0
-            if keep and (out.capture is None or out.capture.parts is None):
+            if keep and (out.capture is None or out.capture.dropped):
                 keep = False  # the output is too long to keep: so are its rows' states
                 cols = None
     if batch:
-        out.put(batch)
-    if not keep or out.capture is None or out.capture.parts is None:
+        _flush(out, batch)
+    if not keep or out.capture is None or out.capture.dropped:
         return None
     return blob(width, cols, chain_state(tree, drawing, out.machine))
+
+
+def _takes_bytes():
+    import sys
+
+    from ..storage.graphcache import takes_utf8_bytes
+
+    return takes_utf8_bytes(sys.stdout)
+
+
+def _flush(out, batch):
+    """Write a batch of rows: texts through out.put(), or UTF-8 bytes to stdout and the kept file."""
+    if batch and isinstance(batch[0], bytes):
+        from ..storage import graphcache
+
+        graphcache.emit([b"".join(batch)], None, out.capture)
+    elif batch:
+        out.put(batch)
 
 
 def chain_state(tree, drawing, machine):
@@ -191,7 +242,6 @@ def _pieces(out, tree, drawing, previewer, no_ids, width, patch, dirty, of):
     rows, prefixes, flags, labels, kids, _ = cols = patch.cols
     at = dict(zip(rows, range(len(rows))))
     offsets = patch.offsets()
-    data = patch.data
     draw = drawing._draw
     order = drawing.order
     k = 0
@@ -209,7 +259,7 @@ def _pieces(out, tree, drawing, previewer, no_ids, width, patch, dirty, of):
                 j += 1
                 k += 1
             STATS["kept"] += j - i
-            yield None, data[offsets[i]:offsets[j]].decode("utf-8"), [col[i:j] for col in cols]
+            yield None, (offsets[i], offsets[j]), [col[i:j] for col in cols]
         else:
             yield r, text_of(out, tree, draw(r), previewer, width, no_ids), None
             k += 1

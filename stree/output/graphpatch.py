@@ -35,7 +35,8 @@ def _flat(layout):
 
 
 def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
-    """(the output as bytes, the state blob to keep) after an append to the leaf, or None."""
+    """(the output's pieces: bytes drawn, or (a, b) for bytes a..b of the kept output; the state
+    blob to keep) after an append to the leaf, or None."""
     nodes = tree._nodes
     n = len(nodes)
     old = patch.entries
@@ -134,13 +135,12 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     if max_count is not None and (total > max_count or len(rows) == max_count and total < max_count):
         return None  # rows pushed past -n, or rows past it coming into view
     offsets = patch.offsets()
-    data = patch.data
     pieces = []
     cols = ([], [], [], [], [], [])
 
     def keep(i, j):
         if j > i:
-            pieces.append(data[offsets[i]:offsets[j]])
+            pieces.append((offsets[i], offsets[j]))
             graphout.STATS["kept"] += j - i
             for col, values in zip(cols, patch.cols):
                 col.extend(values[i:j])
@@ -179,4 +179,4 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
         found = tree._row(at) if at is not None else None
         chain_state = chain_state[:6] + (-1 if found is None else found,)
     graphout.STATS["how"] = "appended"
-    return b"".join(pieces), graphout.blob(width, cols, chain_state)
+    return pieces, graphout.blob(width, cols, chain_state)

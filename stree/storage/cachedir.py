@@ -90,15 +90,7 @@ def own_files(directory):
 def write_file(target, parts):
     """Write a cache file readable by this user only, as a temp file and a rename:
     concurrent stree processes never see half of one (the last writer wins)."""
-    directory = os.path.dirname(target)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    _CHECKED.discard(directory)
-    cache_dir()  # (just made, or made by someone else meanwhile: checked again)
-    # a new name every time, created exclusively and never through a link: nothing planted
-    # at a predictable name (a link to a victim's file) is ever opened or written through
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    tmp = f"{target}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
-    fd = os.open(tmp, flags, 0o600)
+    fd, tmp = create_temp(target)
     try:
         with os.fdopen(fd, "wb") as f:
             f.writelines(parts)
@@ -109,6 +101,21 @@ def write_file(target, parts):
         except OSError:
             pass
         raise
+
+
+def create_temp(target, readable=False):
+    """(descriptor, name) of a new temp file for `target`, beside it, readable by this user
+    only: renamed over `target` once written (write_file, stree.storage.graphfile); with
+    `readable`, the descriptor reads too."""
+    directory = os.path.dirname(target)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    _CHECKED.discard(directory)
+    cache_dir()  # (just made, or made by someone else meanwhile: checked again)
+    # a new name every time, created exclusively and never through a link: nothing planted
+    # at a predictable name (a link to a victim's file) is ever opened or written through
+    flags = (os.O_RDWR if readable else os.O_WRONLY) | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    tmp = f"{target}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
+    return os.open(tmp, flags, 0o600), tmp
 
 
 def debug(message):

@@ -16,6 +16,11 @@ could leave every timestamp as it was: git's "racily clean"), and the kept bytes
 and their description carry CRCs checked before anything is printed. Only complete runs that printed nothing on
 stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 
+The output goes to its file as it is drawn (Capture, stree.storage.graphfile), never held
+in memory, up to graphfile.limit() (4 times the session file: 64 MiB to 512 MiB); a patch
+after an append (stree.output.graphout, graphpatch) gives its pieces to emit(): drawn bytes,
+and ranges of the kept file that the kernel copies to stdout and to the new kept file.
+
 This module is read on the fast path: it imports nothing heavier than os.
 """
 
@@ -24,14 +29,13 @@ import os
 from binascii import crc32
 
 from .. import __version__
-from .cachedir import cache_dir, write_file
+from .cachedir import cache_dir
+from . import graphfile
 
-FORMAT = 3  # 2: ctime in the identity, CRCs of the description and of the output; 3: the rows' state
-MAGIC = b"stree-graph\n"
+FORMAT = 4  # 2: ctime in the identity, CRCs; 3: the rows' state; 4: written as drawn, a CRC per block (graphfile)
 SUFFIX = ".graph"
 WINDOW = 4096  # bytes compared at the start and the end of the session file
 KEEP = 8  # option sets kept per session file (the oldest go first)
-MAX_TEXT = 64 << 20  # larger outputs are not kept
 
 
 def identity(fd, st=None):
@@ -46,29 +50,55 @@ def identity(fd, st=None):
 
 
 class Capture:
-    """What a `log --graph` writes to stdout, as UTF-8, kept for store() up to MAX_TEXT bytes;
-    past that (or for text UTF-8 cannot carry) nothing is kept: text() is None."""
+    """What a `log --graph` writes to stdout, written as UTF-8 to a temp file of the cache as it
+    is drawn (graphfile.Writer), up to graphfile.limit() of the session file's size; past that
+    (or for text UTF-8 cannot carry, or a write that fails) nothing is kept: `dropped`."""
 
-    def __init__(self):
-        self.parts = []
-        self.size = 0
+    def __init__(self, session, options):
+        self.writer = None
+        self.dropped = True
+        try:
+            st = os.fstat(session.fd)
+            self.writer = graphfile.Writer(_target(st, _key(options)), graphfile.limit(st.st_size))
+            self.dropped = False
+        except Exception:
+            pass
 
     def append(self, text):
-        if self.parts is None:
+        if self.dropped:
             return
         try:
             data = text.encode("utf-8")  # (a lone surrogate, printed replaced, is not kept)
         except UnicodeError:
-            self.parts = None
+            self.drop()
             return
-        self.size += len(data)
-        if self.size > MAX_TEXT:
-            self.parts = None  # too long to keep: the drawing streams on, unkept
-            return
-        self.parts.append(data)
+        self.add(data)
 
-    def text(self):
-        return None if self.parts is None else b"".join(self.parts)
+    def add(self, data):
+        """Bytes printed as they are."""
+        if not self.dropped:
+            try:
+                self.writer.add(data)
+            except Exception:  # too long to keep, the disk full: the drawing goes on, unkept
+                self.drop()
+
+    def copy(self, kept, a, b):
+        """Bytes a..b of a kept file's output, printed as they were."""
+        if not self.dropped:
+            try:
+                self.writer.copy(kept, a, b)
+            except Exception:
+                self.drop()
+
+    def drop(self):
+        self.dropped = True
+        if self.writer is not None:
+            self.writer.discard()
+
+    def close(self):
+        """Remove what was written unless it was stored (an interrupted drawing)."""
+        if self.writer is not None:
+            self.writer.discard()
 
 
 def _open_regular(path):
@@ -113,8 +143,17 @@ def _key(options):
 PACKAGES = ("format", "storage", "core", "writing", "output", "commands")  # stree's own code: what draws
 
 
+_STAMP = []
+
+
 def _code_stamp():
-    """When stree's own code last changed (an edited checkout draws differently)."""
+    """When stree's own code last changed (an edited checkout draws differently); read once."""
+    if not _STAMP:
+        _STAMP.append(_scan_code())
+    return _STAMP[0]
+
+
+def _scan_code():
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     stamp = 0
     for directory in (here, *(os.path.join(here, sub) for sub in PACKAGES)):
@@ -132,71 +171,46 @@ def _target(st, key):
     return os.path.join(cache_dir(), f"{st.st_dev:x}-{st.st_ino:x}-{crc32(marshal.dumps(key)):08x}{SUFFIX}")
 
 
-def lookup(path, options):
-    """A previous run's output for these options, if the file is as it was then:
-    (open graph file, offset, length) for write(), or None."""
+def find(path, options):
+    """A previous run's output for these options, its every block checked before a byte of it is
+    printed: ("same", graphfile.Kept) when the session file is as it was then; ("grown", (Kept,
+    its rows' state, entries then)) when the file only grew since (the same file, its old bytes
+    as they were, complete lines then); else None."""
     fd = _open_regular(path)
     if fd is None:
         return None
-    f = None
+    kept = None
     try:
         st = os.fstat(fd)
         key = _key(options)
-        f = open(_target(st, key), "rb")
-        meta, start = _read_meta(f)
-        if meta is None or meta.get("key") != key or meta.get("identity") != list(identity(fd, st)):
+        kept = graphfile.open_kept(_target(st, key))
+        if kept is None or kept.meta.get("key") != key:
             return None
-        length = meta["length"]
-        if os.fstat(f.fileno()).st_size != start + length + meta.get("rows", 0):
-            return None  # (written by a temp file and a rename: only damage makes it shorter)
-        crc = 0
-        left = length
-        while left > 0:  # the whole output is checked before a byte of it is printed
-            chunk = f.read(min(1 << 20, left))
-            if not chunk:
+        meta = kept.meta
+        if meta.get("identity") == list(identity(fd, st)):
+            if not kept.verify():  # the whole output is checked before a byte of it is printed
                 return None
-            crc = crc32(chunk, crc)
-            left -= len(chunk)
-        if crc != meta.get("crc"):
+            found, kept = ("same", kept), None
+            return found
+        if not meta.get("rows") or not meta.get("ended"):
             return None
-        found, f = (f, start, length), None
+        dev, ino, size, _, _, head, tail = meta["identity"]
+        if (dev, ino) != (st.st_dev, st.st_ino) or not 0 < size < st.st_size:
+            return None
+        if crc32(os.pread(fd, min(WINDOW, size), 0)) != head \
+                or crc32(os.pread(fd, min(WINDOW, size), max(0, size - WINDOW))) != tail:
+            return None  # not the kept file plus appended bytes
+        rows = kept.rows()
+        if rows is None or not kept.verify():
+            return None
+        found, kept = ("grown", (kept, rows, meta["entries"])), None
         return found
     except Exception:  # missing, unreadable, damaged: render instead
         return None
     finally:
         os.close(fd)
-        if f is not None:
-            f.close()
-
-
-def lookup_grown(path, options):
-    """A previous run's output for these options when the file has only grown since (the same
-    file, its old bytes as they were, complete lines then): (text, rows, entries then), or None."""
-    fd = _open_regular(path)
-    if fd is None:
-        return None
-    try:
-        st = os.fstat(fd)
-        key = _key(options)
-        with open(_target(st, key), "rb") as f:
-            meta, start = _read_meta(f)
-            if meta is None or meta.get("key") != key or not meta.get("rows") or not meta.get("ended"):
-                return None
-            dev, ino, size, _, _, head, tail = meta["identity"]
-            if (dev, ino) != (st.st_dev, st.st_ino) or not 0 < size < st.st_size:
-                return None
-            if crc32(os.pread(fd, min(WINDOW, size), 0)) != head \
-                    or crc32(os.pread(fd, min(WINDOW, size), max(0, size - WINDOW))) != tail:
-                return None  # not the kept file plus appended bytes
-            data = f.read(meta["length"])
-            rows = f.read(meta["rows"])
-            if crc32(data) != meta["crc"] or crc32(rows) != meta["rows_crc"] or f.read(1):
-                return None
-            return data, rows, meta["entries"]
-    except Exception:  # missing, unreadable, damaged: render instead
-        return None
-    finally:
-        os.close(fd)
+        if kept is not None:
+            kept.close()
 
 
 def takes_utf8_bytes(out):
@@ -212,70 +226,74 @@ def takes_utf8_bytes(out):
 
 
 def write(found):
-    """Print what lookup() found: the UTF-8 bytes stree.output.write printed for its text."""
+    """Print the output find() found ("same"): the UTF-8 bytes stree.output.write printed for its text."""
+    try:
+        emit([(0, found.length)], found, None)
+    finally:
+        found.close()
+
+
+def emit(pieces, kept, capture):
+    """Print `pieces` (bytes drawn now, or (a, b): bytes a..b of `kept`'s output) as
+    stree.output.write prints their text, and hand them to `capture` (a Capture, or None).
+    The kept bytes go from file to stdout in the kernel where it can (nothing in memory)."""
     import sys
 
-    f, start, length = found
     out = sys.stdout
     utf8 = takes_utf8_bytes(out)
-    with f:
-        if not utf8:
-            from ..format.terminal import write as write_text
-
-            f.seek(start)
-            write_text(f.read(length).decode("utf-8"))
-            return
+    fd = None
+    widened = False
+    if utf8:
         out.flush()
-        out.buffer.flush()
         try:
             fd = out.buffer.fileno()
         except Exception:  # not a real file (a test harness's stdout)
             fd = None
-        pos = start
-        end = start + length
-        if fd is not None and hasattr(os, "sendfile"):
-            try:
-                while pos < end:  # the kernel copies: nothing passes through this process
-                    sent = os.sendfile(fd, f.fileno(), pos, end - pos)
-                    if not sent:
-                        break
-                    pos += sent
-            except OSError as e:
-                import errno
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            a, b = piece
+            if fd is not None:
+                out.buffer.flush()
+                if b - a > 1 << 20 and not widened:
+                    graphfile.widen_pipe(fd)
+                    widened = True
+                graphfile.copy_range(kept.fd, len(graphfile.MAGIC) + a, b - a, fd, socket_like=True)
+            else:
+                _write_range(out, kept, a, b, utf8)
+            if capture is not None:
+                capture.copy(kept, a, b)
+        else:
+            if utf8:
+                out.buffer.write(piece)
+            else:
+                from ..format.terminal import write as write_text
 
-                if e.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP):
-                    raise
-        f.seek(pos)
-        while pos < end:
-            chunk = f.read(min(1 << 20, end - pos))
-            if not chunk:
-                break
-            out.buffer.write(chunk)
-            pos += len(chunk)
+                write_text(piece.decode("utf-8"))
+            if capture is not None:
+                capture.add(piece)
+    if utf8:
         out.buffer.flush()
 
 
-def _read_meta(f):
-    head = f.read(len(MAGIC) + 8)
-    if len(head) != len(MAGIC) + 8 or not head.startswith(MAGIC):
-        return None, 0
-    size = int.from_bytes(head[len(MAGIC):len(MAGIC) + 4], "little")
-    if size > 1 << 20:
-        return None, 0
-    raw = f.read(size)
-    if len(raw) != size or crc32(raw) != int.from_bytes(head[len(MAGIC) + 4:], "little"):
-        return None, 0  # damaged: checked before it is decoded
-    meta = marshal.loads(raw)
-    return (meta, len(head) + size) if isinstance(meta, dict) else (None, 0)
+def _write_range(out, kept, a, b, utf8):
+    """Bytes a..b of `kept`'s output through stdout's buffer, or as text, 1 MiB at a time."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    while a < b:
+        data = kept.read(a, min(b, a + (1 << 20)))
+        a += len(data)
+        if utf8:
+            out.buffer.write(data)
+        else:
+            from ..format.terminal import write as write_text
+
+            write_text(decoder.decode(data, a >= b))
 
 
 def read_meta(full):
     """The stored description of a graph file (for `stree cache`), or None."""
-    try:
-        with open(full, "rb") as f:
-            return _read_meta(f)[0]
-    except Exception:
-        return None
+    return graphfile.read_meta(full)
 
 
 def is_stale(meta):
@@ -296,12 +314,12 @@ def is_stale(meta):
         os.close(fd)
 
 
-def store(session, options, text, rows=None):
-    """Keep `text`, printed for `options` from `session` as it was read, and `rows` (bytes: what
-    stree.output.graphout needs to patch it after an append); failures are silent (the next
-    run renders again)."""
+def store(session, options, capture, rows=None):
+    """Keep what `capture` took of the output printed for `options` from `session` as it was
+    read, and `rows` (bytes: what stree.output.graphout needs to patch it after an append);
+    failures are silent (the next run renders again)."""
     fd = session.fd
-    if fd is None or session.seen is None or len(text) > MAX_TEXT:
+    if fd is None or session.seen is None or capture is None or capture.dropped:
         return
     try:
         st = os.fstat(fd)
@@ -312,18 +330,17 @@ def store(session, options, text, rows=None):
             return  # changed in this tick of the clock: a change in the same tick could go unseen
         key = _key(options)
         target = _target(st, key)
-        data = text if isinstance(text, bytes) else text.encode("utf-8")  # (a lone surrogate: UnicodeError)
-        rows = rows or b""
+        if target != capture.writer.target:
+            return
         ended = st.st_size > 0 and os.pread(fd, 1, st.st_size - 1) == b"\n"
-        meta = marshal.dumps({"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
-                              "path": os.path.abspath(session.path), "length": len(data), "crc": crc32(data),
-                              "rows": len(rows), "rows_crc": crc32(rows), "entries": len(session.nodes),
-                              "ended": ended})
-        write_file(target, (MAGIC, len(meta).to_bytes(4, "little"), crc32(meta).to_bytes(4, "little"), meta, data,
-                            rows))
-        _prune(os.path.dirname(target), f"{st.st_dev:x}-{st.st_ino:x}-")
+        capture.writer.commit(rows or b"", {"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
+                                           "path": os.path.abspath(session.path), "entries": len(session.nodes),
+                                           "ended": ended})
+        _prune(os.path.dirname(target), f"{st.st_dev:x}-{st.st_ino:x}-", capture.writer.most)
     except Exception:
         pass
+    finally:
+        capture.close()
 
 
 def _racy(st):
@@ -332,8 +349,9 @@ def _racy(st):
     return racy(st)
 
 
-def _prune(directory, prefix):
-    """Keep the KEEP newest graph files of one session file."""
+def _prune(directory, prefix, most):
+    """Keep the KEEP newest graph files of one session file, and of those only as many as
+    hold twice the longest output it may keep (`most`): the newest always."""
     from .cachedir import own_files
 
     found = []
@@ -341,12 +359,16 @@ def _prune(directory, prefix):
         if not temp and name.startswith(prefix) and name.endswith(SUFFIX):
             full = os.path.join(directory, name)
             try:
-                found.append((os.lstat(full).st_mtime_ns, full))
+                st = os.lstat(full)
+                found.append((st.st_mtime_ns, st.st_size, full))
             except OSError:
                 pass
     found.sort(reverse=True)
-    for _, full in found[KEEP:]:
-        try:
-            os.unlink(full)
-        except OSError:
-            pass
+    total = 0
+    for k, (_, size, full) in enumerate(found):
+        total += size
+        if k >= KEEP or (k and total > 2 * most):
+            try:
+                os.unlink(full)
+            except OSError:
+                pass
