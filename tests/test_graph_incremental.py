@@ -245,7 +245,7 @@ def test_a_drawing_cut_short_keeps_nothing(tmp_path, isolated_home):
     """`stree log --graph | head -1`: the reader goes away, the half-written kept file goes too."""
     import os
 
-    path = generated(tmp_path, 3000)
+    path = generated(tmp_path, 12000)  # a drawing of ~4 MB: more than the pipe (1 MiB) and a batch hold
     settle()
     env = dict(os.environ, STREE_GRAPH_BLOCK="4096")
     proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(path), "log", "--graph"],

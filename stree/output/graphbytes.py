@@ -103,19 +103,10 @@ def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
 
 def _put(out, buffer, data):
     buffer.write(data)
-    capture = out.capture
-    if capture is None:
-        return
-    add = getattr(capture, "add", None)
-    if add is not None:  # a capture that takes bytes as they are printed
-        add(data)
-    elif _keeping(capture):
-        capture.append(data.decode("utf-8"))
+    if out.capture is not None:
+        out.capture.add(data)  # (bytes as they are printed, to the kept file)
 
 
 def _keeping(capture):
     """Whether `capture` still keeps what is written."""
-    if capture is None:
-        return False
-    dropped = getattr(capture, "dropped", None)
-    return not dropped if dropped is not None else capture.parts is not None
+    return capture is not None and not capture.dropped
