@@ -66,8 +66,28 @@ class PreviewCache:
     def section(self, s):
         """The preview section for an index of `s`: old previews of lines still indexed, plus new ones."""
         offsets, starts, blob = self._load()
-        chunks = {}
         limit = s.covered
+        fresh = sorted(off for off in self.new if off < limit)
+        keep = bisect_left(offsets, limit)
+        if not fresh or (keep and fresh[0] <= offsets[keep - 1]):
+            return self._merged(offsets, starts, blob, limit)
+        # (the common case: previews of entries after every kept one, e.g. lines appended since:
+        # the kept part is copied as it is, not entry by entry)
+        parts = [marshal.dumps(self.new[off], 4) for off in fresh]
+        out_offsets = array("q", offsets[:keep])
+        out_offsets.extend(fresh)
+        out_starts = array("q", starts[:keep + 1] if keep else [0])
+        base = out_starts[-1]
+        pos = base
+        for part in parts:
+            pos += len(part)
+            out_starts.append(pos)
+        kept = memoryview(blob)[:base]
+        tail = b"".join(parts)
+        return self._encoded(len(out_offsets), crc32(tail, crc32(kept)), out_offsets, out_starts, kept, tail)
+
+    def _merged(self, offsets, starts, blob, limit):
+        chunks = {}
         for i, off in enumerate(offsets):
             if off < limit:
                 chunks[off] = bytes(blob[starts[i]:starts[i + 1]])
@@ -86,9 +106,12 @@ class PreviewCache:
             pos += len(chunks[k])
             out_starts.append(pos)
         blob = b"".join(parts)
+        return self._encoded(len(keys), crc32(blob), out_offsets, out_starts, blob)
+
+    def _encoded(self, count, crc, offsets, starts, *blobs):
         home = self.home.encode("utf-8", "surrogateescape")
-        return (len(keys).to_bytes(4, "little") + len(home).to_bytes(4, "little")
-                + crc32(blob).to_bytes(4, "little") + home + out_offsets.tobytes() + out_starts.tobytes() + blob)
+        return b"".join([count.to_bytes(4, "little"), len(home).to_bytes(4, "little"), crc.to_bytes(4, "little"),
+                         home, offsets.tobytes(), starts.tobytes(), *blobs])
 
     def forget(self):
         """Drop every cached preview (a tool call id was redefined: old previews may be wrong)."""
