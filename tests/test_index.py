@@ -281,3 +281,23 @@ def test_index_files_mapped_or_read_give_the_same_sessions_and_few_descriptors(t
     assert "'fresh'" in mapped and "'built'" not in mapped and "'updated'" not in mapped
     assert mapped == read
     assert read_fds <= 1 and 16 <= mapped_fds <= 17, (read_fds, mapped_fds)
+
+
+def test_previews_kept_across_an_append_and_its_rewrite(stree, tmp_path, isolated_home):
+    """Every preview computed, lines appended, a command computes theirs and rewrites the index
+    (its previews section copied, the new ones added): the next command decodes no entry, and
+    every view is what a plain parse gives."""
+    b = branchy()
+    path = b.write(tmp_path / "s.jsonl")
+    run(stree, path, "log", "--graph", "--filter", "all")
+    run(stree, path, "log", "--graph", "--filter", "all")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(appended(b, "first appended") + appended(b, "second appended"))
+    settle = time.time() + 0.1
+    while time.time() < settle:  # past the racy window of the index's timestamps
+        time.sleep(0.02)
+    r = run(stree, path, "log", "-n", "3")
+    assert stats(r) == (2, "updated") and "second appended" in r.out
+    again = run(stree, path, "log", "--graph", "--filter", "all")
+    assert stats(again)[1] == "fresh" and re.search(r"decoded 0 entries", again.err), again.err
+    assert views(stree, path) == views(stree, path, "--no-cache")
