@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parentPort, Worker, workerData } from "node:worker_threads";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const VERSIONS = ["0.73.1", "0.87.1", "1.5.2"];
+const VERSIONS = ["0.73.1", "0.87.1", "1.5.2", "1.6.0"];
 const DEFAULT_VERSION = "1.5.2";
 const NODE22 = join(HERE, "node22", "bin", "node");
 
@@ -183,7 +183,7 @@ function extractUserMessageText(content) {
 
 class UsageError extends Error {}
 
-const USAGE = `usage: harness.mjs [--pi 0.73.1|0.87.1|1.5.2] SUBCOMMAND ...
+const USAGE = `usage: harness.mjs [--pi 0.73.1|0.87.1|1.5.2|1.6.0] SUBCOMMAND ...
   harness.mjs inspect FILE [--context-at ID|null ...] [--in-place]
   harness.mjs graph FILE [--filter default|no-tools|user-only|labeled-only|all] [--search QUERY] [--leaf ID|null]
   harness.mjs branch-prep FILE --from OLD_LEAF_ID|null --to TARGET_ID [--budget N]
