@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stree.format import fastjson
-from stree.format.decode import decode_line
+from stree.format import decode
+from stree.format.decode import decode_exact, decode_line
 from stree.storage import scan
 from stree.storage.nodes import FIELDS
 from stree.storage.session import parse
@@ -63,7 +64,7 @@ def fast_or_none(raw):
 
 def exact_or_none(raw):
     try:
-        return decode_line(raw), True
+        return decode_exact(raw), True
     except ValueError:
         return None, False
 
@@ -187,13 +188,13 @@ def test_what_must_fall_back_does():
 
 def parsed(data, mode, monkeypatch):
     monkeypatch.setenv("STREE_JSON", mode)  # msgspec: even for a file shorter than FAST_MIN_BYTES
-    monkeypatch.setattr(scan, "_FAST", [])
+    monkeypatch.setattr(decode, "PICKED", [])
     try:
         s = parse("fuzzed.jsonl", data=data)
     except Exception as e:  # noqa: BLE001 - compared, not hidden
         return ("error", type(e).__name__, str(e))
     cols = {name: list(s.nodes.col(name)) for name in FIELDS}
-    return (cols, s.malformed, s.header, s.version, s.line, s.index, scan._FAST[0] is not None)
+    return (cols, s.malformed, s.header, s.version, s.line, s.index, decode.PICKED[0] is not None)
 
 
 def test_fuzzed_files_parse_to_the_same_nodes(tmp_path, monkeypatch):
@@ -268,10 +269,70 @@ def test_a_short_scan_keeps_the_exact_decoder_a_long_one_takes_msgspec(tmp_path)
               enumerate([{"type": "custom", "customType": "x", "data": "y" * 2000}] * 4500)]
     big.write_text("\n".join([dumps(b.header)] + filler) + "\n")
     assert big.stat().st_size > scan.FAST_MIN_BYTES
-    code = ("import sys; from stree.storage import session, scan\n"
+    code = ("import sys; from stree.storage import session\nfrom stree.format import decode\n"
             "session.parse(sys.argv[1])\n"
-            "print(scan._FAST[0] is not None if scan._FAST else False, 'msgspec' in sys.modules)")
+            "print(decode.PICKED[0] is not None if decode.PICKED else False, 'msgspec' in sys.modules)")
     env = {k: v for k, v in os.environ.items() if k != "STREE_JSON"}
     for path, want in ((small, "False False"), (big, "True True")):
         r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, env=dict(env, STREE_JOBS="1"))
         assert r.stdout.decode().split() == want.split(), (path, r.stderr)
+
+
+# -- one line at a time (Session.load, grep's confirmation, the catalogue): the same decoder ---
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.sampled_from(NASTY_LINES), st.binary(max_size=200),
+                 st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                              lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=5), kids, max_size=4),
+                              max_leaves=12).map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))))
+def test_decode_line_with_the_fast_decoder_reads_as_the_exact_one(raw):
+    """decode_line (which takes msgspec once it is worth it) gives what the exact decoder gives,
+    or the same error, whatever the line."""
+    try:
+        want = ("ok", decode_exact(raw))
+    except ValueError as e:
+        want = ("error", type(e))
+    saved = list(decode.PICKED)
+    decode.PICKED[:] = [fast_loads()]
+    try:
+        got = ("ok", decode_line(raw))
+    except ValueError as e:
+        got = ("error", type(e))
+    finally:
+        decode.PICKED[:] = saved
+    assert got[0] == want[0]
+    if got[0] == "ok":
+        assert same_deep(got[1], want[1]), raw[:200]
+
+
+def same_deep(a, b):
+    """same(), without recursion (the fuzzed lines nest deeper than Python's stack)."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if x.__class__ in (dict, list):
+            if x.__class__ is not y.__class__ or len(x) != len(y):
+                return False
+            if x.__class__ is dict:
+                if list(x) != list(y):
+                    return False
+                pending.extend((x[k], y[k]) for k in x)
+            else:
+                pending.extend(zip(x, y))
+        elif not same(x, y):
+            return False
+    return True
+
+
+def test_one_line_decodes_take_msgspec_only_once_it_pays(tmp_path):
+    """A warm command decoding a few entries never imports msgspec; a process decoding many
+    (serve, grep, the catalogue) takes it after FAST_AFTER lines, and STREE_JSON=pure never."""
+    code = ("import sys; from stree.format import decode\n"
+            "n = int(sys.argv[1]); line = b'{\"type\":\"message\",\"n\":1}'\n"
+            "assert all(decode.decode_line(line) == {'type': 'message', 'n': 1} for _ in range(n))\n"
+            "print('msgspec' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "STREE_JSON"}
+    few, many = decode.FAST_AFTER // 2, decode.FAST_AFTER * 2
+    for n, extra, want in ((few, {}, "False"), (many, {}, "True"), (many, {"STREE_JSON": "pure"}, "False")):
+        r = subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, env=dict(env, **extra))
+        assert r.stdout.decode().strip() == want, (n, extra, r.stderr)

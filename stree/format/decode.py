@@ -3,6 +3,7 @@ no depth limit), and JavaScript's whitespace."""
 
 import json
 import re
+import sys
 
 # JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
@@ -21,8 +22,57 @@ def _parse_int(text):
 DECODER = json.JSONDecoder(parse_constant=reject_constant, parse_int=_parse_int)
 
 
+# The fast decoder (stree.format.fastjson: msgspec, when installed) answers for a line only when
+# it reads it as JSON.parse does, with int() limited to FAST_INT_DIGITS while it runs (it then
+# refuses a longer integer, which the exact decoder reads as a double); whatever it refuses goes
+# to the exact decoder. Its import costs about 11 ms: a process takes it once it has decoded
+# FAST_AFTER lines, for a long scan (stree.storage.scan), or when msgspec is already imported.
+FAST_INT_DIGITS = 3998
+FAST_AFTER = 200
+PICKED = []  # [(loads, errors) or None] once picked (the tests reset it)
+_waited = [0]
+
+
+def fast_decoder(now=False):
+    """The fast decoder's (loads, errors), or None: not installed, turned off (STREE_JSON=pure),
+    not worth its import yet, or no int limit to lean on (Python < 3.11). `now`: worth it."""
+    if PICKED:
+        return PICKED[0]
+    if not now and "msgspec" not in sys.modules:
+        if not _waited[0]:
+            from . import fastjson
+
+            now = fastjson.wanted() == "msgspec"  # the tests: always
+        _waited[0] += 1
+        if not now and _waited[0] < FAST_AFTER:
+            return None
+    from . import fastjson
+
+    picked = fastjson.pick() if hasattr(sys, "get_int_max_str_digits") else None
+    PICKED.append(picked[1:] if picked else None)
+    return PICKED[0]
+
+
 def decode_line(raw):
-    """Parse one line as pi does (JSON.parse after a lossy UTF-8 decode)."""
+    """Parse one line as pi does (JSON.parse after a lossy UTF-8 decode): the fast decoder
+    where it agrees, else the exact one."""
+    fast = PICKED[0] if PICKED else fast_decoder()
+    if fast is not None:
+        digits = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(FAST_INT_DIGITS)
+        try:
+            obj = fast[0](raw)
+        except fast[1]:
+            obj = None
+        finally:
+            sys.set_int_max_str_digits(digits)
+        if obj is not None:
+            return obj
+    return decode_exact(raw)
+
+
+def decode_exact(raw):
+    """Parse one line as pi does, with the stdlib decoder (the reference the fast one agrees with)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -10,8 +10,9 @@ JSON's own whitespace read the same in both.
 tests/test_fastjson.py fuzzes the equivalence.
 
     STREE_JSON=pure       never use a fast decoder (also: the fast one is not installed)
-    unset                 msgspec when it is installed and the scan is long enough to pay for
-                          its import (stree.storage.scan.FAST_MIN_BYTES)
+    unset                 msgspec when it is installed and the work is long enough to pay for
+                          its import (a scan of stree.storage.scan.FAST_MIN_BYTES, or
+                          stree.format.decode.FAST_AFTER lines decoded one by one)
     STREE_JSON=msgspec    msgspec whenever it is installed (the tests)
 """
 
@@ -27,10 +28,15 @@ def _msgspec():
     return msgspec.json.Decoder().decode, (msgspec.DecodeError, ValueError, RecursionError)
 
 
+def wanted():
+    """What $STREE_JSON asks for: "pure", "msgspec" or "" (the default)."""
+    return os.environ.get("STREE_JSON", "").strip().lower()
+
+
 def pick(want=None):
     """(name, loads, errors) of the fast decoder to use, or None: `want` (else $STREE_JSON)
     names one, "pure" none; by default the first of NAMES that is installed."""
-    want = (os.environ.get("STREE_JSON", "") if want is None else want).strip().lower()
+    want = (wanted() if want is None else want).strip().lower()
     if want == "pure":
         return None
     for name in NAMES:

@@ -5,7 +5,9 @@ import os
 import sys
 
 from ..errors import BadFile
-from ..format.decode import DECODER, JS_WHITESPACE, decode_line, reject_constant
+from ..format import decode, fastjson
+from ..format.decode import DECODER, FAST_INT_DIGITS as _FAST_INT_DIGITS, JS_WHITESPACE, decode_exact, \
+    reject_constant
 from ..format.entry import entry_fields
 from ..format.header import read_header
 from .nodes import Columns
@@ -17,7 +19,6 @@ _scan_once = json.scanner.make_scanner(DECODER)
 # the line scanner's fast path: Python's own int() (C speed), limited to 3998 digits while it
 # runs so that it yields an int exactly where _parse_int would; longer numbers take the slow path
 _fast_scan_once = json.scanner.make_scanner(json.JSONDecoder(parse_constant=reject_constant))
-_FAST_INT_DIGITS = 3998
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
@@ -106,25 +107,18 @@ def scan(s, data, base, size, line=None):
     STATS["parsed"] += parsed
 
 
-_FAST = []  # [(loads, errors) or None], once a scan asked (stree.format.fastjson)
 FAST_MIN_BYTES = 8 << 20  # importing msgspec costs ~11 ms (after click), it saves ~3 ms a MiB: a
 #                           smaller scan (appended lines, a short session) keeps the exact decoder
 
 
 def _fast_decoder(nbytes):
     """The fast decoder's (loads, errors), or None: not installed, turned off, or not worth its
-    import for `nbytes` left to scan."""
-    if not _FAST:
-        if nbytes < FAST_MIN_BYTES and "msgspec" not in sys.modules \
-                and os.environ.get("STREE_JSON", "").strip().lower() != "msgspec":  # msgspec: always
-            return None
-        from ..format import fastjson
-
-        # only where the scan limits int() to _FAST_INT_DIGITS while it runs: msgspec then refuses
-        # a longer integer (the exact decoder reads it), as Python's int() does
-        picked = fastjson.pick() if hasattr(sys, "get_int_max_str_digits") else None
-        _FAST.append(picked[1:] if picked else None)
-    return _FAST[0]
+    import for `nbytes` left to scan (the one choice stree.format.decode makes for every decode)."""
+    if decode.PICKED:
+        return decode.PICKED[0]
+    if nbytes < FAST_MIN_BYTES and "msgspec" not in sys.modules and fastjson.wanted() != "msgspec":
+        return None
+    return decode.fast_decoder(now=True)
 
 
 def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digits, fast=None):
@@ -177,11 +171,11 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
         if obj is None:  # the slow path decides, with pi's error
             try:
                 if outer_digits is None:
-                    obj = decode_line(raw)
+                    obj = decode_exact(raw)
                 else:  # with the caller's int limit, not the fast path's
                     sys.set_int_max_str_digits(outer_digits)
                     try:
-                        obj = decode_line(raw)
+                        obj = decode_exact(raw)
                     finally:
                         sys.set_int_max_str_digits(_FAST_INT_DIGITS)
             except ValueError as e:
