@@ -49,7 +49,12 @@ class CassetteRun:
         write_agent_dir(agent_dir, self.url, self.api, self.model_id)
         self.agent = Agent(argv, cwd, agent_env(agent_dir, self.url, self.model_id))
         self.drive_record = {"command": argv, "userMessages": len(self.prompts), "sent": 0, "stoppedAt": None}
-        self.agent.start()
+        try:
+            self.agent.start()
+        except AgentFailed as e:
+            self.failure = str(e)
+            self.agent = None
+            return
         for n, (entry_id, text, images) in enumerate(self.prompts, 1):
             before = len(self.server.divergences)
             if progress:
@@ -81,7 +86,7 @@ class CassetteRun:
     def finish(self, session_out=None):
         """Stop the agent (and keep its session file at session_out) and the server."""
         try:
-            if self.agent is not None:
+            if self.agent is not None and self.agent.proc is not None:
                 if self.interrupted:
                     self.agent.kill()
                 self.drive_record["exitCode"] = self.agent.close()
