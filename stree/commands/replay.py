@@ -6,7 +6,10 @@ import click
 
 from ..errors import INTERRUPTED, NEGATIVE, MODEL, UsageError
 from ..format.terminal import inert
+from ..core.navigate import position
+from ..core.replay_compare import DEFAULT_THRESHOLD
 from ..core.revs import Resolver
+from .options import model_options, resolve
 
 EPILOG = """\b
 Examples:
@@ -51,6 +54,29 @@ Exit: 0 all turns agree; 1 a turn diverged (--check) or a request diverged (--se
 
 @click.command("replay", epilog=EPILOG)
 @click.argument("range_", required=False, metavar="[RANGE]")
+@model_options
+@click.option("--retries", type=click.IntRange(min=0), metavar="N",
+              help="Retry a failed request N times (default 3; 429 and 5xx answers, lost connections).")
+@click.option("--system-prompt", "system_prompt", type=click.Path(dir_okay=False), metavar="FILE",
+              help="The system prompt to send (the session does not store pi's).")
+@click.option("--tools", "tools_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Tool definitions to send (JSON: a list of {name, description, parameters}).")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
+              help="A turn whose text similarity is below this diverges.")
+@click.option("--check", is_flag=True, help="Exit 1 when any turn diverges.")
+@click.option("--junit", "junit_file", metavar="FILE", help="Write a JUnit XML report (one test case per turn).")
+@click.option("--write", is_flag=True, help="Keep each new answer as a sibling of the recorded one, in a new "
+                                            "session file (-o, default: next to the session).")
+@click.option("-o", "--output", metavar="FILE", help="With --write: the new session file (a fork of the path).")
+@click.option("--in-place", is_flag=True, help="Append the siblings to the session itself; its leaf stays where it was.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Requests in flight at once.")
+@click.option("--max-turns", type=click.IntRange(min=1), metavar="N", help="Replay at most the first N turns.")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
+              help="Send no more requests once this much is spent (needs --price).")
+@click.option("--price", metavar="IN,OUT", help="USD per million input and output tokens, for the cost column.")
+@click.option("--dry-run", is_flag=True, help="Build every request and send nothing: print their count "
+                                              "(--json: the requests).")
 @click.option("--serve", is_flag=True, help="Answer an agent from the recording (cassette mode).")
 @click.option("--drive", metavar="CMD", help="With --serve: run CMD (e.g. 'pi --mode rpc') and feed it the recorded "
                                               "user messages over pi's RPC protocol.")
@@ -64,32 +90,216 @@ Exit: 0 all turns agree; 1 a turn diverged (--check) or a request diverged (--se
               help="With --serve and no --drive: stop after no request came for this long.")
 @click.option("--keep-going", is_flag=True, help="With --drive: go on sending user messages after a divergence.")
 @click.option("--session-out", metavar="FILE", help="With --drive: keep the session the agent wrote as FILE.")
-@click.option("--json", "json_mode", is_flag=True, help="Print JSON (one record per turn; --serve: the report).")
+@click.option("--json", "json_mode", is_flag=True, help="Print JSON Lines: one record per turn (--serve: the report).")
 @click.pass_obj
-def command(env, range_, serve, drive, api, port, report_file, turn_timeout, idle_timeout, keep_going, session_out,
+def command(env, range_, provider, model, base_url, timeout, context_window, stream, retries, system_prompt,
+            tools_file, threshold, check, junit_file, write, output, in_place, jobs, max_turns, max_cost, price,
+            dry_run, serve, drive, api, port, report_file, turn_timeout, idle_timeout, keep_going, session_out,
             json_mode):
     """Re-ask a model at each assistant turn and compare with the recording, or (--serve)
     answer an agent from the recording so that it re-runs the session with no key.
     """
     session, tree = env.load()
     if serve:
-        leaf = _leaf(tree, range_)
-        return _serve(env, session, tree, leaf, drive, api, port, report_file, turn_timeout, idle_timeout,
-                      keep_going, session_out, json_mode)
+        given = [n for n, v in (("--provider", provider), ("--model", model), ("--write", write), ("-o", output),
+                                ("--in-place", in_place), ("--check", check), ("--junit", junit_file),
+                                ("--dry-run", dry_run), ("--max-cost", max_cost), ("--max-turns", max_turns)) if v]
+        if given:
+            raise UsageError(f"{given[0]} is for teacher forcing, not --serve")
+        return _serve(env, session, tree, _leaf(tree, range_), drive, api, port, report_file, turn_timeout,
+                      idle_timeout, keep_going, session_out, json_mode)
     for name, value in (("--drive", drive), ("--report", report_file), ("--idle-timeout", idle_timeout),
-                        ("--session-out", session_out)):
+                        ("--session-out", session_out), ("--keep-going", keep_going), ("--port", port)):
         if value:
             raise UsageError(f"{name} needs --serve")
-    raise UsageError("teacher forcing is not built yet")
+    if in_place and (write or output):
+        raise UsageError("--in-place appends to the session itself; it takes no --write or -o")
+    write = write or bool(output)
+    if dry_run and (write or in_place or junit_file or check):
+        raise UsageError("--dry-run sends nothing: it takes no --write, --in-place, --junit or --check")
+    price = _price(price)
+    if max_cost is not None and price is None:
+        raise UsageError("--max-cost needs --price IN,OUT (stree knows no model prices)",
+                         hint="e.g. --price 0.15,0.60 for USD 0.15 / 0.60 per million input / output tokens")
+    leaf, only = _turns(tree, range_)
+    request = _request_options(system_prompt, tools_file)
+    if dry_run:
+        return _dry_run(tree, leaf, only, max_turns, request, provider, model, base_url, json_mode)
+    options = resolve(env, tree, provider, model, base_url, timeout, context_window, stream)
+    if options.provider not in ("openai", "anthropic"):
+        raise UsageError(f"replay needs a model: --provider {options.provider} does not answer requests",
+                         hint="pass --provider openai|anthropic --model ID")
+    if retries is not None:
+        options.max_retries = retries
+    from ..core.replay_force import forcing_jobs
+
+    jobs_list = forcing_jobs(tree, leaf, api=options.provider, only=only, max_turns=max_turns, model=options.model,
+                             provider=options.provider, base_url=options.base_url, **request)
+    if not jobs_list:
+        raise UsageError(f"{range_ or '@'}: no assistant message to replay on this path",
+                         hint="give a range or revision whose path holds model answers")
+    _force(env, session, tree, leaf, jobs_list, options, jobs, threshold, price, max_cost, check, junit_file, write,
+           output, in_place, json_mode)
 
 
 def _leaf(tree, rev):
     """The end of the replayed path: REV (default @)."""
     if rev is None:
-        return tree.leaf
+        return position(tree)
     if ".." in rev:
         raise UsageError(f"{rev}: --serve replays a path: give one revision (its end), not a range")
     return Resolver(tree).resolve(rev)
+
+
+def _turns(tree, range_):
+    """(the path's end, the set of ids to replay or None for all of its turns)."""
+    if range_ is None:
+        return position(tree), None
+    kind, *ids = Resolver(tree).resolve_range(range_)
+    if kind == "symmetric":
+        raise UsageError(f"{range_}: A...B spans two branches; replay one side with A..B")
+    if kind == "range":
+        return ids[1], {n.id for n in tree.range(ids[0], ids[1])}
+    return ids[0], None
+
+
+def _price(text):
+    if text is None:
+        return None
+    try:
+        values = tuple(float(v) for v in text.split(","))
+        if len(values) != 2 or not all(0 <= v < float("inf") for v in values):
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--price {text!r}: give IN,OUT in USD per million tokens, e.g. 0.15,0.60") from None
+    return values
+
+
+def _request_options(system_prompt, tools_file):
+    out = {}
+    if system_prompt:
+        out["system_prompt"] = _read(system_prompt, "--system-prompt").decode("utf-8", "replace")
+    if tools_file:
+        try:
+            tools = json.loads(_read(tools_file, "--tools"))
+        except ValueError as e:
+            raise UsageError(f"--tools {tools_file}: not JSON: {e}") from None
+        if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str)
+                                                  for t in tools):
+            raise UsageError(f"--tools {tools_file}: expected a JSON list of {{name, description, parameters}}")
+        out["tools"] = tools
+    return out
+
+
+def _read(path, option):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise UsageError(f"{option} {path}: {e.strerror}") from None
+
+
+def _dry_run(tree, leaf, only, max_turns, request, provider, model, base_url, json_mode):
+    from ..core.replay_force import forcing_jobs
+    from ..output.modes import to_json
+
+    api = provider if provider in ("openai", "anthropic") else "openai"
+    jobs_list = forcing_jobs(tree, leaf, api=api, only=only, max_turns=max_turns, model=model, provider=provider,
+                             base_url=base_url, **request)
+    if json_mode:
+        for job in jobs_list:
+            click.echo(to_json({"turn": job.turn, "entryId": job.entry_id, "parentId": job.parent_id,
+                                "api": api, "request": job.body}))
+        return
+    size = sum(len(json.dumps(job.body, ensure_ascii=False)) for job in jobs_list)
+    click.echo(f"{len(jobs_list)} requests built ({api}, {size} characters of JSON); nothing sent")
+
+
+def _force(env, session, tree, leaf, jobs_list, options, jobs, threshold, price, max_cost, check, junit_file, write,
+           output, in_place, json_mode):
+    from ..core.replay_client import send
+    from ..core.replay_force import run
+    from ..output import replay as show
+    from ..output.modes import to_json
+    from ..output.progress import Progress
+
+    records, skipped, interrupted = [], [], False
+    if not json_mode:
+        click.echo(show.header())
+    progress = Progress(f"replaying {len(jobs_list)} turns with {options.label}", total=len(jobs_list),
+                        enabled=not json_mode)
+    try:
+        for record in run(jobs_list, lambda body: send(options, body), workers=jobs, threshold=threshold,
+                          price=price, max_cost=max_cost, skipped=skipped):
+            records.append(record)
+            progress.close()
+            click.echo(to_json(_public(record)) if json_mode else show.line(record))
+            progress.update(len(records) + len(skipped))
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    written = _keep(env, session, tree, leaf, records, write, output, in_place)
+    if written:
+        _note(f"kept {len(written)} new answers as siblings in {written.path}")
+    if junit_file:
+        from ..writing.atomic import write_atomic
+
+        suite = f"stree replay {session.path}"
+        write_atomic(junit_file, show.junit_xml(records, suite, threshold, skipped), mode=0o644)
+    if not json_mode:
+        click.echo(show.summary(records, threshold, len(skipped), interrupted))
+    if interrupted:
+        sys.exit(INTERRUPTED)
+    if any(r.get("error") for r in records):
+        _note("some turns were not answered (the error is in their row)")
+        sys.exit(MODEL)
+    if check and any(r.get("diverged") for r in records):
+        sys.exit(NEGATIVE)
+
+
+def _public(record):
+    return {k: v for k, v in record.items() if k != "message"}
+
+
+class _Written(dict):
+    path = None
+
+
+def _keep(env, session, tree, leaf, records, write, output, in_place):
+    """Write the answered turns' new messages as siblings (all of them, or none)."""
+    answers = [(r["entryId"], r["message"]) for r in records if r.get("message")]
+    if not answers or not (write or in_place):
+        return None
+    import os
+
+    written = _Written()
+    if in_place:
+        from ..writing.replay_siblings import append_siblings
+
+        written.update(append_siblings(str(session.path), answers, say=_note))
+        written.path = str(session.path)
+    else:
+        from pathlib import Path
+
+        from ..writing.atomic import NEW_FILE_MODE
+        from ..writing.entries import session_file_name, session_header
+        from ..writing.replay_siblings import fork_with_siblings
+        from ..core.store import demo_path
+
+        source = os.path.abspath(str(session.path))
+        header = session_header(session.header.get("cwd"), source)
+        target = Path(os.path.expanduser(output)) if output else Path(source).parent / session_file_name(header)
+        is_demo = Path(source).resolve() == demo_path()
+        if is_demo and not output:
+            raise UsageError("the bundled demo cannot have a file written next to it", hint="give -o FILE")
+        mode = NEW_FILE_MODE if is_demo else os.stat(source).st_mode & 0o777
+        written.update(fork_with_siblings(session, tree, leaf, header, answers, target, mode))
+        written.path = os.path.abspath(str(target))
+    for record in records:
+        if record["entryId"] in written:
+            record["newEntryId"] = written[record["entryId"]]
+    return written
 
 
 def _serve(env, session, tree, leaf, drive, api, port, report_file, turn_timeout, idle_timeout, keep_going,
@@ -171,24 +381,9 @@ def _short(text, width=60):
 
 
 def _print_report(report, json_mode):
+    from ..service.replay_serve import report_lines
+
     if json_mode:
         click.echo(json.dumps(report, ensure_ascii=False))
         return
-    drive = report.get("drive")
-    head = f"{report['requests']} requests, {report['answered']} answered from the recording " \
-           f"({report['recordedTurns']} recorded turns), {len(report['divergences'])} diverged"
-    if drive:
-        head = f"replayed {drive['sent']} of {drive['userMessages']} user messages: " + head
-    lines = [head]
-    for d in report["divergences"]:
-        near = d.get("nearestTurn")
-        where = f"nearest recorded turn {near['turn']} ({near['entryId']})" if near else "no recorded turn"
-        lines.append(f"  request {d['request']} diverged; {where}: {'; '.join(d['differences'])}")
-    if drive and report["notReached"] and not report["divergences"]:
-        ids = ", ".join(t["entryId"] for t in report["notReached"][:5])
-        lines.append(f"  {len(report['notReached'])} recorded turn(s) never asked for: {ids}")
-    if report.get("agentError"):
-        lines.append(f"  the agent stopped: {report['agentError']}")
-    if drive and drive.get("sessionFile"):
-        lines.append(f"  the agent's session: {drive['sessionFile']}")
-    click.echo("\n".join(inert(line, oneline=True) for line in lines))
+    click.echo("\n".join(inert(line, oneline=True) for line in report_lines(report)))

@@ -133,3 +133,25 @@ class CassetteRun:
             "drive": self.drive_record, "agentError": self.failure, "interrupted": self.interrupted,
             "ok": not self.diverged() and not self.interrupted,
         }
+
+
+def report_lines(report):
+    """The report for people: a summary line, then each divergence."""
+    drive = report.get("drive")
+    head = f"{report['requests']} requests, {report['answered']} answered from the recording " \
+           f"({report['recordedTurns']} recorded turns), {len(report['divergences'])} diverged"
+    if drive:
+        head = f"replayed {drive['sent']} of {drive['userMessages']} user messages: " + head
+    lines = [head]
+    for d in report["divergences"]:
+        near = d.get("nearestTurn")
+        where = f"nearest recorded turn {near['turn']} ({near['entryId']})" if near else "no recorded turn"
+        lines.append(f"  request {d['request']} diverged; {where}: {'; '.join(d['differences'])}")
+    if drive and report["notReached"] and not report["divergences"]:
+        ids = ", ".join(t["entryId"] for t in report["notReached"][:5])
+        lines.append(f"  {len(report['notReached'])} recorded turn(s) never asked for: {ids}")
+    if report.get("agentError"):
+        lines.append(f"  the agent stopped: {report['agentError']}")
+    if drive and drive.get("sessionFile"):
+        lines.append(f"  the agent's session: {drive['sessionFile']}")
+    return lines
