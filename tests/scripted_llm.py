@@ -40,8 +40,9 @@ class Answer:
 
 
 class ScriptedServer:
-    def __init__(self, answers):
+    def __init__(self, answers, id_prefix="call_"):
         self.answers = list(answers)
+        self.id_prefix = id_prefix
         self.requests = []
         self.calls_made = 0
         server = self
@@ -90,7 +91,7 @@ class ScriptedServer:
         out = []
         for _ in answer.calls:
             self.calls_made += 1
-            out.append(f"call_{self.calls_made:04d}")
+            out.append(f"{self.id_prefix}{self.calls_made:04d}")
         return out
 
     def openai_json(self, answer):

@@ -234,6 +234,7 @@ def _force(env, session, tree, leaf, jobs_list, options, jobs, threshold, price,
             records.append(record)
             progress.close()
             click.echo(to_json(_public(record)) if json_mode else show.line(record))
+            sys.stdout.flush()  # a row as soon as it is known, in a CI log too
             progress.update(len(records) + len(skipped))
     except KeyboardInterrupt:
         interrupted = True
