@@ -1,6 +1,6 @@
 """Scripted model answers for tests: a loopback OpenAI / Anthropic server that plays a list of
-assistant answers in order (text and tool calls), streamed or not, and drives the real pi
-through its RPC mode to record sessions with it.
+assistant answers (text and tool calls), the n-th to a request holding n - 1 assistant
+messages, streamed or not; and the real pi driven through its RPC mode to record sessions.
 
     server = ScriptedServer([Answer(calls=[("bash", {"command": "ls"})]), Answer("done")])
     path = record_with_pi(["list the files"], server.url, cwd=scratch, home=tmp)
@@ -45,6 +45,7 @@ class ScriptedServer:
         self.id_prefix = id_prefix
         self.requests = []
         self.calls_made = 0
+        self.lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,9 +57,12 @@ class ScriptedServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
                 server.requests.append((self.path, body))
-                if not server.answers:
+                # the answer for this point of the conversation: the n-th for a request holding
+                # n - 1 assistant messages (pi asks in order; stree replay -j N in any order)
+                turn = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
+                if turn >= len(server.answers):
                     return self._reply(500, "application/json", b'{"error":{"message":"script exhausted"}}')
-                answer = server.answers.pop(0)
+                answer = server.answers[turn]
                 anthropic = self.path.split("?", 1)[0].endswith("/messages")
                 if body.get("stream"):
                     events = server.anthropic_events(answer) if anthropic else server.openai_events(answer)
@@ -88,11 +92,12 @@ class ScriptedServer:
         self.httpd.server_close()
 
     def _ids(self, answer):
-        out = []
-        for _ in answer.calls:
-            self.calls_made += 1
-            out.append(f"{self.id_prefix}{self.calls_made:04d}")
-        return out
+        with self.lock:
+            out = []
+            for _ in answer.calls:
+                self.calls_made += 1
+                out.append(f"{self.id_prefix}{self.calls_made:04d}")
+            return out
 
     def openai_json(self, answer):
         message = {"role": "assistant", "content": answer.text or None}

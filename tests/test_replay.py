@@ -196,7 +196,7 @@ def test_write_to_a_new_file_leaves_the_original_alone(session, stree, keys, tmp
 
 
 def test_budget_and_max_turns(session, stree, keys, tmp_path):
-    server = ScriptedServer(RECORDED * 2)
+    server = ScriptedServer(RECORDED)
     try:
         r = stree("-s", session, "replay", *model_args(server), "--max-turns", "2")
         assert r.code == 0 and "2 turns replayed" in r.out, r
