@@ -251,7 +251,7 @@ def test_ctrl_c_keeps_what_is_complete(session, keys, tmp_path):
 
 def test_usage_errors(session, stree):
     for args in (["--max-cost", "1"], ["--in-place", "-o", "x.jsonl"], ["--serve", "--check"],
-                 ["--provider", "extractive"], ["--drive", "pi"], ["--dry-run", "--write"], ["--price", "1"]):
+                 ["--provider", "extractive"], ["--max-tokens", "0"], ["--drive", "pi"], ["--dry-run", "--write"], ["--price", "1"]):
         r = stree("-s", session, "replay", *args)
         assert r.code == 2, (args, r)
         assert r.err.startswith("stree: error: ") and "Traceback" not in r.err

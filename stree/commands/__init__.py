@@ -24,6 +24,6 @@ COMMANDS = {
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
     "catalog": ("stree.commands.catalog", "Show the session catalogue's state, or rebuild it"),
     "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
-    "replay": ("stree.commands.replay", "Re-ask a model at each assistant turn and compare, or serve the recording (--serve)"),
+    "replay": ("stree.commands.replay", "Re-ask a model at each turn and compare, or serve the recording"),
     "serve": ("stree.commands.serve", "Answer pi's RPC requests about sessions over stdio (--mcp: MCP tools)"),
 }

@@ -9,29 +9,37 @@ from ..format.terminal import inert
 from ..core.navigate import position
 from ..core.replay_compare import DEFAULT_THRESHOLD
 from ..core.revs import Resolver
-from .options import model_options, resolve
+from .options import resolve
 
 EPILOG = """\b
 Examples:
-  stree replay --dry-run                          the request of every assistant turn, counted
-  stree replay --provider openai --model gpt-5-mini --check --junit replay.xml
-  stree replay main..@ --model qwen2.5-coder --base-url http://localhost:11434/v1 --json
-  stree replay --model candidate --write -o replayed.jsonl    keep the new answers as siblings
-  stree replay --serve --drive 'pi --mode rpc' --report replay.json    re-run the agent offline
-  stree replay --serve --port 8765                serve the recording until Ctrl-C
+  stree replay --dry-run                            build the request of every assistant turn, send none
+  stree replay --model gpt-5-mini --junit replay.xml    re-ask the model at every turn of the path to @
+  stree replay @~6..@ --json | jq -r '[.entryId, .tools, .similarity] | @tsv'
+  stree replay --model candidate -o replayed.jsonl  keep the new answers as siblings, in a new file
+  stree replay --serve --idle-timeout 1 --report replay.json    serve the recording (here: 1 s idle)
+
+\b
+In CI (see examples/replay-ci.sh):
+  stree replay --provider openai --model candidate --check --junit replay.xml
+  cd scratch-checkout && stree -s ../session.jsonl replay --serve --drive 'pi --mode rpc' --report replay.json
 
 \b
 Teacher forcing (without --serve): for each assistant message on RANGE (default: the path
 to @), the request pi would send at its parent goes to the model (--provider, --model,
 --base-url, keys and config as `stree summarize`), and the new answer is compared with the
-recorded one:
+recorded one. A turn diverges when its tools differ, its stop reason differs, or its
+similarity is below --threshold (default 0.5); --check exits 1 when any turn diverges.
+--write keeps the new answers as siblings of the recorded ones in a fork of the path (-o);
+--in-place appends them to the session and moves the leaf back where it was (pi too).
+
+\b
+Compared:
   tools        same when the tool calls have the same names in the same order and equal
                arguments (compared as JSON values); else differ
   stop         the stop reason (stop, length, toolUse)
   similarity   difflib's ratio (0..1) of the two texts after lower-casing and collapsing
                whitespace (two empty texts: 1)
-A turn diverges when its tools differ, its stop reason differs, or its similarity is below
---threshold (default 0.5). --check exits 1 when any turn diverges.
 
 \b
 Cassette mode (--serve): a model server on 127.0.0.1 answers each request with the
@@ -54,7 +62,16 @@ Exit: 0 all turns agree; 1 a turn diverged (--check) or a request diverged (--se
 
 @click.command("replay", epilog=EPILOG)
 @click.argument("range_", required=False, metavar="[RANGE]")
-@model_options
+@click.option("--provider", type=click.Choice(["openai", "anthropic"]),
+              help="The API of the model asked: OpenAI chat completions (any compatible server) or Anthropic.")
+@click.option("--model", metavar="ID", help="The model asked (default: STREE_MODEL, the config, the session's model).")
+@click.option("--base-url", metavar="URL",
+              help="API base URL, e.g. http://localhost:11434/v1 (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Give up on a request when the server is silent this long (default 120).")
+@click.option("--stream/--no-stream", default=None, help="Stream the answers (SSE; the default).")
+@click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
+              help="The model's output limit sent in each request (default 16384, pi's for an unknown model).")
 @click.option("--retries", type=click.IntRange(min=0), metavar="N",
               help="Retry a failed request N times (default 3; 429 and 5xx answers, lost connections).")
 @click.option("--system-prompt", "system_prompt", type=click.Path(dir_okay=False), metavar="FILE",
@@ -92,7 +109,7 @@ Exit: 0 all turns agree; 1 a turn diverged (--check) or a request diverged (--se
 @click.option("--session-out", metavar="FILE", help="With --drive: keep the session the agent wrote as FILE.")
 @click.option("--json", "json_mode", is_flag=True, help="Print JSON Lines: one record per turn (--serve: the report).")
 @click.pass_obj
-def command(env, range_, provider, model, base_url, timeout, context_window, stream, retries, system_prompt,
+def command(env, range_, provider, model, base_url, timeout, stream, max_tokens, retries, system_prompt,
             tools_file, threshold, check, junit_file, write, output, in_place, jobs, max_turns, max_cost, price,
             dry_run, serve, drive, api, port, report_file, turn_timeout, idle_timeout, keep_going, session_out,
             json_mode):
@@ -123,9 +140,11 @@ def command(env, range_, provider, model, base_url, timeout, context_window, str
                          hint="e.g. --price 0.15,0.60 for USD 0.15 / 0.60 per million input / output tokens")
     leaf, only = _turns(tree, range_)
     request = _request_options(system_prompt, tools_file)
+    if max_tokens:
+        request["max_tokens"] = max_tokens
     if dry_run:
         return _dry_run(tree, leaf, only, max_turns, request, provider, model, base_url, json_mode)
-    options = resolve(env, tree, provider, model, base_url, timeout, context_window, stream)
+    options = resolve(env, tree, provider, model, base_url, timeout, None, stream)
     if options.provider not in ("openai", "anthropic"):
         raise UsageError(f"replay needs a model: --provider {options.provider} does not answer requests",
                          hint="pass --provider openai|anthropic --model ID")
