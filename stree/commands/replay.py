@@ -230,8 +230,8 @@ def _dry_run(tree, leaf, only, max_turns, request, provider, model, base_url, js
             click.echo(to_json({"turn": job.turn, "entryId": job.entry_id, "parentId": job.parent_id,
                                 "api": api, "request": job.body}))
         return
-    size = sum(len(json.dumps(job.body, ensure_ascii=False)) for job in jobs_list)
-    click.echo(f"{len(jobs_list)} requests built ({api}, {size} characters of JSON); nothing sent")
+    messages = sum(len(job.body.get("messages") or []) for job in jobs_list)
+    click.echo(f"{len(jobs_list)} requests built ({api}, {messages} messages in all); nothing sent")
 
 
 def _force(env, session, tree, leaf, jobs_list, options, jobs, threshold, price, max_cost, check, junit_file, write,
