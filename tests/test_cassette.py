@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -173,3 +174,27 @@ def test_usage_errors(recorded, tmp_path):
     r = run_stree("replay", "--serve", "--drive", "no-such-agent-xyz", "-s", recorded, cwd=tmp_path)
     assert r.code == 5 and "cannot start no-such-agent-xyz" in r.err
     assert not os.path.exists(tmp_path / "report.json")
+
+
+def test_ctrl_c_stops_the_agent_and_writes_the_report(recorded, tmp_path):
+    pid_file = tmp_path / "agent.pid"
+    # an agent that reads its prompts and never answers; it says where it runs
+    agent = f"{sys.executable} -c 'import os, sys\nopen(\"{pid_file}\", \"w\").write(str(os.getpid()))\nfor line in sys.stdin: pass'"
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(recorded), "replay", "--serve", "--drive", agent,
+                             "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=interruptible, cwd=tmp_path)
+    while b"user message 1/3" not in proc.stderr.readline():
+        assert proc.poll() is None, proc.stderr.read()
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text():  # the agent is up
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    data = json.loads(report.read_text())
+    assert data["interrupted"] is True and data["drive"]["sent"] == 1 and not data["ok"]
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the agent is gone

@@ -104,16 +104,16 @@ def test_the_same_answers_agree_and_check_passes(session, stree, keys, tmp_path)
     assert sent[1]["messages"][-2]["tool_calls"][0]["id"] == first_call and sent[0]["model"] == "candidate"
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
-def test_a_changed_call_and_text_diverge_in_their_rows(session, stree, keys, tmp_path, api):
+@pytest.mark.parametrize("api,stream", [("openai", "--stream"), ("openai", "--no-stream"),
+                                        ("anthropic", "--stream"), ("anthropic", "--no-stream")])
+def test_a_changed_call_and_text_diverge_in_their_rows(session, stree, keys, tmp_path, api, stream):
     changed = list(RECORDED)
     changed[2] = Answer(calls=[("read", {"path": "README.md"})])
     changed[4] = Answer("Nothing to do with it at all, really.")
     server = ScriptedServer(changed)
     try:
         junit = tmp_path / "replay.xml"
-        r = stree("-s", session, "replay", *model_args(server, api), "--check", "--json", "--junit", junit,
-                  "--no-stream" if api == "anthropic" else "--stream")
+        r = stree("-s", session, "replay", *model_args(server, api), "--check", "--json", "--junit", junit, stream)
     finally:
         server.close()
     assert r.code == 1, r
@@ -124,6 +124,7 @@ def test_a_changed_call_and_text_diverge_in_their_rows(session, stree, keys, tmp
     assert records[2]["tools"] == "differ" and "arguments of read differ: path" in records[2]["reasons"]
     assert records[4]["tools"] == "same" and records[4]["similarity"] < 0.5
     assert records[0]["recordedModel"] == "recorded-model" and records[0]["tokens"]["output"] == 20
+    assert all(body.get("stream", False) == (stream == "--stream") for _, body in server.requests)
     failures = [c for c in ET.parse(junit).getroot().iter("testcase") if c.find("failure") is not None]
     assert [c.get("name") for c in failures] == [f"turn 3 {ids[2]}", f"turn 5 {ids[4]}"]
 
@@ -195,6 +196,31 @@ def test_write_to_a_new_file_leaves_the_original_alone(session, stree, keys, tmp
     assert graph.count("assistant: Bye!") == 2
 
 
+def test_write_without_a_file_name_goes_next_to_the_session(session, stree, keys):
+    server = ScriptedServer(RECORDED, id_prefix="new_")
+    try:
+        r = stree("-s", session, "replay", *model_args(server), "--write")
+    finally:
+        server.close()
+    assert r.code == 0, r
+    written = [p for p in session.parent.glob("*.jsonl") if p != session]
+    assert len(written) == 1 and f"kept 5 new answers as siblings in {written[0]}" in r.err
+    assert len(assistants(written[0])) == 10
+
+
+def test_errors_and_aborts_are_not_replayed(tmp_path, stree):
+    from builders import SessionBuilder
+
+    b = SessionBuilder(cwd=str(tmp_path))
+    b.user("hi")
+    b.assistant(None, stop="error", errorMessage="overloaded")
+    b.at(b.entries[0]["id"])
+    b.assistant("hello")
+    path = b.write(tmp_path / "s.jsonl")
+    r = stree("-s", path, "replay", "--dry-run", "--json")
+    assert [json.loads(line)["entryId"] for line in r.out.splitlines()] == [b.entries[-1]["id"]]
+
+
 def test_budget_and_max_turns(session, stree, keys, tmp_path):
     server = ScriptedServer(RECORDED)
     try:
@@ -247,6 +273,11 @@ def test_ctrl_c_keeps_what_is_complete(session, keys, tmp_path):
     assert len([c for c in ET.parse(junit).getroot().iter("testcase")]) == 1
     assert len(assistants(out)) == len(assistants(session)) + 1
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_no_model_says_how_to_name_one(session, stree):
+    r = stree("-s", session, "replay")
+    assert r.code == 2 and "no model to replay with" in r.err and "--provider openai|anthropic" in r.err
 
 
 def test_usage_errors(session, stree):

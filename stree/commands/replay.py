@@ -144,7 +144,14 @@ def command(env, range_, provider, model, base_url, timeout, stream, max_tokens,
         request["max_tokens"] = max_tokens
     if dry_run:
         return _dry_run(tree, leaf, only, max_turns, request, provider, model, base_url, json_mode)
-    options = resolve(env, tree, provider, model, base_url, timeout, None, stream)
+    try:
+        options = resolve(env, tree, provider, model, base_url, timeout, None, stream)
+    except UsageError as e:
+        if not str(e).startswith("no model to summarize"):
+            raise
+        raise UsageError("no model to replay with: none given and the session's model is not reachable",
+                         hint="pass --provider openai|anthropic --model ID (keys: OPENAI_API_KEY / "
+                              "ANTHROPIC_API_KEY), or set STREE_PROVIDER and STREE_MODEL") from None
     if options.provider not in ("openai", "anthropic"):
         raise UsageError(f"replay needs a model: --provider {options.provider} does not answer requests",
                          hint="pass --provider openai|anthropic --model ID")

@@ -28,7 +28,8 @@ class Job:
 
 def forcing_jobs(tree, leaf, *, api, only=None, max_turns=None, **request):
     """The Jobs of the assistant messages on the path to `leaf` (those in `only`, a set of
-    ids, when given), at most max_turns of them, oldest first."""
+    ids, when given), at most max_turns of them, oldest first. A message recorded as an
+    error or an abort is left out: there is no answer to compare with."""
     from .request import requests_along
 
     jobs = []
@@ -38,6 +39,8 @@ def forcing_jobs(tree, leaf, *, api, only=None, max_turns=None, **request):
         if max_turns is not None and len(jobs) >= max_turns:
             break
         entry = tree.load(tree.get(entry_id))
+        if (entry.get("message") or {}).get("stopReason") in ("error", "aborted"):
+            continue
         jobs.append(Job(len(jobs) + 1, entry_id, entry.get("parentId"), entry.get("message") or {}, body))
     return jobs
 

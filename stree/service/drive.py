@@ -103,14 +103,17 @@ class Agent:
         return (f"the agent exited (code {code})" if code is not None else "the agent closed its input") + \
             (": " + " | ".join(tail) if tail else "")
 
-    def prompt(self, text, images, timeout):
-        """Send one user message and wait until the agent settles. Returns the events seen."""
+    def prompt(self, text, images, timeout, on_sent=None):
+        """Send one user message (then call on_sent()) and wait until the agent settles.
+        Returns the events seen."""
         self.sent += 1
         request_id = f"stree-replay-{self.sent}"
         record = {"id": request_id, "type": "prompt", "message": text}
         if images:
             record["images"] = images
         self._send(record)
+        if on_sent:
+            on_sent()
         deadline = time.monotonic() + timeout
         accepted, seen = False, []
         while True:

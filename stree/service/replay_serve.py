@@ -57,16 +57,17 @@ class CassetteRun:
             return
         for n, (entry_id, text, images) in enumerate(self.prompts, 1):
             before = len(self.server.divergences)
-            if progress:
-                progress(n, len(self.prompts), text)
+
+            def sent(n=n, text=text):
+                self.drive_record["sent"] = n
+                if progress:
+                    progress(n, len(self.prompts), text)
             try:
-                self.agent.prompt(text, images, turn_timeout)
+                self.agent.prompt(text, images, turn_timeout, on_sent=sent)
             except AgentFailed as e:
                 self.failure = str(e)
                 self.drive_record["stoppedAt"] = {"userMessage": n, "entryId": entry_id, "reason": str(e)}
                 break
-            finally:
-                self.drive_record["sent"] = n
             if len(self.server.divergences) > before and not keep_going:
                 self.drive_record["stoppedAt"] = {"userMessage": n, "entryId": entry_id,
                                                   "reason": "the conversation diverged from the recording"}
