@@ -194,6 +194,11 @@ def test_write_to_a_new_file_leaves_the_original_alone(session, stree, keys, tmp
     assert len(new) == 5 and {e["parentId"] for e in new} == {e["parentId"] for e in recorded.values()}
     graph = stree("-s", out, "log", "--graph", "--filter", "all", "--color", "never").out
     assert graph.count("assistant: Bye!") == 2
+    # pi opens the new file on the recorded branch, with the recorded context
+    for version in ("0.73.1", "1.6.0"):
+        original_branch, original_context = pi_view(pi_inspect(session, version))
+        branch, context = pi_view(pi_inspect(out, version))
+        assert branch[:-1] == original_branch and context == original_context
 
 
 def test_write_without_a_file_name_goes_next_to_the_session(session, stree, keys):
