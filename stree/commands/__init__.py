@@ -7,6 +7,7 @@ COMMANDS = {
     "rev-parse": ("stree.commands.rev_parse", "Resolve revisions to entry ids"),
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
+    "diff": ("stree.commands.diff", "Compare the paths to two entries, turn by turn (two sessions too)"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
     "grep": ("stree.commands.grep", "Search the text of every session for lines matching a pattern"),
     "checkout": ("stree.commands.checkout", "Move the leaf to an entry, as pi's /tree does"),

@@ -95,3 +95,8 @@ def system_prompt(messages):
                 tools[tool.get("name")] = tool
     parts = ["\n\n".join(content)] + [v for v in sections.values() if isinstance(v, str)]
     return "\n\n".join(p for p in parts if p), list(tools.values())
+
+
+def _text(block):
+    text = block.get("text", "")
+    return text if isinstance(text, str) else ""  # a broken block carries no text

@@ -4,10 +4,10 @@ pi-ai's transformMessages and the provider's convertMessages and buildParams.
 
 The session stores neither the system prompt nor the tool definitions: `system_prompt`
 (text) and `tools` ([{name, description, parameters}]) give them; without `tools`, pi's
-default tools (read, bash, edit, write, from stree/data/tools.json) are offered, and every
-other tool the context calls is added (pi's definition, or a permissive schema for a tool
-stree does not know). The session's own system messages (a compaction's) join them as pi
-sends them.
+default tools (read, bash, edit, write, from stree/data/tools.json) are offered, unless the
+context's own system messages declare tools, and every other tool the context calls is
+added (pi's definition, or a permissive schema for a tool stree does not know). The
+context's system messages (pi >= 1.5 and a compaction store them) join them as pi sends them.
 
     request_at(tree, entry_id, api="openai")       the body at an entry (None: empty context)
     requests_along(tree, leaf_id, api="anthropic")  (assistant id, body at its parent) for
@@ -75,7 +75,11 @@ class Builder:
     def body(self, thinking_level="off"):
         """The request body now: the context so far, for the session's thinking level."""
         t = self.target
-        tools = offered_tools(self.tools, self.called)
+        declared = {tool.get("name") for m in self.systems for tool in m.get("toolsAdded") or []
+                    if isinstance(tool, dict)}
+        # the context declares its tools (pi >= 1.5's system messages): pi's defaults are not added
+        base = [] if self.tools is None and declared else self.tools
+        tools = offered_tools(base, [name for name in self.called if name not in declared])
         initial = {"role": "system", "content": self.system_prompt, "toolsAdded": tools} \
             if self.system_prompt or tools else None
         text, request_tools = collapse_system(([initial] if initial else []) + self.systems)
