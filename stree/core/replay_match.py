@@ -15,7 +15,9 @@ Call ids are compared as their first 24 characters after those other than letter
 "_" and "-" became "_" (pi-ai rewrites ids so for some APIs, and shortens long ones).
 An assistant message pi-ai leaves out of a request (stopped by an error or aborted, or
 empty) is left out of the recording's side too, and a tool call without a result gets one,
-as pi-ai inserts "No result provided".
+as pi-ai inserts "No result provided". The user message pi-ai adds to carry a tool result's
+images ("Attached image(s) from tool result:", "Images from the error result of tool call")
+belongs to the tool results: it is left out.
 
 Calling sequence: `recorded_turns(tree, leaf)` gives the Turns of a path (the fingerprint of
 the context before each assistant message); `from_openai(body)` / `from_anthropic(body)`
@@ -143,6 +145,16 @@ def from_messages(messages):
     return out.done()
 
 
+TOOL_IMAGE_TEXTS = ("Attached image(s) from tool result:", "Images from the error result of tool call ")
+
+
+def _tool_images(content):
+    """Whether a request's user message is the one pi-ai adds for a tool result's images."""
+    first = content[0] if isinstance(content, list) and content else None
+    return isinstance(first, dict) and first.get("type") == "text" and \
+        str(first.get("text") or "").startswith(TOOL_IMAGE_TEXTS)
+
+
 def from_openai(body):
     """The fingerprint of a chat-completions request body."""
     out = _Builder()
@@ -151,6 +163,8 @@ def from_openai(body):
             continue
         role = m.get("role")
         if role == "user":
+            if _tool_images(m.get("content")):
+                continue
             for piece in _text_pieces(m.get("content")):
                 out.user(piece)
         elif role == "assistant":
@@ -174,8 +188,18 @@ def from_anthropic(body):
             out.assistant([(b.get("id"), b.get("name")) for b in blocks
                            if isinstance(b, dict) and b.get("type") == "tool_use"])
             continue
+        if _tool_images(blocks):
+            continue
+        images_of_a_result = False  # the images pi-ai moves out of an error result, after its text
         for b in blocks:
-            if isinstance(b, dict) and b.get("type") == "tool_result":
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "image" and images_of_a_result:
+                continue
+            images_of_a_result = _tool_images([b])
+            if images_of_a_result:
+                continue
+            if b.get("type") == "tool_result":
                 out.result(b.get("tool_use_id"))
             else:
                 for piece in _text_pieces([b]):
