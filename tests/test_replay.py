@@ -291,3 +291,25 @@ def test_usage_errors(session, stree):
         r = stree("-s", session, "replay", *args)
         assert r.code == 2, (args, r)
         assert r.err.startswith("stree: error: ") and "Traceback" not in r.err
+
+
+def test_progress_on_a_terminal_only(session, stree, keys):
+    import pty
+
+    from conftest import read_pty
+
+    server = ScriptedServer(RECORDED)
+    try:
+        master, slave = pty.openpty()
+        env = dict(os.environ, STREE_PROGRESS_DELAY="0")
+        proc = subprocess.run([sys.executable, "-m", "stree", "-s", str(session), "replay", *model_args(server)],
+                              stdout=slave, stderr=slave, env=env, timeout=60)
+        os.close(slave)
+        shown = read_pty(master)
+        os.close(master)
+        piped = stree("-s", session, "replay", *model_args(server), env={"STREE_PROGRESS_DELAY": "0"})
+    finally:
+        server.close()
+    assert proc.returncode == 0 and piped.code == 0
+    assert b"replaying 5 turns with openai/candidate" in shown
+    assert "replaying" not in piped.err
