@@ -1,5 +1,6 @@
 """`stree replay --serve`: the real pi 1.6.0 re-runs a session it recorded, answered from the
-recording by stree's loopback server (no key, no network), and a changed prompt diverges."""
+recording by stree's loopback server (no key, no network), and a changed prompt diverges.
+pi 1.5.2 and 0.87.1 re-run it too."""
 
 import json
 import os
@@ -57,12 +58,13 @@ def user_texts(path):
     return [b["text"] for e in messages(path, "user") for b in e["message"]["content"] if b["type"] == "text"]
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
-def test_an_unchanged_replay_of_a_pi_session_has_no_divergence(recorded, tmp_path, api):
+@pytest.mark.parametrize("api,version", [("openai", "1.6.0"), ("anthropic", "1.6.0"), ("openai", "1.5.2"),
+                                         ("anthropic", "0.87.1")])
+def test_an_unchanged_replay_of_a_pi_session_has_no_divergence(recorded, tmp_path, api, version):
     work = scratch(tmp_path / "checkout")
     replayed = tmp_path / "replayed.jsonl"
     report = tmp_path / "report.json"
-    drive = " ".join(pi_command())
+    drive = " ".join(pi_command(version))
     r = run_stree("-s", recorded, "replay", "--serve", "--api", api, "--drive", drive, "--report", report,
                   "--session-out", replayed, cwd=work, timeout=180)
     assert r.code == 0, r
