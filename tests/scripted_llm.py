@@ -170,8 +170,9 @@ def pi_agent_dir(agent_dir, url, api="openai", model="scripted-model"):
 
 
 def record_with_pi(prompts, url, cwd, home, api="openai", version="1.6.0", timeout=120):
-    """Drive the real pi through `prompts` (one RPC prompt each, the next once it settled)
-    against the model server at `url`; returns the session file pi wrote."""
+    """Drive the real pi through `prompts` (one RPC prompt each, the next once it settled; a
+    {"bash": COMMAND} item is the user's `!COMMAND`) against the model server at `url`;
+    returns the session file pi wrote."""
     home = Path(home)
     agent_dir = pi_agent_dir(home / "agent", url, api)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "PI_CODING_AGENT_DIR": str(agent_dir),
@@ -182,7 +183,9 @@ def record_with_pi(prompts, url, cwd, home, api="openai", version="1.6.0", timeo
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout] + [lines.put(None)], daemon=True).start()
     try:
         for n, text in enumerate(prompts):
-            proc.stdin.write(json.dumps({"id": f"p{n}", "type": "prompt", "message": text}).encode() + b"\n")
+            command = {"type": "bash", "command": text["bash"]} if isinstance(text, dict) else \
+                {"type": "prompt", "message": text}
+            proc.stdin.write(json.dumps({"id": f"p{n}", **command}).encode() + b"\n")
             proc.stdin.flush()
             while True:
                 line = lines.get(timeout=timeout)
@@ -190,6 +193,8 @@ def record_with_pi(prompts, url, cwd, home, api="openai", version="1.6.0", timeo
                 record = json.loads(line)
                 if record.get("type") == "response" and record.get("id") == f"p{n}":
                     assert record["success"], record
+                    if command["type"] == "bash":
+                        break
                 if record.get("type") == "agent_settled":
                     break
     finally:

@@ -81,6 +81,29 @@ def test_an_unchanged_replay_of_a_pi_session_has_no_divergence(recorded, tmp_pat
     assert [e["message"]["provider"] for e in messages(replayed, "assistant")] == ["stree-replay"] * 5
 
 
+def test_a_users_bang_command_is_run_again_and_its_new_output_still_matches(tmp_path):
+    # `!date +%N` prints something new each time: the fingerprint keeps the command only
+    prompts = ["list the files", {"bash": "date +%N"}, "read notes.txt"]
+    server = ScriptedServer([Answer(calls=[("bash", {"command": "ls"})]), Answer("I see notes.txt."),
+                             Answer(calls=[("read", {"path": "notes.txt"})]), Answer(f"It says: {NOTE}.")])
+    try:
+        session = record_with_pi(prompts, server.url, scratch(tmp_path / "work"), tmp_path / "home")
+    finally:
+        server.close()
+    replayed, report = tmp_path / "replayed.jsonl", tmp_path / "report.json"
+    r = run_stree("-s", session, "replay", "--serve", "--drive", " ".join(pi_command()), "--report", report,
+                  "--session-out", replayed, cwd=scratch(tmp_path / "checkout"), timeout=180)
+    assert r.code == 0, r
+    data = json.loads(report.read_text())
+    assert data["divergences"] == [] and data["answered"] == 4 and data["drive"]["sent"] == 3
+    runs = [e["message"] for e in entries(replayed) if e["type"] == "message"
+            and e["message"]["role"] == "bashExecution"]
+    recorded_runs = [e["message"] for e in entries(session) if e["type"] == "message"
+                     and e["message"]["role"] == "bashExecution"]
+    assert [m["command"] for m in runs] == ["date +%N"]
+    assert runs[0]["output"] != recorded_runs[0]["output"]
+
+
 def serve(recorded, tmp_path, *args):
     """`stree replay --serve` in the background; returns (process, url)."""
     proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(recorded), "replay", "--serve", *map(str, args)],

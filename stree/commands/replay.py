@@ -44,13 +44,14 @@ Compared:
 \b
 Cassette mode (--serve): a model server on 127.0.0.1 answers each request with the
 RECORDED assistant message for that point of the session, matched on the structure of the
-conversation so far: the user texts (whitespace collapsed), the assistant messages' tool
-calls (names and call ids) and the tool results' call ids. System prompts, tool
+conversation so far: the user texts (whitespace collapsed; of a !command, the command), the
+assistant messages' tool calls (names and call ids) and the tool results' call ids. System prompts, tool
 definitions and the contents of tool results are not compared (they carry times and
 paths). A request that matches no recorded turn is a divergence: it gets an HTTP 400 error
 that the agent shows, and --report lists it with the nearest recorded turn and what
 differs. --drive CMD starts the agent (pi's RPC mode) with a temporary agent dir whose
-models.json points it at the server, sends it the recorded user messages one by one, and
+models.json points it at the server, sends it the recorded user messages (and !commands)
+one by one, and
 stops when the session is replayed, when it diverges, or when a turn takes longer than
 --turn-timeout. THE AGENT RUNS THE RECORDED TOOL CALLS FOR REAL (bash commands, edits,
 writes) in the directory it is started in: replay in a scratch checkout.

@@ -4,7 +4,8 @@ A conversation (the messages of a request, or pi's context at an entry) becomes 
 atoms, compared one by one:
 
     ("user", TEXT)          the text of consecutive user messages: whitespace runs become one
-                            space, an image is "[image]"; consecutive user messages join
+                            space, an image is "[image]"; consecutive user messages join; a
+                            user's `!command` is "Ran `command`" (its output left out)
     ("assistant", CALLS)    an assistant message: its tool calls as ((call id, tool name), ...)
                             (its text, thinking and signatures are not compared)
     ("result", CALL_ID)     a tool result for that call
@@ -36,7 +37,15 @@ _ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 ID_LENGTH = 24
 
 
+# pi's text for a user's `!command` (core.convert.bash_execution_text): its output changes from
+# run to run, so only the command is compared
+_BASH_RUN = re.compile(r"Ran `(.*?)`\n(?:```\n|\(no output\))", re.S)
+
+
 def norm_text(text):
+    ran = _BASH_RUN.match(text)
+    if ran:
+        return f"Ran `{_SPACE.sub(' ', ran.group(1)).strip()}`"
     return _SPACE.sub(" ", text).strip()
 
 
@@ -233,24 +242,31 @@ def recorded_turns(tree, leaf):
     return turns
 
 
-def user_prompts(tree, leaf):
-    """The user messages on the path root..leaf, as pi's RPC `prompt` takes them:
-    [(entry id, text, images)], oldest first."""
+def user_inputs(tree, leaf):
+    """What the user typed on the path root..leaf, oldest first, as pi's RPC commands take
+    it: [(entry id, kind, text, images)], kind "prompt" for a user message (text and images),
+    "bash" or "bash-excluded" for a `!command` (`!!command`: kept out of the context)."""
     out = []
     for node in tree.path(leaf) if leaf else []:
         entry = tree.load(node)
         message = entry.get("message")
-        if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "user":
+        if entry.get("type") != "message" or not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "bashExecution" and isinstance(message.get("command"), str):
+            kind = "bash-excluded" if message.get("excludeFromContext") else "bash"
+            out.append((entry.get("id"), kind, message["command"], []))
+        if role != "user":
             continue
         content = message.get("content")
         if isinstance(content, str):
-            out.append((entry.get("id"), content, []))
+            out.append((entry.get("id"), "prompt", content, []))
             continue
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         text = "".join(b.get("text") or "" for b in blocks if b.get("type") == "text")
         images = [{"type": "image", "data": b.get("data"), "mimeType": b.get("mimeType")}
                   for b in blocks if b.get("type") == "image"]
-        out.append((entry.get("id"), text, images))
+        out.append((entry.get("id"), "prompt", text, images))
     return out
 
 

@@ -4,10 +4,11 @@ The agent is started with PI_CODING_AGENT_DIR pointing at a temporary agent dir 
 models.json has one provider, `stree-replay`, at the cassette server, and whose settings.json
 makes it the default: pi needs no flag and no key. Each recorded user message is sent as a
 `prompt` command; the next is sent once the agent reports `agent_settled` (pi 0.80.4 and
-later). The agent runs the recorded tool calls for real, in the directory it is started in.
+later). A user's `!command` is sent as a `bash` command (its output is the agent's own). The agent runs the recorded tool calls for real, in the directory it is started in.
 
 Calling sequence: `agent = Agent(argv, agent_dir, cwd, env)`, `agent.start()`,
-`agent.prompt(text, images, deadline)` per user message (raises AgentFailed), `agent.close()`.
+`agent.prompt(text, images, timeout)` per user message, `agent.bash(command, exclude, timeout)`
+per `!command` (both raise AgentFailed), `agent.close()`.
 """
 
 import json
@@ -137,6 +138,30 @@ class Agent:
                     return seen  # an extension command: no run starts
             elif event.get("type") == "agent_settled" and accepted:
                 return seen
+
+    def bash(self, command, exclude, timeout):
+        """Run a user's `!command` through the agent (RPC `bash`) and wait for its answer."""
+        self.sent += 1
+        request_id = f"stree-replay-{self.sent}"
+        record = {"id": request_id, "type": "bash", "command": command}
+        if exclude:
+            record["excludeFromContext"] = True
+        self._send(record)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AgentFailed(f"the agent did not run !{command} within {timeout:g}s")
+            try:
+                event = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            if event is None:
+                raise AgentFailed(self._gone())
+            if isinstance(event, dict) and event.get("type") == "response" and event.get("id") == request_id:
+                if not event.get("success"):
+                    raise AgentFailed(f"the agent refused !{command}: {event.get('error')}")
+                return event
 
     def close(self):
         """Close stdin and wait for the agent to exit (SIGTERM, then SIGKILL, to its process group)."""

@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 
-from ..core.replay_match import Cassette, recorded_turns, user_prompts
+from ..core.replay_match import Cassette, recorded_turns, user_inputs
 from .cassette import CassetteServer
 from .drive import Agent, AgentFailed, agent_env, write_agent_dir
 
@@ -23,7 +23,7 @@ class CassetteRun:
         self.api = api
         self.session_path = session_path
         self.turns = recorded_turns(tree, leaf)
-        self.prompts = user_prompts(tree, leaf)
+        self.prompts = user_inputs(tree, leaf)
         models = [t.message.get("model") for t in self.turns if isinstance(t.message.get("model"), str)]
         self.model_id = models[0] if models else "recorded"
         self.server = CassetteServer(Cassette(self.turns), port=port, models=sorted(set(models)) or [self.model_id])
@@ -55,15 +55,19 @@ class CassetteRun:
             self.failure = str(e)
             self.agent = None
             return
-        for n, (entry_id, text, images) in enumerate(self.prompts, 1):
+        for n, (entry_id, kind, text, images) in enumerate(self.prompts, 1):
             before = len(self.server.divergences)
 
-            def sent(n=n, text=text):
+            def sent(n=n, text=text if kind == "prompt" else f"!{text}"):
                 self.drive_record["sent"] = n
                 if progress:
                     progress(n, len(self.prompts), text)
             try:
-                self.agent.prompt(text, images, turn_timeout, on_sent=sent)
+                if kind == "prompt":
+                    self.agent.prompt(text, images, turn_timeout, on_sent=sent)
+                else:
+                    sent()
+                    self.agent.bash(text, kind == "bash-excluded", turn_timeout)
             except AgentFailed as e:
                 self.failure = str(e)
                 self.drive_record["stoppedAt"] = {"userMessage": n, "entryId": entry_id, "reason": str(e)}
