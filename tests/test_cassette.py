@@ -81,6 +81,21 @@ def test_an_unchanged_replay_of_a_pi_session_has_no_divergence(recorded, tmp_pat
     assert [e["message"]["provider"] for e in messages(replayed, "assistant")] == ["stree-replay"] * 5
 
 
+def test_a_user_message_left_unanswered_at_the_end_is_not_sent(recorded, tmp_path):
+    session = tmp_path / "session.jsonl"
+    last = entries(recorded)[-1]
+    unanswered = {"type": "message", "id": "0badc0de", "parentId": last["id"], "timestamp": last["timestamp"],
+                  "message": {"role": "user", "content": [{"type": "text", "text": "one more thing"}],
+                              "timestamp": 1}}
+    session.write_text(recorded.read_text() + json.dumps(unanswered) + "\n")
+    report = tmp_path / "report.json"
+    r = run_stree("-s", session, "replay", "--serve", "--drive", " ".join(pi_command()), "--report", report,
+                  cwd=scratch(tmp_path / "checkout"), timeout=180)
+    assert r.code == 0, r
+    data = json.loads(report.read_text())
+    assert data["drive"]["userMessages"] == data["drive"]["sent"] == len(PROMPTS) and data["divergences"] == []
+
+
 def test_a_users_bang_command_is_run_again_and_its_new_output_still_matches(tmp_path):
     # `!date +%N` prints something new each time: the fingerprint keeps the command only
     prompts = ["list the files", {"bash": "date +%N"}, "read notes.txt"]

@@ -23,7 +23,10 @@ class CassetteRun:
         self.api = api
         self.session_path = session_path
         self.turns = recorded_turns(tree, leaf)
-        self.prompts = user_inputs(tree, leaf)
+        # what the user typed before the last recorded answer (after it nothing answers)
+        order = {id: i for i, id in enumerate(tree.path_ids(leaf))} if leaf else {}
+        last = order[self.turns[-1].entry_id] if self.turns else -1
+        self.prompts = [p for p in user_inputs(tree, leaf) if order[p[0]] < last]
         models = [t.message.get("model") for t in self.turns if isinstance(t.message.get("model"), str)]
         self.model_id = models[0] if models else "recorded"
         self.server = CassetteServer(Cassette(self.turns), port=port, models=sorted(set(models)) or [self.model_id])
