@@ -59,14 +59,16 @@ class ScriptedServer:
                 server.requests.append((self.path, body))
                 # the answer for this point of the conversation: the n-th for a request holding
                 # n - 1 assistant messages (pi asks in order; stree replay -j N in any order)
-                turn = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
+                turn = sum(1 for m in body.get("messages") or []
+                           if isinstance(m, dict) and m.get("role") == "assistant")
                 if turn >= len(server.answers):
                     return self._reply(500, "application/json", b'{"error":{"message":"script exhausted"}}')
                 answer = server.answers[turn]
                 anthropic = self.path.split("?", 1)[0].endswith("/messages")
                 if body.get("stream"):
                     events = server.anthropic_events(answer) if anthropic else server.openai_events(answer)
-                    payload = "".join((f"event: {n}\n" if n else "") + f"data: {json.dumps(d) if not isinstance(d, str) else d}\n\n"
+                    payload = "".join((f"event: {n}\n" if n else "") +
+                                      f"data: {d if isinstance(d, str) else json.dumps(d)}\n\n"
                                       for n, d in events).encode()
                     return self._reply(200, "text/event-stream", payload)
                 data = server.anthropic_json(answer) if anthropic else server.openai_json(answer)
@@ -105,7 +107,8 @@ class ScriptedServer:
             message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
                                      for i, (n, a) in zip(self._ids(answer), answer.calls)]
         return {"id": "chatcmpl-s", "object": "chat.completion", "created": 1, "model": answer.model,
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if answer.calls else "stop"}],
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if answer.calls else "stop"}],
                 "usage": {"prompt_tokens": answer.usage[0], "completion_tokens": answer.usage[1],
                           "total_tokens": sum(answer.usage)}}
 

@@ -219,7 +219,8 @@ def test_usage_errors(recorded, tmp_path):
 def test_ctrl_c_stops_the_agent_and_writes_the_report(recorded, tmp_path):
     pid_file = tmp_path / "agent.pid"
     # an agent that reads its prompts and never answers; it says where it runs
-    agent = f"{sys.executable} -c 'import os, sys\nopen(\"{pid_file}\", \"w\").write(str(os.getpid()))\nfor line in sys.stdin: pass'"
+    agent = (f"{sys.executable} -c 'import os, sys\nopen(\"{pid_file}\", \"w\").write(str(os.getpid()))\n"
+             "for line in sys.stdin: pass'")
     report = tmp_path / "report.json"
     proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(recorded), "replay", "--serve", "--drive", agent,
                              "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -287,7 +287,8 @@ def test_no_model_says_how_to_name_one(session, stree):
 
 def test_usage_errors(session, stree):
     for args in (["--max-cost", "1"], ["--in-place", "-o", "x.jsonl"], ["--serve", "--check"],
-                 ["--provider", "extractive"], ["--max-tokens", "0"], ["--drive", "pi"], ["--dry-run", "--write"], ["--price", "1"]):
+                 ["--provider", "extractive"], ["--max-tokens", "0"], ["--drive", "pi"], ["--dry-run", "--write"],
+                 ["--price", "1"]):
         r = stree("-s", session, "replay", *args)
         assert r.code == 2, (args, r)
         assert r.err.startswith("stree: error: ") and "Traceback" not in r.err

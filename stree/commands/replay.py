@@ -86,7 +86,8 @@ Exit: 0 all turns agree; 1 a turn diverged (--check) or a request diverged (--se
 @click.option("--write", is_flag=True, help="Keep each new answer as a sibling of the recorded one, in a new "
                                             "session file (-o, default: next to the session).")
 @click.option("-o", "--output", metavar="FILE", help="With --write: the new session file (a fork of the path).")
-@click.option("--in-place", is_flag=True, help="Append the siblings to the session itself; its leaf stays where it was.")
+@click.option("--in-place", is_flag=True,
+              help="Append the siblings to the session itself; its leaf stays where it was.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Requests in flight at once.")
 @click.option("--max-turns", type=click.IntRange(min=1), metavar="N", help="Replay at most the first N turns.")
@@ -96,11 +97,13 @@ Exit: 0 all turns agree; 1 a turn diverged (--check) or a request diverged (--se
 @click.option("--dry-run", is_flag=True, help="Build every request and send nothing: print their count "
                                               "(--json: the requests).")
 @click.option("--serve", is_flag=True, help="Answer an agent from the recording (cassette mode).")
-@click.option("--drive", metavar="CMD", help="With --serve: run CMD (e.g. 'pi --mode rpc') and feed it the recorded "
-                                              "user messages over pi's RPC protocol.")
+@click.option("--drive", metavar="CMD", help="With --serve: run CMD (e.g. 'pi --mode rpc'; split as a shell would, "
+                                              "not run by one) and feed it the recorded user messages over pi's "
+                                              "RPC protocol.")
 @click.option("--api", type=click.Choice(["openai", "anthropic"]), default="openai", show_default=True,
               help="With --drive: the API the agent is told to speak to the server.")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: any free one).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0,
+              help="With --serve: the port (default: any free one).")
 @click.option("--report", "report_file", metavar="FILE", help="With --serve: write the run's report (JSON) to FILE.")
 @click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, metavar="SECONDS",
               show_default=True, help="With --drive: give up when the agent takes longer for one user message.")

@@ -64,6 +64,10 @@ class Reply:
         return out
 
 
+def _message(error):
+    return error.get("message") if isinstance(error, dict) else error
+
+
 def _count(value):
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -126,7 +130,7 @@ def _openai_stream(call, response):
             continue
         if event.get("error"):
             error = event["error"]
-            raise call.fail(f"the server sent an error in the stream: {error.get('message') if isinstance(error, dict) else error}")
+            raise call.fail(f"the server sent an error in the stream: {_message(error)}")
         reply.model = event.get("model") or reply.model
         if event.get("usage"):
             _openai_usage(reply, event["usage"])
@@ -216,7 +220,7 @@ def _anthropic_stream(call, response):
         index = event.get("index", 0)
         if kind == "error":
             error = event.get("error") or {}
-            raise call.fail(f"the server sent an error in the stream: {error.get('message') if isinstance(error, dict) else error}")
+            raise call.fail(f"the server sent an error in the stream: {_message(error)}")
         if kind == "message_start":
             message = event.get("message") or {}
             reply.model = message.get("model") or reply.model

@@ -50,7 +50,8 @@ def compare_tools(recorded, new):
     """(same?, what differs or None) for two lists of (name, arguments)."""
     names = [n for n, _ in recorded], [n for n, _ in new]
     if names[0] != names[1]:
-        return False, f"tool calls differ: recorded [{', '.join(map(str, names[0]))}], new [{', '.join(map(str, names[1]))}]"
+        recorded_names, new_names = (", ".join(map(str, n)) for n in names)
+        return False, f"tool calls differ: recorded [{recorded_names}], new [{new_names}]"
     for (name, a), (_, b) in zip(recorded, new):
         if _canonical(a) != _canonical(b):
             keys = sorted(set(a) | set(b)) if isinstance(a, dict) and isinstance(b, dict) else []

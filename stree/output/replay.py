@@ -51,7 +51,8 @@ def summary(records, threshold, skipped=0, interrupted=False):
     tokens = sum((r["tokens"]["input"] + r["tokens"]["output"] + r["tokens"]["cacheRead"] + r["tokens"]["cacheWrite"])
                  for r in records if r.get("tokens"))
     cost = sum(r.get("cost") or 0 for r in records)
-    text = f"{len(records)} turn{'' if len(records) == 1 else 's'} replayed, {diverged} diverged (threshold {threshold:g})"
+    turns = f"{len(records)} turn" + ("" if len(records) == 1 else "s")
+    text = f"{turns} replayed, {diverged} diverged (threshold {threshold:g})"
     if failed:
         text += f", {failed} failed"
     text += f"; {tokens} tokens, cost {cost:.4f}"

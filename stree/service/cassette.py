@@ -70,7 +70,8 @@ class CassetteServer:
     def handle_get(self, handler):
         path = handler.path.split("?", 1)[0].rstrip("/")
         if path.endswith("/models"):
-            data = [{"id": m, "object": "model", "type": "model", "created": 0, "owned_by": "stree"} for m in self.models]
+            data = [{"id": m, "object": "model", "type": "model", "created": 0, "owned_by": "stree"}
+                    for m in self.models]
             return _send(handler, 200, {"object": "list", "data": data})
         return _send(handler, 404, wire.openai_error(f"stree replay: no route GET {path}"))
 

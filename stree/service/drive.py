@@ -4,9 +4,10 @@ The agent is started with PI_CODING_AGENT_DIR pointing at a temporary agent dir 
 models.json has one provider, `stree-replay`, at the cassette server, and whose settings.json
 makes it the default: pi needs no flag and no key. Each recorded user message is sent as a
 `prompt` command; the next is sent once the agent reports `agent_settled` (pi 0.80.4 and
-later). A user's `!command` is sent as a `bash` command (its output is the agent's own). The agent runs the recorded tool calls for real, in the directory it is started in.
+later). A user's `!command` is sent as a `bash` command (its output is the agent's own).
+The agent runs the recorded tool calls for real, in the directory it is started in.
 
-Calling sequence: `agent = Agent(argv, agent_dir, cwd, env)`, `agent.start()`,
+Calling sequence: `agent = Agent(argv, cwd, env)`, `agent.start()`,
 `agent.prompt(text, images, timeout)` per user message, `agent.bash(command, exclude, timeout)`
 per `!command` (both raise AgentFailed), `agent.close()`.
 """
