@@ -280,6 +280,20 @@ def test_ctrl_c_keeps_what_is_complete(session, keys, tmp_path):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
+def test_an_existing_output_is_refused_before_anything_is_sent(session, stree, keys, tmp_path):
+    server = ScriptedServer(RECORDED)
+    try:
+        taken = tmp_path / "taken.jsonl"
+        taken.write_text("mine\n")
+        r = stree("-s", session, "replay", *model_args(server), "-o", taken)
+        assert r.code == 6 and "already exists" in r.err and taken.read_text() == "mine\n"
+        r = stree("-s", session, "replay", *model_args(server), "--junit", tmp_path / "no" / "such" / "j.xml")
+        assert r.code == 2 and "no such directory" in r.err
+    finally:
+        server.close()
+    assert server.requests == []
+
+
 def test_no_model_says_how_to_name_one(session, stree):
     r = stree("-s", session, "replay")
     assert r.code == 2 and "no model to replay with" in r.err and "--provider openai|anthropic" in r.err

@@ -142,6 +142,7 @@ def command(env, range_, provider, model, base_url, timeout, stream, max_tokens,
     if max_cost is not None and price is None:
         raise UsageError("--max-cost needs --price IN,OUT (stree knows no model prices)",
                          hint="e.g. --price 0.15,0.60 for USD 0.15 / 0.60 per million input / output tokens")
+    _writable(output, junit_file)
     leaf, only = _turns(tree, range_)
     request = _request_options(system_prompt, tools_file)
     if max_tokens:
@@ -191,6 +192,22 @@ def _turns(tree, range_):
     if kind == "range":
         return ids[1], {n.id for n in tree.range(ids[0], ids[1])}
     return ids[0], None
+
+
+def _writable(output, junit_file):
+    """Refuse, before any request is paid for, what could not be written at the end."""
+    import os
+
+    from ..errors import CONFLICT, StreeError
+
+    if output and os.path.lexists(os.path.expanduser(output)):
+        raise StreeError(f"{output}: already exists; nothing sent", code=CONFLICT,
+                         hint="choose another path with -o, or remove it first")
+    for path, option in ((output, "-o"), (junit_file, "--junit")):
+        if path:
+            directory = os.path.dirname(os.path.abspath(os.path.expanduser(path)))
+            if not os.path.isdir(directory):
+                raise UsageError(f"{option} {path}: no such directory {directory}")
 
 
 def _price(text):
