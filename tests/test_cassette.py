@@ -239,3 +239,21 @@ def test_ctrl_c_stops_the_agent_and_writes_the_report(recorded, tmp_path):
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the agent is gone
+
+
+def test_a_warning_when_recorded_calls_name_the_recorded_directory(tmp_path):
+    from builders import SessionBuilder
+
+    work = tmp_path / "work"
+    b = SessionBuilder(cwd=str(work))
+    b.user("fix it")
+    b.assistant(None, tools=[("edit", {"path": f"{work}/src/x.py", "oldText": "a", "newText": "b"})])
+    b.tool_result(b.entries[-1]["message"]["content"][0]["id"], "edit", "ok")
+    b.assistant("done")
+    session = b.write(tmp_path / "s.jsonl")
+    elsewhere = scratch(tmp_path / "checkout")
+    r = run_stree("-s", session, "replay", "--serve", "--drive", "false", cwd=elsewhere)
+    assert f"1 recorded tool call(s) name {work} by absolute path (first: edit in" in r.err
+    assert f"they act there, not in {elsewhere}" in r.err
+    r = run_stree("-s", session, "replay", "--serve", "--drive", "false", cwd=scratch(work))
+    assert "absolute path" not in r.err  # replayed where it was recorded

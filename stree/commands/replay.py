@@ -389,6 +389,11 @@ def _serve(env, session, tree, leaf, drive, api, port, report_file, turn_timeout
             _note(f"serving {len(run.turns)} recorded turns at {run.url}; driving {drive!r} through "
                   f"{len(run.prompts)} user messages (the agent runs the recorded tool calls for real)")
             cwd = env.cwd or os.getcwd()
+            recorded_cwd = session.header.get("cwd") if isinstance(session.header, dict) else None
+            named = run.calls_naming(recorded_cwd) if isinstance(recorded_cwd, str) else []
+            if named and os.path.realpath(cwd) != os.path.realpath(recorded_cwd):
+                _note(f"warning: {len(named)} recorded tool call(s) name {recorded_cwd} by absolute path "
+                      f"(first: {named[0][1]} in {named[0][0]}): replayed, they act there, not in {cwd}")
             run.drive(argv, cwd, turn_timeout, keep_going,
                       progress=lambda n, total, text: _note(f"user message {n}/{total}: {_short(text)}"))
     except KeyboardInterrupt:

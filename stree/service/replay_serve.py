@@ -44,6 +44,21 @@ class CassetteRun:
         self.server.start()
         return self
 
+    def calls_naming(self, directory):
+        """The recorded tool calls whose arguments name `directory` (the recording's cwd) by
+        absolute path: replayed in a scratch checkout, they act on that directory still."""
+        import json
+
+        if not directory or directory == "/":
+            return []
+        out = []
+        for turn in self.turns:
+            for block in turn.message.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "toolCall" and \
+                        directory in json.dumps(block.get("arguments"), ensure_ascii=False):
+                    out.append((turn.entry_id, block.get("name")))
+        return out
+
     # -- an agent driven through the recorded user messages ------------------------------
 
     def drive(self, argv, cwd, turn_timeout, keep_going=False, progress=None):
