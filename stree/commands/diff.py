@@ -95,7 +95,11 @@ def _side(env, value):
         import os
 
         rev = m.group(2)
-        if os.path.abspath(str(path)) == os.path.abspath(str(env.session_path() if env.session_arg else "")):
+        try:
+            selected = os.path.abspath(str(env.session_path()))
+        except StreeError:  # no session selected or found: SESSION alone names one
+            selected = None
+        if os.path.abspath(str(path)) == selected:  # one session: from the merge base
             session, tree = env.load()
         else:
             session, tree = _load(env, str(path))
