@@ -91,7 +91,8 @@ def test_two_branches_of_one_session_from_their_merge_base(stree, demo):
         ids = stree("-s", demo, "log", "--reverse", "--format", "{id} {type}", f"{base}..{side}").out.split("\n")
         after[side] = [line.split()[0] for line in ids if line.endswith(" message")]
     assert records[0]["index"] == 0
-    assert records[0]["a"]["id"] == after["handrolled-splitter"][0] and records[0]["b"]["id"] == after["fix-verified"][0]
+    assert records[0]["a"]["id"] == after["handrolled-splitter"][0]
+    assert records[0]["b"]["id"] == after["fix-verified"][0]
     assert [x["b"]["id"] for x in records if x["b"]] == after["fix-verified"]
     statuses = [x["status"] for x in records]
     assert statuses.count("added") == len(after["fix-verified"]) - len(after["handrolled-splitter"])
@@ -103,6 +104,8 @@ def test_two_branches_of_one_session_from_their_merge_base(stree, demo):
 def test_session_revisions_and_errors(stree, demo, pair, tmp_path):
     a, _ = pair
     assert stree("diff", "demo:@", f"{demo}:@", "--exit-code").code == 0  # `demo` and a copy of it
+    r = stree("diff", f"{a}:@~2", f"{a}:@", "--json")  # one file named twice: from the merge base (@~2)
+    assert [(x["index"], x["status"]) for x in map(json.loads, r.out.splitlines())] == [(0, "added"), (1, "added")]
     r = stree("diff", "demo:@", f"{tmp_path}/missing.jsonl:@")
     assert r.code == 3 and r.err.startswith("stree: error: ") and "missing.jsonl" in r.err
     r = stree("-s", demo, "diff", "no-such-label", "@")

@@ -186,3 +186,36 @@ def test_the_empty_context_and_a_model_without_images():
         b.add(m)
     assert b.body()["messages"][-1]["content"] == [
         {"type": "text", "text": "(image omitted: model does not support images)"}]
+
+
+def test_max_tokens_near_the_context_window_is_pi_ais_clamp(sessions):
+    """pi-ai's estimate (the last usage plus the messages after it) and clamp, with thinking."""
+    from stree.core.convert import convert_to_llm
+    from stree.core.request import make_target
+
+    path = sessions["demo"]
+    tree = load(path)
+    prompt = "You are pi. " * 400
+    cases, requests = [], []
+    for at in [tree.parent_of(n).id for n in tree.path(tree.leaf) if n.role == "assistant"][::4] + [tree.leaf]:
+        context = tree.build_context(at)
+        for api in APIS:
+            for window in (20000, 45000, 60000):
+                for model, reasoning in (("m1", False), ("claude-sonnet-4-5", True)):
+                    target = make_target(api, model=model, provider="x", base_url=LOOPBACK, context_window=window,
+                                         reasoning=reasoning)
+                    builder = Builder(target, prompt)
+                    for msg in convert_to_llm(context["messages"]):
+                        builder.add(msg)
+                    ours = builder.body("medium")
+                    cases.append(ours)
+                    requests.append(["body", path, "--api", APIS[api], "--model", model, "--provider", "x",
+                                     "--context-window", window, "--at", at, "--system-prompt", prompt,
+                                     "--tools", json.dumps(offered(ours)), "--thinking", "medium",
+                                     *(["--reasoning"] if reasoning else [])])
+    answers = pi16(requests)
+    clamped = 0
+    for ours, theirs in zip(cases, answers):
+        assert ours == theirs["body"]
+        clamped += (ours.get("max_tokens") or ours.get("max_completion_tokens")) < 16384
+    assert clamped > len(cases) // 2  # the windows are small enough to clamp

@@ -14,8 +14,8 @@ from ..errors import UsageError
 Examples:
   stree context                       what the model sees at @
   stree context bug-found~1 --json    pi's context object at an earlier entry
-  stree context --as openai --model gpt-5 | curl -s $URL/chat/completions -H 'content-type: application/json' -d @-
-  stree context --as anthropic --system-prompt prompt.md --max-tokens 8192
+  stree context --as openai | curl -s $URL -H 'content-type: application/json' -d @-
+  stree context bug-found --as anthropic --model claude-sonnet-4-5 --max-tokens 8192
   stree context --format '{{role}}\\t{{text}}' | cut -c1-120
 
 \b

@@ -8,11 +8,11 @@ from ..errors import StreeError
 
 @click.command("diff", epilog="""\b
 Examples:
-  stree diff try-1 try-2                 two branches of this session, from where they part
+  stree diff main try-2                  two branches of this session, from where they part
   stree diff @~6 @ --stat                what the last turns changed, in counts
-  stree diff 01a1f83b:@ replay.jsonl:@   a recorded session and its replay, from the root
-  stree diff --name-only try-1 try-2     the tool calls that differ, by name
-  stree diff --quiet a b || echo differ  exit 1 when the paths differ
+  stree diff 0199a1b2:@ demo.jsonl:@     two sessions (a recording and its replay), from the root
+  stree diff --name-only main try-2      the tool calls that differ, by name
+  stree diff --quiet main X || echo differ   exit 1 when the paths differ
 
 \b
 A and B are revisions of the selected session (-s), or SESSION:REV with SESSION an id
@@ -95,7 +95,11 @@ def _side(env, value):
         import os
 
         rev = m.group(2)
-        if os.path.abspath(str(path)) == os.path.abspath(str(env.session_path() if env.session_arg else "")):
+        try:
+            selected = os.path.abspath(str(env.session_path()))
+        except StreeError:  # no session selected or found: SESSION alone names one
+            selected = None
+        if os.path.abspath(str(path)) == selected:  # one session: from the merge base
             session, tree = env.load()
         else:
             session, tree = _load(env, str(path))

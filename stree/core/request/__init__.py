@@ -17,7 +17,7 @@ context's system messages (pi >= 1.5 and a compaction store them) join them as p
 Bodies share their message objects with each other: treat them as read-only.
 """
 
-from ..context import build_context, entry_messages
+from ..context import build_context, entry_messages, entry_model
 from ..convert import content_text, convert_to_llm, system_prompt as collapse_system
 from . import anthropic, openai
 from .model import (APIS, Estimate, Target, budget_for, clamp_max_tokens, clamp_thinking, estimate_tokens,
@@ -153,8 +153,6 @@ def requests_along(tree, leaf_id, *, api, model=None, provider=None, base_url=No
         if etype == "thinking_level_change":
             thinking = entry.get("thinkingLevel")
         elif etype == "model_change":
-            from ..context import entry_model
-
             session_model = entry_model(entry)
         elif assistant:
             session_model = {k: msg[f] for k, f in (("provider", "provider"), ("modelId", "model")) if f in msg}

@@ -189,12 +189,11 @@ def convert_tools(tools):
             for t in tools if isinstance(t, dict)]
 
 
-def body(target, c, system_text, tools, messages, max_tokens, level, session_id=None):
-    """buildParams: the request body."""
+def body(target, c, system_text, tools, messages, max_tokens, level):
+    """buildParams: the request body (without prompt_cache_key, pi's session id for OpenAI's
+    own API: a cache hint stree leaves out)."""
     head = [{"role": target.instructions_role, "content": sanitize(system_text)}] if system_text else []
     params = {"model": target.id, "messages": head + messages, "stream": True}
-    if session_id and target.host_has("api.openai.com"):
-        params["prompt_cache_key"] = session_id[:64]
     params["stream_options"] = {"include_usage": True}
     if c["store"]:
         params["store"] = False

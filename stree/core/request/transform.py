@@ -4,6 +4,8 @@ a result gets pi-ai's error result "No result provided"."""
 
 import re
 
+from .ids import openai_tool_call_id
+
 IMAGE_PLACEHOLDER_USER = "(image omitted: model does not support images)"
 IMAGE_PLACEHOLDER_TOOL = "(tool image omitted: model does not support images)"
 NO_RESULT = "No result provided"
@@ -41,12 +43,6 @@ def _replace_images(content, placeholder):
     return out
 
 
-def _tool_id_openai(id, target):
-    from .ids import openai_tool_call_id
-
-    return openai_tool_call_id(id, target)
-
-
 def _tool_id_anthropic(id, target):
     return re.sub(r"[^a-zA-Z0-9_-]", "_", id)[:64]
 
@@ -57,7 +53,7 @@ class Transform:
     def __init__(self, target):
         self.target = target
         self.ids = {}  # original tool-call id -> the id sent
-        self.normalize = _tool_id_openai if target.api == "openai" else _tool_id_anthropic
+        self.normalize = openai_tool_call_id if target.api == "openai" else _tool_id_anthropic
 
     def message(self, msg):
         if msg.get("content") is None:
