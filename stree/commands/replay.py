@@ -76,9 +76,10 @@ Exit: 0 all turns agree; 1 a turn diverged (--check) or a request diverged (--se
 @click.option("--retries", type=click.IntRange(min=0), metavar="N",
               help="Retry a failed request N times (default 3; 429 and 5xx answers, lost connections).")
 @click.option("--system-prompt", "system_prompt", type=click.Path(dir_okay=False), metavar="FILE",
-              help="The system prompt to send (the session does not store pi's).")
+              help="The instructions to send (text file; default: the config's system_prompt, else none: "
+                   "the session does not store pi's).")
 @click.option("--tools", "tools_file", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Tool definitions to send (JSON: a list of {name, description, parameters}).")
+              help="Tool definitions to send, a JSON array (default: the config's tools, else pi's built-in).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
               help="A turn whose text similarity is below this diverges.")
 @click.option("--check", is_flag=True, help="Exit 1 when any turn diverges.")
@@ -223,27 +224,11 @@ def _price(text):
 
 
 def _request_options(system_prompt, tools_file):
-    out = {}
-    if system_prompt:
-        out["system_prompt"] = _read(system_prompt, "--system-prompt").decode("utf-8", "replace")
-    if tools_file:
-        try:
-            tools = json.loads(_read(tools_file, "--tools"))
-        except ValueError as e:
-            raise UsageError(f"--tools {tools_file}: not JSON: {e}") from None
-        if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str)
-                                                  for t in tools):
-            raise UsageError(f"--tools {tools_file}: expected a JSON list of {{name, description, parameters}}")
-        out["tools"] = tools
-    return out
+    """The system prompt and tools of the requests (files, else the config: as context --as)."""
+    from ..core.request.inputs import request_inputs
 
-
-def _read(path, option):
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise UsageError(f"{option} {path}: {e.strerror}") from None
+    text, tools = request_inputs(system_prompt, tools_file)
+    return {"system_prompt": text, "tools": tools}
 
 
 def _dry_run(tree, leaf, only, max_turns, request, provider, model, base_url, json_mode):
