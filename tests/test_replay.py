@@ -328,3 +328,17 @@ def test_progress_on_a_terminal_only(session, stree, keys):
     assert proc.returncode == 0 and piped.code == 0
     assert b"replaying 5 turns with openai/candidate" in shown
     assert "replaying" not in piped.err
+
+
+def test_the_system_prompt_comes_from_the_flag_or_the_config(session, stree, tmp_path):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("You are the candidate.")
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stree" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'system_prompt = "{prompt}"\n')
+    r = stree("-s", session, "replay", "--dry-run", "--json", "--max-turns", "1")
+    assert json.loads(r.out)["request"]["messages"][0] == {"role": "system", "content": "You are the candidate."}
+    other = tmp_path / "other.txt"
+    other.write_text("Flag wins.")
+    r = stree("-s", session, "replay", "--dry-run", "--json", "--max-turns", "1", "--system-prompt", other)
+    assert json.loads(r.out)["request"]["messages"][0]["content"] == "Flag wins."
