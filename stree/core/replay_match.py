@@ -24,7 +24,8 @@ Calling sequence: `recorded_turns(tree, leaf)` gives the Turns of a path (the fi
 the context before each assistant message); `from_openai(body)` / `from_anthropic(body)`
 give a request's; `Cassette(turns).find(atoms)` answers with the Turn whose context equals
 the request's (the next of several recorded for one context: an error and its retry), or
-None; `Cassette.nearest(atoms)` and `differences(...)` explain a miss.
+None; `Cassette.nearest(atoms)` and `differences(...)` explain a miss. `user_inputs(tree,
+leaf)` lists what the user typed on the path, for driving an agent through it again.
 """
 
 import re
