@@ -7,6 +7,8 @@
     max_time = 600                      # seconds a whole request may take (retries, streaming)
     context_window = 128000
     stream = true
+    system_prompt = "~/prompts/pi.md"   # context --as: the instructions (the session has none)
+    tools = "~/prompts/tools.json"      # context --as: tool definitions (default: pi's built-in)
 
     [anthropic]                         # used when that provider is chosen
     model = "claude-haiku-4-5"
@@ -19,7 +21,7 @@ from .errors import UsageError
 KEYS = {
     "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float), "max_time": (int, float),
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
-    "max_tokens_field": str, "reasoning": bool, "thinking_level": str,
+    "max_tokens_field": str, "reasoning": bool, "thinking_level": str, "system_prompt": str, "tools": str,
 }
 SECTIONS = ("openai", "anthropic", "extractive")
 

@@ -12,7 +12,8 @@ INTERNAL = 70
 
 EXIT_CODES = [
     (OK, "success (also when the reader of stdout goes away: stree log | head -1)"),
-    (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems, a search found nothing)"),
+    (NEGATIVE, "negative answer (merge-base --is-ancestor false, fsck found problems, a search found nothing, "
+               "diff --exit-code: the paths differ)"),
     (USAGE, "usage error (bad option, bad revision syntax)"),
     (NOT_FOUND, "not found or ambiguous (revision, label, session)"),
     (BAD_FILE, "unreadable or invalid session file"),

@@ -295,19 +295,26 @@ def test_names_have_newlines_turned_into_spaces_as_pi_writes_them(tmp_path, stre
 
 @pytest.mark.parametrize("api,as_", [("openai-completions", "openai"), ("anthropic-messages", "anthropic")])
 def test_replayed_context_carries_the_system_prompt_and_tools_as_pi_ai_sends_them(api, as_, corpus, stree):
+    """(The whole body against pi 1.6.0's: tests/test_request.py.) The session's system
+    messages declare its tools: they are the request's, not pi's defaults."""
     path, home, _ = corpus["system_messages"]
     sent = ask([["request", path, "--api", api]], home)[0]["body"]
-    body = json.loads(stree("-s", path, "context", "--as", as_).out)
+    body = json.loads(stree("-s", path, "context", "--as", as_, "--model", "m1", "--provider", "vllm",
+                            "--base-url", "http://127.0.0.1:9/v1").out)
+    names = [t["function"]["name"] if as_ == "openai" else t["name"] for t in body["tools"]]
+    assert names == ["read", "edit"]  # the session's (bash was removed)
     if as_ == "openai":
         assert sent["messages"][0]["role"] == "system"
         assert body["messages"][0] == sent["messages"][0]
         assert not [m for m in body["messages"][1:] if m["role"] == "system"]
         assert body["tools"] == [{"type": "function", "function": {k: t["function"][k] for k in
-                                                                   ("name", "description", "parameters")}}
-                                 for t in sent["tools"]]
+                                                          ("name", "description", "parameters")}}
+                        for t in sent["tools"]]
     else:
-        assert [{"type": b["type"], "text": b["text"]} for b in sent["system"]] == body["system"]
-        assert body["tools"] == [{k: t[k] for k in ("name", "description", "input_schema")} for t in sent["tools"]]
+        assert [{"type": b["type"], "text": b["text"]} for b in sent["system"]] == \
+            [{"type": b["type"], "text": b["text"]} for b in body["system"]]
+        ours = [{k: t[k] for k in ("name", "description", "input_schema")} for t in body["tools"]]
+        assert ours == [{k: t[k] for k in ("name", "description", "input_schema")} for t in sent["tools"]]
     assert "Today is Tuesday." in json.dumps(body) and "bash" not in json.dumps(body.get("tools"))
 
 
@@ -315,8 +322,9 @@ def test_a_context_without_system_messages_sends_no_system_prompt(corpus, stree)
     path, _, _ = corpus["context_edits"]
     for as_ in ("openai", "anthropic"):
         body = json.loads(stree("-s", path, "context", "--as", as_).out)
-        assert "tools" not in body and "system" not in body
-        assert body["messages"][0]["role"] == "user"
+        assert "system" not in body and body["messages"][0]["role"] == "user"
+        names = [t["function"]["name"] if as_ == "openai" else t["name"] for t in body["tools"]]
+        assert names == ["read", "bash", "edit", "write"]  # pi's default tools
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ COMMANDS = {
     "rev-parse": ("stree.commands.rev_parse", "Resolve revisions to entry ids"),
     "merge-base": ("stree.commands.merge_base", "Find the common ancestor of two entries"),
     "context": ("stree.commands.context", "Show the LLM context pi builds at an entry"),
+    "diff": ("stree.commands.diff", "Compare the paths to two entries, turn by turn (two sessions too)"),
     "ls": ("stree.commands.ls", "List sessions of this project, or of all projects"),
     "grep": ("stree.commands.grep", "Search the text of every session for lines matching a pattern"),
     "checkout": ("stree.commands.checkout", "Move the leaf to an entry, as pi's /tree does"),
@@ -24,5 +25,6 @@ COMMANDS = {
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
     "catalog": ("stree.commands.catalog", "Show the session catalogue's state, or rebuild it"),
     "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
+    "replay": ("stree.commands.replay", "Re-ask a model at each turn and compare, or serve the recording"),
     "serve": ("stree.commands.serve", "Answer pi's RPC requests about sessions over stdio (--mcp: MCP tools)"),
 }

@@ -1,12 +1,13 @@
 import click
 
 from .options import output_options
-from ..core.convert import convert_to_llm, to_anthropic, to_openai
+from ..core.convert import convert_to_llm
 from ..output.fields import MESSAGE_FIELDS, describe
 from ..format.terminal import inert
 from ..output.modes import to_json
 from ..format.text import full_text, normalize
 from ..core.revs import Resolver
+from ..errors import UsageError
 
 
 @click.command("context", epilog=f"""\b
@@ -14,21 +15,40 @@ Examples:
   stree context                       what the model sees at @
   stree context bug-found~1 --json    pi's context object at an earlier entry
   stree context --as openai | curl -s $URL -H 'content-type: application/json' -d @-
+  stree context bug-found --as anthropic --model claude-sonnet-4-5 --max-tokens 8192
   stree context --format '{{role}}\\t{{text}}' | cut -c1-120
 
 \b
 --json prints one object {{messages, thinkingLevel, model}}, exactly as pi 1.5.2's
-buildSessionContext returns it. --as openai|anthropic prints a request body
-({{model, messages}}) for replaying the context against that API; the context's system
-messages become its system prompt and tools, as pi's providers send them.
+buildSessionContext returns it. --as openai|anthropic prints the request body pi-ai 1.6.0
+would send with this context (OpenAI chat completions, Anthropic messages): a tool call
+without a result gets pi-ai's error result "No result provided"; thinking is kept only for
+the model that wrote it; max_tokens, the reasoning fields and the instructions role
+("developer" only on OpenAI's own API) as pi sends them. The session stores no system
+prompt and no tool definitions: --system-prompt FILE and --tools FILE (a JSON array of
+{{name, description, parameters}}) give them, or the config's system_prompt and tools;
+else pi's default tools (read, bash, edit, write) are offered, plus any other tool the
+session calls (pi's definition, or a permissive schema). The model: --model, --provider
+(pi's provider name), --base-url; default the session's model on the API's own server.
 Fields for --format (one record per message):
 {describe(MESSAGE_FIELDS)}""")
 @click.argument("revision", required=False, default="@", metavar="[REV]")
 @click.option("--as", "as_", type=click.Choice(["pi", "openai", "anthropic"]), default="pi", show_default=True,
               help="Message format.")
+@click.option("--model", metavar="ID", help="With --as: the model asked (default: the session's model).")
+@click.option("--provider", metavar="NAME",
+              help="With --as: pi's provider of the model (openai, anthropic, openrouter, groq, ...).")
+@click.option("--base-url", metavar="URL", help="With --as: the server (default: the API's own).")
+@click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
+              help="With --as: the model's output limit (default 16384, as pi for a model it does not know).")
+@click.option("--system-prompt", "system_prompt_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With --as: the instructions (text file; default: the config's system_prompt, else none).")
+@click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With --as: tool definitions, a JSON array (default: the config's tools, else pi's built-in).")
 @output_options(MESSAGE_FIELDS)
 @click.pass_obj
-def command(env, revision, as_, json_mode, fmt, nul):
+def command(env, revision, as_, model, provider, base_url, max_tokens, system_prompt_file, tools_file,
+            json_mode, fmt, nul):
     """Show the LLM context pi builds at REV (default @).
 
     The same rules as pi 1.5.2: a compaction on the path puts its system message and
@@ -38,14 +58,28 @@ def command(env, revision, as_, json_mode, fmt, nul):
     messages; missing content reads as empty; thinking level and model are the last
     ones set on the path.
     """
+    request = {"--model": model, "--provider": provider, "--base-url": base_url, "--max-tokens": max_tokens,
+               "--system-prompt": system_prompt_file, "--tools": tools_file}
+    if as_ == "pi" and any(v is not None for v in request.values()):
+        given = next(k for k, v in request.items() if v is not None)
+        raise UsageError(f"{given} describes a request: it needs --as openai or --as anthropic")
+    if base_url is not None:
+        from ..providers import check_base_url
+
+        check_base_url(base_url, "--base-url")
     session, tree = env.load()
     leaf = Resolver(tree).resolve(revision) if tree.nodes else None
-    context = tree.build_context(leaf)
     out = env.output(json_mode, fmt, nul, MESSAGE_FIELDS)
     if as_ != "pi":
-        body = to_openai(context) if as_ == "openai" else to_anthropic(context)
+        from ..core.request import request_at
+        from ..core.request.inputs import request_inputs
+
+        system_prompt, tools = request_inputs(system_prompt_file, tools_file)
+        body = request_at(tree, leaf, api=as_, model=model, provider=provider, base_url=base_url,
+                          system_prompt=system_prompt, tools=tools, max_tokens=max_tokens)
         click.echo(to_json(body) + out.end, nl=False)
         return
+    context = tree.build_context(leaf)
     if out.json:
         out.record(context)
         out.close()

@@ -1,6 +1,5 @@
-"""pi's convertToLlm, and the OpenAI / Anthropic message shapes for replaying a context."""
-
-import json
+"""pi's convertToLlm, and the system prompt and tools of a context's system messages (the
+requests built from them: core.request)."""
 
 COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
 COMPACTION_SUFFIX = "\n</summary>"
@@ -98,119 +97,6 @@ def system_prompt(messages):
     return "\n\n".join(p for p in parts if p), list(tools.values())
 
 
-def _schema(tool):
-    parameters = tool.get("parameters")
-    return parameters if isinstance(parameters, dict) else {}
-
-
-def _blocks(content):
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict)]
-
-
 def _text(block):
     text = block.get("text", "")
     return text if isinstance(text, str) else ""  # a broken block carries no text
-
-
-def _text_of(blocks):
-    return "".join(_text(b) for b in blocks if b.get("type") == "text")
-
-
-def to_openai(context):
-    """Chat Completions messages for pi's context at an entry; its system messages become
-    one system message first, and their tools the request's tools (as pi-ai sends them)."""
-    llm = convert_to_llm(context["messages"])
-    system, tools = system_prompt(llm)
-    messages = [{"role": "system", "content": system}] if system else []
-    for m in llm:
-        role = m["role"]
-        blocks = _blocks(m.get("content"))
-        if role == "user":
-            parts = []
-            for b in blocks:
-                if b.get("type") == "text":
-                    parts.append({"type": "text", "text": _text(b)})
-                elif b.get("type") == "image":
-                    parts.append({"type": "image_url",
-                                  "image_url": {"url": f"data:{b.get('mimeType')};base64,{b.get('data')}"}})
-            if all(p["type"] == "text" for p in parts):
-                messages.append({"role": "user", "content": "".join(p["text"] for p in parts)})
-            else:
-                messages.append({"role": "user", "content": parts})
-        elif role == "assistant":
-            msg = {"role": "assistant", "content": _text_of(blocks) or None}
-            calls = [{"id": b.get("id"), "type": "function",
-                      "function": {"name": b.get("name"),
-                                   "arguments": json.dumps(b.get("arguments") or {}, ensure_ascii=False)}}
-                     for b in blocks if b.get("type") == "toolCall"]
-            if calls:
-                msg["tool_calls"] = calls
-            messages.append(msg)
-        elif role == "toolResult":
-            messages.append({"role": "tool", "tool_call_id": m.get("toolCallId"), "content": _text_of(blocks)})
-    body = {"messages": messages}
-    if tools:
-        body["tools"] = [{"type": "function", "function": {"name": t.get("name"), "description": t.get("description"),
-                                                           "parameters": _schema(t)}} for t in tools]
-    model = context.get("model")
-    if model and model.get("modelId"):
-        body = {"model": model["modelId"], **body}
-    return body
-
-
-def to_anthropic(context):
-    """Anthropic Messages for pi's context: tool results folded into user turns."""
-    messages = []
-
-    def push(role, blocks):
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)
-        else:
-            messages.append({"role": role, "content": list(blocks)})
-
-    llm = convert_to_llm(context["messages"])
-    system, tools = system_prompt(llm)
-    for m in llm:
-        role = m["role"]
-        blocks = _blocks(m.get("content"))
-        if role == "user":
-            out = []
-            for b in blocks:
-                if b.get("type") == "text":
-                    out.append({"type": "text", "text": _text(b)})
-                elif b.get("type") == "image":
-                    out.append({"type": "image", "source": {"type": "base64", "media_type": b.get("mimeType"),
-                                                            "data": b.get("data")}})
-            push("user", out)
-        elif role == "assistant":
-            out = []
-            for b in blocks:
-                if b.get("type") == "thinking" and b.get("thinkingSignature"):
-                    out.append({"type": "thinking", "thinking": b.get("thinking", ""),
-                                "signature": b.get("thinkingSignature")})
-                elif b.get("type") == "text" and b.get("text"):
-                    out.append({"type": "text", "text": b["text"]})
-                elif b.get("type") == "toolCall":
-                    out.append({"type": "tool_use", "id": b.get("id"), "name": b.get("name"),
-                                "input": b.get("arguments") or {}})
-            if out:
-                push("assistant", out)
-        elif role == "toolResult":
-            push("user", [{"type": "tool_result", "tool_use_id": m.get("toolCallId"),
-                           "content": [{"type": "text", "text": _text_of(blocks)}],
-                           "is_error": bool(m.get("isError"))}])
-    body = {"messages": messages}
-    if system:
-        body["system"] = [{"type": "text", "text": system}]
-    if tools:
-        body["tools"] = [{"name": t.get("name"), "description": t.get("description"),
-                          "input_schema": {"type": "object", "properties": _schema(t).get("properties") or {},
-                                           "required": _schema(t).get("required") or []}} for t in tools]
-    model = context.get("model")
-    if model and model.get("modelId"):
-        body = {"model": model["modelId"], **body}
-    return body

@@ -99,12 +99,28 @@ class Options:
     def reasons(self):
         if self.reasoning is not None:
             return bool(self.reasoning)
-        name = (self.model or "").rpartition("/")[2].lower()
-        return bool(REASONING_MODELS.match(name)) and not name.startswith("gpt-5-chat")
+        return is_reasoning_model(self.model)
 
 
 # models pi's registry marks as reasoning (OpenAI o-series and GPT-5; Claude 3.7 and 4 on)
 REASONING_MODELS = re.compile(r"(o[134]|gpt-[5-9]|claude-(3-7|(sonnet|opus|haiku|fable)-[4-9]|[4-9]))")
+
+
+def is_reasoning_model(model):
+    """Whether pi's registry marks the model id as a reasoning model (known names only)."""
+    name = (model or "").rpartition("/")[2].lower() if isinstance(model, str) else ""
+    return bool(REASONING_MODELS.match(name)) and not name.startswith("gpt-5-chat")
+
+
+def instructions_role(reasoning, provider=None, base_url=None):
+    """The role of the instructions (system prompt) in an OpenAI chat-completions request, by
+    pi-ai 1.6.0's rule (detectCompat's supportsDeveloperRole): "developer" for a reasoning
+    model of OpenAI itself, that is pi's provider "openai" or a base URL on api.openai.com;
+    "system" for every other OpenAI-compatible server (Groq, vLLM, Ollama, proxies...).
+    The one rule `summarize`, `checkout --summarize`, serve's navigate_tree and the
+    requests of `context --as openai` follow."""
+    is_openai = provider == "openai" or "api.openai.com" in (base_url or "")
+    return "developer" if reasoning and is_openai else "system"
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 

@@ -2,23 +2,17 @@
 
 import json
 
-from . import Answer, zero_cost
+from . import Answer, instructions_role, zero_cost
 from .http import post_completion, server_message
-
-
-# hosts pi-ai treats as non-standard OpenAI servers: no "developer" role (detectCompat)
-NON_STANDARD_HOSTS = ("openrouter.ai", "cerebras.ai", "api.x.ai", "chutes.ai", "deepseek.com", "api.z.ai",
-                      "open.bigmodel.cn", "api.moonshot.", "opencode.ai", "api.cloudflare.com",
-                      "integrate.api.nvidia.com", "api.together.", "api.ant-ling.com")
 
 
 def request_body(options, request):
     """The body pi's openai-completions provider sends for a summary, minus `store`
     (OpenAI-only) and with plain-string message contents (what every server accepts).
-    A reasoning model gets its instructions as a "developer" message and the session's
-    thinking level as reasoning_effort, as pi-ai sends them."""
-    standard = not any(host in (options.base_url or "").lower() for host in NON_STANDARD_HOSTS)
-    role = "developer" if options.reasons() and standard else "system"
+    A reasoning model gets the session's thinking level as reasoning_effort, and its
+    instructions as a "developer" message on OpenAI's own API only (pi-ai 1.6.0's rule,
+    providers.instructions_role: the base URL decides, as stree's provider is the API)."""
+    role = instructions_role(options.reasons(), None, options.base_url)
     body = {
         "model": options.model,
         "messages": [

@@ -195,6 +195,10 @@ const USAGE = `usage: harness.mjs [--pi 0.73.1|0.87.1|1.5.2|1.6.0] SUBCOMMAND ..
   harness.mjs write FILE --ops JSON [--cwd DIR]
   harness.mjs rpc FILE --commands JSON [--in-place] [--timeout-ms N]   (0.87.1 and later)
   harness.mjs request FILE --api openai-completions|anthropic-messages [--model ID]   (0.87.1 and later)
+  harness.mjs tools [--cwd DIR]   (0.87.1 and later: pi's built-in tool definitions)
+  harness.mjs body FILE --api openai-completions|anthropic-messages [--model ID] [--provider NAME]
+              [--reasoning] [--thinking LEVEL] [--max-tokens N] [--context-window N] [--no-images]
+              [--system-prompt TEXT] [--tools JSON] [--at ID|null]   (1.6.0: the body pi-ai posts)
   harness.mjs batch    < one JSON array of the above arguments per line`;
 
 // ---------------------------------------------------------------------------
@@ -1160,6 +1164,86 @@ async function cmdRequest(argv) {
 	}
 }
 
+/**
+ * tools [--cwd DIR] -> {tools: [{name, description, parameters}]}: the definitions of pi's
+ * built-in tools (read, bash, edit, write, grep, find, ls) as its create*ToolDefinition make
+ * them, with the parameters' JSON schema as pi-ai sends it (JSON.parse(JSON.stringify(...))).
+ */
+async function cmdTools(argv) {
+	const { opts } = parseArgs(argv, { cwd: "value" });
+	if (!isBundle(pi.version)) throw new UsageError(`tools: pi ${pi.version} is not driven here (0.87.1 and later)`);
+	const b = await pi.bundle();
+	const cwd = opts.cwd ?? process.cwd();
+	const makers = {
+		read: b.createReadToolDefinition, bash: b.createBashToolDefinition, edit: b.createEditToolDefinition,
+		write: b.createWriteToolDefinition, grep: b.createGrepToolDefinition, find: b.createFindToolDefinition,
+		ls: b.createLsToolDefinition,
+	};
+	const tools = Object.entries(makers).map(([name, make]) => {
+		const def = make(cwd);
+		return { name: def.name, description: def.description, parameters: JSON.parse(JSON.stringify(def.parameters)) };
+	});
+	emit({ tools });
+}
+
+/**
+ * body FILE --api API [...] -> {body}: the request pi-ai 1.6.0's streamSimple posts for the
+ * session's context at --at (default: the leaf), to a loopback server that answers 500. The
+ * model: --model (default m1), --provider (default openai|anthropic by api), --reasoning,
+ * --max-tokens (default 16384), --context-window (default 128000), --no-images (input text
+ * only); --thinking LEVEL is the reasoning level; --system-prompt and --tools (a JSON array
+ * of {name, description, parameters}) become the context's systemPrompt and tools.
+ */
+async function cmdBody(argv) {
+	const { positional, opts } = parseArgs(argv, {
+		api: "value", model: "value", provider: "value", reasoning: "flag", thinking: "value",
+		"max-tokens": "value", "context-window": "value", "no-images": "flag", "system-prompt": "value",
+		tools: "value", at: "value", "base-path": "value",
+	});
+	const [file] = needPositional(positional, 1, "body FILE --api API");
+	if (!APIS[opts.api]) throw new UsageError(`--api must be one of ${Object.keys(APIS).join("|")}`);
+	if (!isBundle(pi.version)) throw new UsageError(`body: pi ${pi.version} is not driven here (0.87.1 and later)`);
+	const b = await pi.bundle();
+	const completeSimple = await bundleInternal(pi.dir, "completeSimple");
+	const { createServer } = await import("node:http");
+	const { sm, cleanup } = await openSession(file);
+	let body = null;
+	const server = createServer((req, res) => {
+		let data = "";
+		req.on("data", (c) => {
+			data += c;
+		});
+		req.on("end", () => {
+			body = JSON.parse(data);
+			res.writeHead(500, { "content-type": "application/json" });
+			res.end("{}");
+		});
+	});
+	try {
+		await new Promise((r) => server.listen(0, "127.0.0.1", r));
+		const base = `http://127.0.0.1:${server.address().port}`;
+		const model = { id: opts.model ?? "m1", name: "m1", api: opts.api, provider: opts.provider ?? APIS[opts.api],
+			baseUrl: (opts.api === "anthropic-messages" ? base : `${base}/v1`) + (opts["base-path"] ?? ""),
+			reasoning: !!opts.reasoning, input: opts["no-images"] ? ["text"] : ["text", "image"],
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+			contextWindow: Number(opts["context-window"] ?? 128000), maxTokens: Number(opts["max-tokens"] ?? 16384) };
+		const at = opts.at === undefined ? undefined : opts.at === "null" ? null : opts.at;
+		const session = at === undefined ? sm.buildSessionContext() : b.buildSessionContext(sm.getEntries(), at);
+		const context = { messages: b.convertToLlm(session.messages) };
+		if (opts["system-prompt"] !== undefined) context.systemPrompt = opts["system-prompt"];
+		if (opts.tools !== undefined) context.tools = JSON.parse(opts.tools);
+		try {
+			await completeSimple(model, context, { apiKey: "harness-key", maxRetries: 0, reasoning: opts.thinking });
+		} catch {
+			// the 500 answer: only the request matters
+		}
+		emit({ body });
+	} finally {
+		server.close();
+		cleanup();
+	}
+}
+
 const COMMANDS = {
 	inspect: cmdInspect,
 	graph: cmdGraph,
@@ -1170,6 +1254,8 @@ const COMMANDS = {
 	write: cmdWrite,
 	rpc: cmdRpc,
 	request: cmdRequest,
+	tools: cmdTools,
+	body: cmdBody,
 	batch: cmdBatch,
 };
 

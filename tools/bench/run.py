@@ -153,6 +153,11 @@ def main():
     ctx_bases = [(f"{pi_name} open + buildSessionContext, {big_name}", t["pi"][0]),
                  (f"oh-my-pi open + buildSessionContext, {big_name}", t["omp"][0])]
 
+    # every turn's request of a 1,000-turn path in one `replay --dry-run`
+    from replay_case import replay_rows
+
+    replay_rows(rows, SLOW_RUNS)
+
     # the graph: kept and drawn (small), drawn whole into a pipe (big), next to pi's loader and /tree
     graph = STREE + ["-s", small, "log", "--graph"]
     run(graph)
