@@ -219,3 +219,16 @@ def test_max_tokens_near_the_context_window_is_pi_ais_clamp(sessions):
         assert ours == theirs["body"]
         clamped += (ours.get("max_tokens") or ours.get("max_completion_tokens")) < 16384
     assert clamped > len(cases) // 2  # the windows are small enough to clamp
+
+
+def test_session_tools_offer_every_called_tool_at_every_turn(sessions):
+    from stree.core.request import session_tools
+
+    tree = load(sessions["esc_in_tool_batch"])
+    tools = session_tools(tree, tree.leaf)
+    assert [t["name"] for t in tools] == ["read", "bash", "edit", "write", "grep", "deploy"]
+    offered = [[t["name"] for t in body["tools"]]
+               for _, body in requests_along(tree, tree.leaf, api="anthropic", tools=tools)]
+    assert offered and all(names == offered[0] == [t["name"] for t in tools] for names in offered)
+    first = [t["name"] for t in next(requests_along(tree, tree.leaf, api="anthropic"))[1]["tools"]]
+    assert first == ["read", "bash", "edit", "write"]  # without: only what was called before

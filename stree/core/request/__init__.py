@@ -24,7 +24,7 @@ from .model import (APIS, Estimate, Target, budget_for, clamp_max_tokens, clamp_
                     make_target, offered_tools)
 from .transform import Transcript
 
-__all__ = ["APIS", "Target", "make_target", "request_at", "requests_along", "Builder"]
+__all__ = ["APIS", "Target", "make_target", "request_at", "requests_along", "session_tools", "Builder"]
 
 
 def _system_text(msg):
@@ -123,6 +123,23 @@ def request_at(tree, entry_id, *, api, model=None, provider=None, base_url=None,
     for msg in convert_to_llm(context["messages"]):
         builder.add(msg)
     return builder.body(context["thinkingLevel"])
+
+
+def session_tools(tree, leaf_id, tools=None):
+    """The tools of every request on the path to `leaf_id`: `tools` (None: pi's defaults)
+    plus every other tool an assistant message on the path calls (pi's definition, or a
+    permissive schema), in order of first call. Without it a request offers only the tools
+    called before it; `requests_along(..., tools=session_tools(tree, leaf))` offers at every
+    turn what the agent had all along (a replayed turn may call a tool first called later)."""
+    called = []
+    for node in tree.path(leaf_id) if leaf_id is not None else []:
+        if node.type != "message" or node.role != "assistant":
+            continue
+        content = (tree.load(node).get("message") or {}).get("content")
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "toolCall" and b.get("name") not in called:
+                called.append(b.get("name"))
+    return offered_tools(tools, called)
 
 
 def requests_along(tree, leaf_id, *, api, model=None, provider=None, base_url=None, system_prompt=None, tools=None,
