@@ -51,7 +51,7 @@ def test_markdown_holds_every_entry_labels_summaries_and_compactions(stree, bran
     assert "**Branch summary**" in md and "Use the csv module." in md
     assert "**Compaction**" in md and "tokens before: 48213" in md
     assert "Abandoned branch" in md and "Active path" in md
-    assert "<details><summary>tool call: read</summary>" in md
+    assert "<details><summary>tool call: [read: src/parser.py]</summary>" in md  # named by its path, as pi's /tree
     assert md.count("**← @ (active)**") == 1
     # the same through stdout, and with --format
     again = stree("-s", branchy_file, "export", "-o", "-", "--format", "md")
@@ -64,8 +64,8 @@ def test_markdown_keeps_hostile_text_as_text(stree, tmp_path):
     b.tool_round("bash", {"command": "echo ````"}, "out ```` `````` end")
     path = b.write(tmp_path / "h.jsonl")
     md = stree("-s", path, "export", "-o", "-", "--format", "md").out
-    assert "<script>" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
-    assert "&lt;/details&gt;" in md
+    assert "<script>" not in md and "&lt;script>alert(1)&lt;/script>" in md
+    assert "&lt;/details>" in md
     assert "```````\nout ```` `````` end\n```````" in md  # a fence longer than any run inside
 
 
