@@ -176,9 +176,11 @@ def test_html_in_chromium_outline_active_path_and_folding(stree, tmp_path):
         assert page.evaluate("[...document.querySelectorAll('details.tool')].every(d => !d.open)")
         assert page.evaluate("document.querySelectorAll('details.tool.result').length") == \
             sum(1 for e in entries if e.get("message", {}).get("role") == "toolResult")
-        text = page.evaluate("document.body.innerText")
+        text = page.evaluate("document.body.textContent")  # (innerText skips content-visibility:auto's unpainted)
         for word in ("start", "csv-attempt", "Branch summary", "Compaction", "Use the csv module."):
             assert word in text
+        assert page.evaluate("[...document.querySelectorAll('section.summary')].map(s => s.checkVisibility())") == \
+            [True, True]
         assert all(u.startswith(("file://", "data:")) for u in page.requests()), page.requests()
     finally:
         page.close()

@@ -62,7 +62,7 @@ def command(env, revision, output_file, fmt, force, date_style):
         from ..output.export_html import render
     else:
         from ..output.export_md import render
-    chunks = (chunk.encode("utf-8") for chunk in render(doc, date_style))
+    chunks = (chunk.encode("utf-8", "replace") for chunk in render(doc, date_style))  # a lone surrogate: ?
     if target == "-":
         if sys.stdout.isatty():  # to a terminal: the session's control characters shown, not obeyed
             from ..format.terminal import inert

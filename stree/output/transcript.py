@@ -16,7 +16,8 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 class Item:
     """One entry as the export shows it."""
 
-    __slots__ = ("id", "parent", "type", "role", "ts", "label", "active", "leaf", "preview", "depth", "row")
+    __slots__ = ("id", "parent", "type", "role", "ts", "label", "active", "leaf", "preview", "depth", "row",
+                 "tools_only")
 
     def __init__(self, **fields):
         for k, v in fields.items():
@@ -42,7 +43,10 @@ class Document:
         previewer = Previewer(tree)
         from ..core.usage import entry_usages, total
 
-        self.usage = total(entry_usages(tree, raw=getattr(session, "raw", None)))  # as `stree stats` sums it
+        usages = entry_usages(tree, raw=getattr(session, "raw", None))
+        self.usage = total(usages)  # as `stree stats` sums it
+        self.costs = {u.row: u.values[4] for u in usages}
+        self._sizes = {}
         self._title = None
         self.images = images or (lambda data: data if isinstance(data, str) else None)
         labels = tree.labels
@@ -57,6 +61,8 @@ class Document:
                     id=node.id, parent=node.parent, type=node.type, role=node.role, ts=node.ts,
                     label=labels.get(node.id), active=r in on_path, leaf=node.id == self.at,
                     preview=previewer.text(node), depth=d, row=r)
+                item = self.items[r]
+                item.tools_only = node.role == "assistant" and item.preview == "assistant: (no content)"
 
     def content(self, item):
         """(kind, parts) of an item, read from the file now (not kept: a page of a big session
@@ -64,6 +70,18 @@ class Document:
         entry = self.tree.load(self.tree.node(item.row))
         previous = self._previous_drop(item) if item.role == "assistant" else None
         return kind_of(entry), list(parts_of(entry, self.images, summary=item.preview, previous=previous))
+
+    def branch_cost(self, branch):
+        """The cost of a branch's own entries (not those of the branches leaving it)."""
+        return sum(self.costs.get(r, 0) for r in branch.rows)
+
+    def below(self, branch):
+        """How many entries the branches leaving `branch` hold, at any depth."""
+        n = self._sizes.get(id(branch))
+        if n is None:
+            n = sum(len(b.rows) for b in walk(branch.children))
+            self._sizes[id(branch)] = n
+        return n
 
     def _previous_drop(self, item):
         """dropped_reasoning() of the assistant message before `item` on its path."""
