@@ -4,7 +4,7 @@ var items=[].slice.call(nav.querySelectorAll('li.e')),filter='default',query=[],
 function byId(h){try{return d.getElementById(decodeURIComponent(h));}catch(e){return null;}}
 function openTo(el){for(var p=el;p;p=p.parentElement){if(p.tagName==='DETAILS'){p.open=true;}}}
 function shown(i){
-var c=items[i].classList;if(c.contains('leaf-e')){return true;}if(c.contains('fh')){return false;}
+var c=items[i].classList;if(c.contains('fh')){return false;}
 if(filter==='default'&&c.contains('fs')){return false;}
 if(filter==='no-tools'&&(c.contains('fs')||c.contains('ft'))){return false;}
 if(filter==='user-only'&&!c.contains('fu')){return false;}

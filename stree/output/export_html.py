@@ -24,7 +24,8 @@ from ..output.dates import show as show_date
 from ..output.transcript import headline
 
 SLICE = 1 << 20
-SETTINGS = ("label", "custom", "context_edit", "model_change", "thinking_level_change")  # pi's isSettingsEntry
+# pi 1.6.0's /tree (tree-selector.js): settings entries the default filter hides
+SETTINGS = ("label", "custom", "context_edit", "model_change", "thinking_level_change", "session_info")
 
 
 @lru_cache(maxsize=None)
@@ -127,10 +128,8 @@ def _filters(item):
         cls.append("fu")
     if item.label:
         cls.append("fl")
-    if item.tools_only:
+    if item.tools_only and not item.leaf or item.type == "usage":
         cls.append("fh")  # pi hides assistant messages with only tool calls (no error) in every filter
-    if item.leaf:
-        cls.append("leaf-e")
     return " ".join(cls)
 
 
