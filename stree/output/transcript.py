@@ -84,16 +84,7 @@ class Document:
         return n
 
     def _previous_drop(self, item):
-        """dropped_reasoning() of the assistant message before `item` on its path."""
-        tree = self.tree
-        node = tree.node(item.row)
-        while node.parent is not None:
-            node = tree.get(node.parent)
-            if node is None:
-                return None
-            if node.type == "message" and node.role == "assistant":
-                return dropped_reasoning(tree.load(node).get("message"))
-        return None
+        return previous_drop(self.tree, self.tree.node(item.row))
 
     @property
     def title(self):
@@ -116,6 +107,17 @@ class Document:
 
     def count(self):
         return len(self.items)
+
+
+def previous_drop(tree, node):
+    """dropped_reasoning() of the assistant message before `node` on its path, or None."""
+    while node.parent is not None:
+        node = tree.get(node.parent)
+        if node is None:
+            return None
+        if node.type == "message" and node.role == "assistant":
+            return dropped_reasoning(tree.load(node).get("message"))
+    return None
 
 
 # pi 1.6.0 (interactive-mode REASONING_DROP_DIAGNOSTICS): reasoning a provider withheld from the model
