@@ -5,6 +5,7 @@ on 127.0.0.1 that counts every request."""
 
 import http.server
 import random
+import re
 import threading
 from html.parser import HTMLParser
 
@@ -73,14 +74,17 @@ class Tags(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
 
-def live_parts(html):
+def live_parts(html, links=False):
     """What in the rendered HTML could run or fetch: a tag outside the allowed set, an event
-    handler, a link, an image that is not a data: URI, a style."""
+    handler, a link (with `links`: one to anything but http(s)), an image that is not a data:
+    URI, a style."""
     parser = Tags()
     parser.feed(html)
     parser.close()
     bad = []
     for tag, attrs in parser.tags:
+        if links and tag == "a" and list(attrs) == ["href"] and re.match(r"https?://", attrs["href"]):
+            continue
         if tag not in ALLOWED:
             bad.append(tag)
         for name, value in attrs.items():
@@ -120,7 +124,7 @@ def beacon():
     server.server_close()
 
 
-SESSIONS = 24  # hostile exports rendered (each 3-8 rounds of up to 8 hostile fragments per text)
+SESSIONS = 24  # hostile exports rendered (each 3-8 rounds of up to 8 hostile fragments per text), a third --links
 
 
 def test_hostile_markdown_exports_render_inert(stree, tmp_path, beacon):
@@ -129,10 +133,13 @@ def test_hostile_markdown_exports_render_inert(stree, tmp_path, beacon):
     pages = []
     for n in range(SESSIONS):
         path = hostile_session(rng, beacon, tmp_path / f"h{n}.jsonl")
-        r = stree("-s", path, "export", "-o", "-", "--format", "md")
+        links = n % 3 == 2
+        r = stree("-s", path, "export", "-o", "-", "--format", "md", *(["--links"] if links else []))
         assert r.code == 0, r
         html = md.render(r.out)
-        assert live_parts(html) == [], (n, r.out)
+        assert live_parts(html, links) == [], (n, r.out)
+        if links:
+            assert 'href="http://127.0.0.1' in html
         # every tool result is still whole inside a code block: no fence was closed early
         results = [i for i in range(len(html)) if html.startswith("&lt;img data-result", i)
                    and html.rfind("<summary>", 0, i) <= html.rfind("</summary>", 0, i)]  # not a summary line
@@ -150,7 +157,9 @@ def test_hostile_markdown_exports_render_inert(stree, tmp_path, beacon):
         page.open(page_file.as_uri())
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         assert page.evaluate("typeof window.pwned") == "undefined"
-        assert page.evaluate("document.querySelectorAll('script, iframe, svg, a, style, [onerror]').length") == 0
+        assert page.evaluate("document.querySelectorAll('script, iframe, svg, style, [onerror]').length") == 0
+        assert page.evaluate("[...document.links].every(a => /^https?:/.test(a.getAttribute('href')))")
+        assert page.evaluate("document.links.length") >= SESSIONS // 3  # only the --links exports have any
         assert all(u.startswith(("file://", "data:")) for u in page.requests()), page.requests()
     finally:
         page.close()
@@ -184,6 +193,19 @@ def test_links_and_images_are_text_not_fetched(stree, tmp_path):
     for shown in ("[the docs](https://example.invalid/docs)", "![pixel](https://example.invalid/p.png)",
                   "<https://example.invalid/auto>", "[x](javascript:alert(1))"):
         assert shown in text  # the reader still sees where it pointed
+
+
+def test_links_flag_makes_http_addresses_links_and_nothing_else(stree, tmp_path):
+    b = SessionBuilder()
+    b.user("see [the docs](https://example.invalid/docs), https://example.invalid/plain. and "
+           "![pixel](https://example.invalid/p.png) [x](javascript:alert(1)) [d](data:text/html,<b>x)")
+    path = b.write(tmp_path / "links.jsonl")
+    out = stree("-s", path, "export", "-o", "-", "--format", "md", "--links").out
+    html = renderer().render(out)
+    assert live_parts(html, links=True) == []
+    hrefs = re.findall(r'<a href="([^"]*)"', html)
+    assert hrefs == ["https://example.invalid/docs", "https://example.invalid/plain", "https://example.invalid/p.png"]
+    assert "<img" not in html  # an image's address is a link to follow, not a picture to fetch
 
 
 def test_prose_keeps_its_markdown(stree, tmp_path):

@@ -21,6 +21,7 @@ _RUN = re.compile(r"`+")
 _OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`\n]*$)|~{3,})([^\n]*)$", re.M)  # a fence at a line's start
 # outside code spans: a backslash escape, a backtick run, a tilde run, a character to escape
 _TOKEN = re.compile(r"\\([!-/:-@\[-`{-~])|(`+)|(~{3,})|([&<\[\0])")
+_URL = re.compile(r"\bhttps?://[^\s<>()\[\]{}\"'`\\|^]+", re.I)  # --links: what an autolink may hold
 _ESCAPE = {"&": "&amp;", "<": "&lt;", "[": "\\[", "\0": "\ufffd"}
 
 
@@ -163,11 +164,13 @@ def quoted(body):
         yield piece.replace("\n", "\n> ")
 
 
-def render(doc, date_style="local"):
-    """The document, in chunks of about 256 KiB, each written as soon as it is made."""
+def render(doc, date_style="local", links=False):
+    """The document, in chunks of about 256 KiB, each written as soon as it is made. `links`:
+    after each message text, its http(s) addresses as live links (autolinks: never an image,
+    never another scheme)."""
     out = []
     size = 0
-    for piece in _pieces(doc, date_style):
+    for piece in _pieces(doc, date_style, links):
         out.append(piece)
         size += len(piece)
         if size > 1 << 18:
@@ -177,7 +180,7 @@ def render(doc, date_style="local"):
     yield "".join(out)
 
 
-def _pieces(doc, date_style):
+def _pieces(doc, date_style, links):
     header = doc.header
     yield f"# {inline(doc.title)}\n\n"
     created = header.get("timestamp")
@@ -205,10 +208,10 @@ def _pieces(doc, date_style):
         origin = f" (after {code(items[0].parent)})" if items[0].parent else ""
         yield f"## {n}. {title}{origin}: {len(items)} {'entry' if len(items) == 1 else 'entries'}\n\n"
         for item in items:
-            yield from _entry(item, *doc.content(item), date_style)
+            yield from _entry(item, *doc.content(item), date_style, links)
 
 
-def _entry(item, kind, parts, date_style):
+def _entry(item, kind, parts, date_style, links):
     marks = []
     if item.label:
         marks.append(f"label **{inline(item.label)}**")
@@ -222,6 +225,10 @@ def _entry(item, kind, parts, date_style):
         if pieces is not None:
             yield from pieces
             yield "\n\n"
+        if links and part[0] == "text":
+            found = list(dict.fromkeys(m.group(0).rstrip(".,;:!?*_~") for m in _URL.finditer(part[1])))
+            if found:
+                yield "Links: " + " · ".join(f"<{url}>" for url in found[:100]) + "\n\n"
 
 
 def _folded(summary, body):
