@@ -219,8 +219,11 @@ def test_hostile_transcript_runs_nothing_and_fetches_nothing(stree, tmp_path, is
     try:
         hostile = [h.replace("PORT", str(port)) for h in HOSTILE]
         b = SessionBuilder()
-        b.user("an entry whose id is hostile", id='x" onmouseover="window.pwned=11" data-x="')
+        first = b.user("an entry whose id is hostile", id='x" onmouseover="window.pwned=11" data-x="')
         b.user("and its child, whose parent it names", id="javascript:window.pwned=12")
+        b.at(first)
+        b.user("a branch from it, so that a branch point links to its hostile id", id="'><img src=x onerror=pwned=14>")
+        b.at("javascript:window.pwned=12")
         u = b.user("\n".join(hostile))
         b.tool_round("bash", {"command": hostile[0]}, "\n".join(hostile))
         b.assistant(hostile[1], thinking=hostile[3])
@@ -248,7 +251,12 @@ def test_hostile_transcript_runs_nothing_and_fetches_nothing(stree, tmp_path, is
             assert page.evaluate("typeof window.pwned") == "undefined"
             assert page.evaluate("document.title") == "<script>window.pwned = 8</script> name"
             assert page.evaluate("document.querySelectorAll('main script, main style, main iframe, main svg, "
-                                 "main link, main a, main [onerror], main [onload]').length") == 0
+                                 "main link, main [onerror], main [onload]').length") == 0
+            # the only links in the transcript: a branch point's, to the branch that leaves it
+            assert page.evaluate("[...document.querySelectorAll('main a')].map(a => a.getAttribute('href'))") == \
+                ["#e-%27%3E%3Cimg%20src%3Dx%20onerror%3Dpwned%3D14%3E"]
+            page.evaluate("document.querySelector('main a').click()")
+            assert page.evaluate("document.getElementById(\"e-'><img src=x onerror=pwned=14>\").checkVisibility()")
             assert page.evaluate("document.querySelectorAll('script').length") == 1
             assert page.evaluate("document.querySelectorAll('img').length") == 0  # none of those is an image
             assert page.evaluate("getComputedStyle(document.body).display") != "none"
