@@ -229,6 +229,7 @@ def test_prose_keeps_its_markdown(stree, tmp_path):
     ("Explain why `a_very_long_function_name_that_goes_on_and_on(with, many, arguments, here)` fails today",
      "Explain why…"),
     ("short title", "short title"),
+    ("`" + "a" * 100 + "`", "a" * 78 + "…"),  # all one code span: cut, no backtick left open
 ])
 def test_titles_cut_at_a_word_never_inside_a_code_span(stree, tmp_path, title, expect):
     b = SessionBuilder()

@@ -164,8 +164,11 @@ def headline(text, width=80):
     cut = width - 1
     while cut > 0 and (line[cut] != " " or any(a < cut < b for a, b in spans)):
         cut -= 1
-    if cut < width // 2:  # one long word: cut it, but still before a code span that would be split
-        cut = min([a for a, b in spans if a < width - 1 < b] or [width - 1])
+    if cut < width // 2:  # one long word or code span: cut it, with no backtick left open
+        head = line[:width - 1]
+        if any(a < width - 1 < b for a, b in spans):
+            head = head.replace("`", "")
+        return head.rstrip() + "…"
     return line[:cut].rstrip() + "…"
 
 
