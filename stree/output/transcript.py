@@ -164,11 +164,12 @@ def headline(text, width=80):
     cut = width - 1
     while cut > 0 and (line[cut] != " " or any(a < cut < b for a, b in spans)):
         cut -= 1
-    if cut < width // 2:  # one long word or code span: cut it, with no backtick left open
+    if cut < width // 2:  # one long word or code span: cut before the span, or cut it open-free
+        split = [a for a, b in spans if a < width - 1 < b]
+        if split and line[:split[0]].strip():
+            return line[:split[0]].rstrip() + "…"
         head = line[:width - 1]
-        if any(a < width - 1 < b for a, b in spans):
-            head = head.replace("`", "")
-        return head.rstrip() + "…"
+        return (head.replace("`", "") if split else head).rstrip() + "…"
     return line[:cut].rstrip() + "…"
 
 
