@@ -239,3 +239,25 @@ def test_titles_cut_at_a_word_never_inside_a_code_span(stree, tmp_path, title, e
     assert out.split("\n", 1)[0] == "# " + expect
     html = stree("-s", path, "export", "-o", "-", "--format", "html").out
     assert f"<title>{expect}</title>" in html.replace("&#x27;", "'")
+
+
+PROSE_CASES = 3000  # random hostile texts rendered at each slice size
+
+
+@pytest.mark.parametrize("slice_size", [7, 1 << 20])
+def test_prose_is_inert_wherever_its_slices_fall(monkeypatch, slice_size):
+    """A 100 MB text is made inert a slice at a time; with slices of 7 characters the result
+    must be as inert as with whole texts (a backslash never parted from what it escapes)."""
+    from stree.output import export_md
+
+    monkeypatch.setattr(export_md, "SLICE", slice_size)
+    md = renderer()
+    rng = random.Random(slice_size)
+    alphabet = ["\\", "[", "]", "(", ")", "!", "`", "``", "```", "~~~", "<", ">", "&", " ", "\n", "\r", "a", "x](y)",
+                "<img src=x onerror=alert(1)>", "[r]: http://127.0.0.1/p.png", "    ", "> ", "- ", "&#60;"]
+    for _ in range(PROSE_CASES):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        out = "".join(export_md.prose(text)) + "\n\n" + "".join(export_md.quoted(text))
+        out += "\n\n<details><summary>x</summary>\n\n" + "".join(export_md.fence("<b>" + text)) + "\n\n</details>"
+        html = md.render(out)
+        assert live_parts(html) == [], (text, out)

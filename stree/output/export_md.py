@@ -34,15 +34,16 @@ def _clean(value):
 
 
 def _close(line, start, n):
-    """Where a run of exactly n backticks starts in line at or after start, or -1."""
-    for m in _RUN.finditer(line, start):
+    """Where a run of exactly n backticks starts at or after start on the same line, or -1."""
+    stop = line.find("\n", start)
+    for m in _RUN.finditer(line, start, len(line) if stop < 0 else stop):
         if len(m.group(0)) == n:
             return m.start()
     return -1
 
 
 def _line(line, out):
-    """One line of prose, made inert, appended to out in pieces."""
+    """Lines of prose, made inert, appended to out in pieces (a code span never crosses a line)."""
     pos = 0
     for m in _TOKEN.finditer(line):
         if m.start() < pos:  # inside a code span already written
@@ -97,17 +98,15 @@ def prose(value):
 def _lines(value, start, stop):
     """value[start:stop] as prose, a slice of lines at a time."""
     while start < stop:
-        end = value.find("\n", start, min(stop, start + SLICE))
-        if end < 0:
-            end = min(stop, start + SLICE)
-            if end < stop:  # a line longer than a slice: cut it after a space
-                cut = value.rfind(" ", start, end)
-                end = cut + 1 if cut > start else end
+        end = min(stop, start + SLICE)
+        if end < stop:  # whole lines; a line longer than a slice is cut after a space
+            last = value.rfind("\n", start + 1, end)
+            space = value.rfind(" ", start + 1, end) if last < 0 else -1
+            end = last if last > 0 else space + 1 if space > 0 else end
+            while end > start + 1 and value[end - 1] == "\\":  # never part a backslash from what it escapes
+                end -= 1
         out = []
-        for n, line in enumerate(_clean(value[start:end]).split("\n")):
-            if n:
-                out.append("\n")
-            _line(line, out)
+        _line(_clean(value[start:end]), out)
         if end < stop and value[end] == "\n":
             out.append("\n")
             end += 1
