@@ -175,7 +175,7 @@ def _main(doc, date_style):
 
 def _forks(doc, side):
     """At a branch point: one link per branch that leaves it (folded below), with its size and cost."""
-    yield f'<p class="fork">⑂ {len(side)} other branch{"es" if len(side) > 1 else ""} from here: '
+    yield f'<p class="fork">↳ {len(side)} other branch{"es" if len(side) > 1 else ""} from here: '
     for n, b in enumerate(side):
         first = doc.items[b.rows[0]]
         cost = doc.branch_cost(b)
