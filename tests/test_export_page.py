@@ -218,3 +218,17 @@ def test_tool_calls_are_named_by_their_main_argument_without_a_browser(stree, tm
     html = stree("-s", path, "export", "-o", "-", "--format", "html").out
     assert '<span class="call">[bash: git status]</span>' in html
     assert '<span class="call">[read: /etc/hosts:10-14]</span>' in html
+
+
+def test_text_the_markdown_parser_would_crawl_over_is_shown_preformatted(stree, tmp_path):
+    """markdown-it's bracket and emphasis scans grow faster than the text (200,000 characters of
+    `![` took 12 s): past 100,000 characters or 5,000 `[` a message is shown as escaped <pre>."""
+    b = SessionBuilder()
+    b.user("![" * 6000)
+    b.user("**bold** " + "word " * 25000)
+    b.user("**bold** and a [link](https://example.invalid)")
+    path = b.write(tmp_path / "slow.jsonl")
+    html = stree("-s", path, "export", "-o", "-", "--format", "html").out
+    assert html.count('<pre class="text">') == 2
+    assert '<pre class="text">' + "![" * 6000 + "</pre>" in html and '<pre class="text">**bold** word' in html
+    assert "<strong>bold</strong> and a" in html

@@ -4,11 +4,15 @@ Links and images keep their text and show their address as text: the page holds 
 and fetches nothing. Fenced code with a language is highlighted by Pygments (CSS classes, the
 colours in the page's style); both come with rich, which stree already needs.
 
-A text too long to render whole (over LIMIT characters) is shown as preformatted text."""
+A text the parser could take long over is shown as preformatted text instead: over LIMIT
+characters, or with more than BRACKETS `[` (markdown-it's link and emphasis scans grow
+faster than the text: 200,000 characters of `![` took 12 s)."""
 
 from html import escape
 
-LIMIT = 1 << 20  # characters: above, a text is shown as <pre>, escaped a slice at a time
+LIMIT = 100_000  # characters: above, a text is shown as <pre>, escaped a slice at a time
+BRACKETS = 5_000
+SLICE = 1 << 20
 HIGHLIGHT_LIMIT = 50_000  # characters of one code block Pygments colours; longer ones stay plain
 _md = None
 _lexers = {}
@@ -84,10 +88,10 @@ def highlight(code, lang, attrs):
 
 def render(text):
     """HTML pieces of one message text."""
-    if len(text) > LIMIT:
+    if len(text) > LIMIT or text.count("[") > BRACKETS:
         yield '<pre class="text">'
-        for start in range(0, len(text), LIMIT):
-            yield escape(text[start:start + LIMIT].replace("\0", "\ufffd"), quote=False)
+        for start in range(0, len(text), SLICE):
+            yield escape(text[start:start + SLICE].replace("\0", "\ufffd"), quote=False)
         yield "</pre>"
         return
     yield _renderer().render(text.replace("\0", "\ufffd"))
