@@ -51,7 +51,7 @@ def test_markdown_holds_every_entry_labels_summaries_and_compactions(stree, bran
     assert "**Branch summary**" in md and "Use the csv module." in md
     assert "**Compaction**" in md and "tokens before: 48213" in md
     assert "Abandoned branch" in md and "Active path" in md
-    assert "<details><summary>tool call: read</summary>" in md
+    assert "<details><summary>tool call: [read: src/parser.py]</summary>" in md  # named by its path, as pi's /tree
     assert md.count("**← @ (active)**") == 1
     # the same through stdout, and with --format
     again = stree("-s", branchy_file, "export", "-o", "-", "--format", "md")
@@ -64,8 +64,8 @@ def test_markdown_keeps_hostile_text_as_text(stree, tmp_path):
     b.tool_round("bash", {"command": "echo ````"}, "out ```` `````` end")
     path = b.write(tmp_path / "h.jsonl")
     md = stree("-s", path, "export", "-o", "-", "--format", "md").out
-    assert "<script>" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
-    assert "&lt;/details&gt;" in md
+    assert "<script>" not in md and "&lt;script>alert(1)&lt;/script>" in md
+    assert "&lt;/details>" in md
     assert "```````\nout ```` `````` end\n```````" in md  # a fence longer than any run inside
 
 
@@ -176,9 +176,11 @@ def test_html_in_chromium_outline_active_path_and_folding(stree, tmp_path):
         assert page.evaluate("[...document.querySelectorAll('details.tool')].every(d => !d.open)")
         assert page.evaluate("document.querySelectorAll('details.tool.result').length") == \
             sum(1 for e in entries if e.get("message", {}).get("role") == "toolResult")
-        text = page.evaluate("document.body.innerText")
+        text = page.evaluate("document.body.textContent")  # (innerText skips content-visibility:auto's unpainted)
         for word in ("start", "csv-attempt", "Branch summary", "Compaction", "Use the csv module."):
             assert word in text
+        assert page.evaluate("[...document.querySelectorAll('section.summary')].map(s => s.checkVisibility())") == \
+            [True, True]
         assert all(u.startswith(("file://", "data:")) for u in page.requests()), page.requests()
     finally:
         page.close()
@@ -217,8 +219,11 @@ def test_hostile_transcript_runs_nothing_and_fetches_nothing(stree, tmp_path, is
     try:
         hostile = [h.replace("PORT", str(port)) for h in HOSTILE]
         b = SessionBuilder()
-        b.user("an entry whose id is hostile", id='x" onmouseover="window.pwned=11" data-x="')
+        first = b.user("an entry whose id is hostile", id='x" onmouseover="window.pwned=11" data-x="')
         b.user("and its child, whose parent it names", id="javascript:window.pwned=12")
+        b.at(first)
+        b.user("a branch from it, so that a branch point links to its hostile id", id="'><img src=x onerror=pwned=14>")
+        b.at("javascript:window.pwned=12")
         u = b.user("\n".join(hostile))
         b.tool_round("bash", {"command": hostile[0]}, "\n".join(hostile))
         b.assistant(hostile[1], thinking=hostile[3])
@@ -246,7 +251,12 @@ def test_hostile_transcript_runs_nothing_and_fetches_nothing(stree, tmp_path, is
             assert page.evaluate("typeof window.pwned") == "undefined"
             assert page.evaluate("document.title") == "<script>window.pwned = 8</script> name"
             assert page.evaluate("document.querySelectorAll('main script, main style, main iframe, main svg, "
-                                 "main link, main a, main [onerror], main [onload]').length") == 0
+                                 "main link, main [onerror], main [onload]').length") == 0
+            # the only links in the transcript: a branch point's, to the branch that leaves it
+            assert page.evaluate("[...document.querySelectorAll('main a')].map(a => a.getAttribute('href'))") == \
+                ["#e-%27%3E%3Cimg%20src%3Dx%20onerror%3Dpwned%3D14%3E"]
+            page.evaluate("document.querySelector('main a').click()")
+            assert page.evaluate("document.getElementById(\"e-'><img src=x onerror=pwned=14>\").checkVisibility()")
             assert page.evaluate("document.querySelectorAll('script').length") == 1
             assert page.evaluate("document.querySelectorAll('img').length") == 0  # none of those is an image
             assert page.evaluate("getComputedStyle(document.body).display") != "none"

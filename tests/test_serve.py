@@ -235,15 +235,14 @@ def test_lightweight_tool_results_resolve_along_their_own_branch(tmp_path):
         assert s.close() == 0
 
 
-def test_export_html_writes_one_self_contained_page(server, demo, tmp_path):
+def test_export_html_writes_one_self_contained_page(server, demo, tmp_path, stree):
     out = tmp_path / "page.html"
     assert server.data("export_html", outputPath=str(out)) == {"path": str(out)}
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<title>fix csv quoting bug</title>" in page
-    assert "<script" not in page and "http" not in page  # self-contained
-    path_length = len(server.data("get_messages")["messages"])
-    assert page.count("<section") >= path_length
-    assert "`csvtool stats` gives wrong field counts" in page
+    assert "Content-Security-Policy" in page and page.count("<script") == 1 and "http:" not in page  # self-contained
+    assert "<code>csvtool stats</code> gives wrong field counts" in page  # its Markdown rendered
+    assert page == stree("-s", demo, "export", "-o", "-", "--format", "html").out  # the page `stree export` writes
 
 
 def test_switch_session_serves_another_file(server, demo):

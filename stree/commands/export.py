@@ -20,27 +20,41 @@ Examples:
 \b
 The HTML is one file with nothing to fetch: stree's own style and script inline, allowed by
 their hashes in a Content-Security-Policy that forbids everything else (no network, no other
-script); every text from the session is escaped. The outline links every entry; each branch
-folds (the active path open and marked, the position @ outlined); labels, branch summaries
-and compactions show; tool calls and results are folded; the header gives tokens and cost
-as 'stree stats' sums them; images are embedded (oh-my-pi's
-blob:sha256: references read from <agent dir>/blobs, the file is left as it is).
-Markdown escapes <, > and & in the text and fences code, so nothing renders as HTML.""")
+script). Message text is rendered from Markdown when the page is written (raw HTML shown as
+text, links and images as text with their address, code highlighted); every other text is
+escaped. The outline is the tree, with pi's /tree filters (Default, No-tools, User, Labeled,
+All) and a search over whole entries; labels and branch summaries show in it. Each branch
+folds (the active path open, @ outlined) and says its cost; each branch point links to the
+branches that leave it; #e-ID links open the entry and the outline. Tool calls are named by
+their main argument ([read: path], [bash: command]) and folded with their output. Light and
+dark themes, a phone layout and a print view. Images are embedded (oh-my-pi's blob:sha256:
+references read from <agent dir>/blobs, the file is left as it is).
+
+\b
+The Markdown is inert in any CommonMark viewer, raw HTML on or off: < and & are escaped
+outside code spans, a message's code blocks are put in fences longer than any backtick run
+inside, tool output is fenced the same way, and links and images stay text (--links lists
+the http(s) addresses as links); nothing is fetched when the file is viewed.""")
 @click.argument("revision", required=False, metavar="[REV]")
 @click.option("-o", "--output", "output_file", required=True, metavar="FILE",
               help="Where to write ('-': stdout). The format follows .md/.markdown/.html/.htm unless --format.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), help="md or html (default: from FILE's extension).")
 @click.option("-f", "--force", is_flag=True, help="Replace FILE if it exists (it is refused otherwise, exit 6).")
+@click.option("--links", is_flag=True,
+              help="Markdown: list each message's http(s) addresses after it as live links (by default every "
+                   "link and image stays text, so viewing the file fetches nothing).")
 @date_option
 @click.pass_obj
-def command(env, revision, output_file, fmt, force, date_style):
-    target = output_file
+def command(env, revision, output_file, fmt, force, links, date_style):
     """Write the session (or the path root -> REV) as Markdown or one self-contained HTML file."""
+    target = output_file
     if fmt is None:
         fmt = FORMATS.get(os.path.splitext(target)[1].lower()) if target != "-" else None
         if fmt is None:
             raise UsageError(f"-o {target}: cannot tell the format from the name",
                              hint="name the file .md or .html, or pass --format md|html")
+    if links and fmt != "md":
+        raise UsageError("--links is for Markdown only", hint="the HTML page keeps no live address; drop --links")
     if target != "-" and not force and os.path.lexists(target):
         from ..errors import CONFLICT, StreeError
 
@@ -61,8 +75,12 @@ def command(env, revision, output_file, fmt, force, date_style):
     if fmt == "html":
         from ..output.export_html import render
     else:
+        from functools import partial
+
         from ..output.export_md import render
-    chunks = (chunk.encode("utf-8") for chunk in render(doc, date_style))
+
+        render = partial(render, links=links)
+    chunks = (chunk.encode("utf-8", "replace") for chunk in render(doc, date_style))  # a lone surrogate: ?
     if target == "-":
         if sys.stdout.isatty():  # to a terminal: the session's control characters shown, not obeyed
             from ..format.terminal import inert

@@ -7,7 +7,7 @@ from ..output.dates import date_option, show as show_date
 from ..output.fields import ENTRY_FIELDS, describe, entry_record
 from ..format.terminal import inert
 from ..core.preview import Previewer, entry_text
-from ..format.text import full_text
+from ..output.transcript import parts_of
 from ..core.revs import Resolver
 
 SHOW_FIELDS = dict(ENTRY_FIELDS, text="the entry's whole text (message text, summary, label, ...)")
@@ -47,12 +47,12 @@ def command(env, revisions, date_style, json_mode, fmt, nul):
             continue
         if n:
             out.line()
-        for line in _describe(out, tree, node, entry, date_style):
+        for line in _describe(out, tree, node, entry, date_style, previewer):
             out.line(line)
     out.close()
 
 
-def _describe(out, tree, node, entry, date_style="local"):
+def _describe(out, tree, node, entry, date_style="local", previewer=None):
     from ..core.navigate import position
 
     deco = ["@"] if node.id == position(tree) else []
@@ -70,7 +70,11 @@ def _describe(out, tree, node, entry, date_style="local"):
         yield f"Model:   {inert(str(msg.get('provider')), True)}/{inert(str(msg.get('model')), True)}"
         yield f"Stop:    {inert(str(msg.get('stopReason')), True)}"
     yield ""
-    for line in _body(out, entry, msg):
+    from ..output.transcript import previous_drop
+
+    summary = (previewer or Previewer(tree)).text(node) if node.role == "toolResult" else None
+    previous = previous_drop(tree, node) if node.role == "assistant" else None
+    for line in _body(out, entry, msg, summary, previous):
         yield line
 
 
@@ -78,43 +82,44 @@ def _indent(text, prefix="    "):
     return "\n".join(prefix + line for line in inert(text).split("\n"))
 
 
-def _body(out, entry, msg):
+def _part(out, part, msg):
+    """One part of a message (output.transcript, as export shows it) as terminal lines."""
+    kind = part[0]
+    if kind == "text":
+        yield _indent(part[1])
+    elif kind == "thinking":
+        yield out.style("muted", _indent(part[1], "    thinking: "))
+    elif kind == "call":
+        yield out.style("accent", f"    → {inert(part[4], True)} ({inert(part[3], True)})")
+        yield _indent(part[2], "      ")
+    elif kind == "result":
+        state = " (error)" if part[3] else ""
+        yield out.style("muted", f"    result of {inert(part[4], True)} "
+                                 f"({inert(str(msg.get('toolCallId')), True)}){state}")
+        if part[2]:
+            yield _indent(part[2])
+    elif kind == "image":
+        yield f"    [image: {inert(part[1], True)}]"
+    elif kind == "bash":
+        yield _indent(f"$ {part[1]}")
+        if part[2]:
+            yield _indent(part[2])
+        yield _indent(f"(exit code {part[3]})")
+    elif kind == "error":
+        yield out.style("error", _indent(part[1]))
+    elif kind == "notice":
+        yield out.style("warning", _indent(part[1]))
+    else:  # meta, data, summary
+        yield _indent(part[-1] if kind != "summary" else part[2])
+
+
+def _body(out, entry, msg, summary=None, previous=None):
     etype = entry.get("type")
-    if msg is not None:
-        role = msg.get("role")
-        if role == "bashExecution":
-            yield _indent(f"$ {msg.get('command', '')}")
-            if msg.get("output"):
-                yield _indent(str(msg["output"]))
-            yield _indent(f"(exit code {msg.get('exitCode')})")
-            return
-        if role == "toolResult":
-            state = " (error)" if msg.get("isError") else ""
-            yield out.style("muted", f"    result of {inert(str(msg.get('toolName')), True)} "
-                                     f"{inert(str(msg.get('toolCallId')), True)}{state}")
-        content = msg.get("content")
-        if isinstance(content, str):
-            yield _indent(content)
-        elif isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                btype = block.get("type")
-                if btype == "text":
-                    yield _indent(str(block.get("text", "")))
-                elif btype == "thinking":
-                    yield out.style("muted", _indent(str(block.get("thinking", "")), "    thinking: "))
-                elif btype == "toolCall":
-                    args = json.dumps(block.get("arguments"), indent=2, ensure_ascii=False)
-                    yield out.style("accent", f"    → {inert(str(block.get('name')), True)} "
-                                              f"({inert(str(block.get('id')), True)})")
-                    yield _indent(args, "      ")
-                elif btype == "image":
-                    yield f"    [image: {inert(str(block.get('mimeType', '?')), True)}]"
-                else:
-                    yield f"    [{inert(str(btype), True)}]"
-        if msg.get("errorMessage"):
-            yield out.style("error", _indent(str(msg["errorMessage"])))
+    if msg is not None or etype == "custom_message":
+        if etype == "custom_message":
+            yield out.style("customMessageLabel", f"    [{inert(str(entry.get('customType')), True)}]")
+        for part in parts_of(entry, lambda data: None, summary=summary, previous=previous):
+            yield from _part(out, part, msg)
         return
     if etype in ("compaction", "branch_summary"):
         if etype == "compaction":
@@ -123,11 +128,6 @@ def _body(out, entry, msg):
             yield f"    from: {inert(str(entry.get('fromId')), True)}"
         yield ""
         yield _indent(str(entry.get("summary") or ""))
-        return
-    if etype == "custom_message":
-        yield out.style("customMessageLabel", f"    [{inert(str(entry.get('customType')), True)}]")
-        yield _indent(full_text(entry.get("content")) if not isinstance(entry.get("content"), str)
-                      else entry["content"])
         return
     text = entry_text(entry)
     if text:

@@ -1,93 +1,57 @@
-"""`stree export` as one self-contained HTML file: no network (no URL at all), stree's own
-CSS and JS inline and allowed by their hashes in a strict Content-Security-Policy, every
-piece of transcript text escaped (never inside the script or style), images as data: URIs.
+"""`stree export` as one self-contained HTML file: no network (no live URL at all), stree's own
+CSS and JS (stree/data/export.css, export.js) inline and allowed by their hashes in a strict
+Content-Security-Policy, every piece of transcript text escaped or rendered from Markdown at
+export time with raw HTML off (output.markdown: no script in the page turns text into HTML),
+images as data: URIs.
 
-The tree is an outline: a nav of links, one per entry, and the entries themselves, each
-branch a <details> (the active path's open and marked), tool calls and results folded."""
+The page: the tree as an outline (nav; pi's five /tree filters and search over the whole text,
+labels and branch summaries in it), the entries by branch (each branch a <details>, the
+active path's open), tool calls named by their main argument and folded with their output,
+a link at each branch point to the branches that leave it, each branch's cost, deep links
+(#e-ID) that open the entry and the outline to it, light and dark themes, a phone layout and
+a printable view. Written piece by piece: a 100 MB message is escaped a slice at a time."""
 
 import base64
 import hashlib
+from functools import lru_cache
 from html import escape
+from pathlib import Path
 from urllib.parse import quote
 
 from ..core.outline import folds
+from ..output import markdown
 from ..output.dates import show as show_date
+from ..output.transcript import headline
 
-STYLE = """
-:root{--fg:#1f2328;--muted:#656d76;--bg:#fff;--line:#d0d7de;--accent:#0969da;--active:#fff8c5;--user:#ddf4ff;
---tool:#f6f8fa;--err:#cf222e;--sum:#fbefff}
-*{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg)}
-header{padding:12px 20px;border-bottom:1px solid var(--line)}
-h1{font-size:20px;margin:0 0 6px}
-.meta{color:var(--muted);font-size:12px;margin:0}
-.meta span{margin-right:14px}
-.layout{display:flex;align-items:flex-start}
-nav{position:sticky;top:0;width:34%;max-width:460px;height:100vh;overflow:auto;border-right:1px solid var(--line);
-padding:8px;font-size:12px}
-nav ol{list-style:none;margin:0;padding-left:12px}
-nav>ol{padding-left:0}
-nav a{display:block;color:var(--fg);text-decoration:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;
-padding:1px 4px;border-radius:3px}
-nav a:hover{background:var(--tool)}
-nav a.active{background:var(--active)}
-nav a.leaf{font-weight:bold;outline:1px solid var(--accent)}
-main{flex:1;min-width:0;padding:8px 20px 40px}
-details.branch{border-left:3px solid var(--line);margin:6px 0 6px 4px;padding-left:10px}
-details.branch.active{border-left-color:var(--accent)}
-details.branch>summary{cursor:pointer;color:var(--muted);font-size:12px;padding:2px 0}
-details.branch.active>summary{color:var(--accent);font-weight:600}
-article.entry{border:1px solid var(--line);border-radius:6px;margin:6px 0;padding:6px 10px}
-article.entry.active{background:linear-gradient(90deg,var(--active) 0,var(--bg) 6px)}
-article.entry.r-user{border-color:#54aeff}
-article.entry.leaf{box-shadow:0 0 0 2px var(--accent)}
-.head{font-size:12px;color:var(--muted)}
-.head .kind{font-weight:600;color:var(--fg)}
-.head .label{background:#fff1e5;color:#953800;border-radius:10px;padding:0 6px;margin-left:6px}
-.head .at{color:var(--accent);font-weight:600;margin-left:6px}
-.text{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0}
-pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--tool);padding:6px;border-radius:4px;margin:4px 0;
-font-size:12px}
-details.tool,details.thinking{margin:4px 0}
-details.tool>summary,details.thinking>summary{cursor:pointer;color:var(--muted);font-size:12px}
-details.tool.error>summary{color:var(--err)}
-.summary{background:var(--sum);border-radius:4px;padding:4px 8px;margin:4px 0}
-.summary h3{font-size:13px;margin:0}
-.error{color:var(--err)}
-.note{color:var(--muted);font-style:italic}
-img{max-width:100%;height:auto;border:1px solid var(--line)}
-button{font:inherit;font-size:12px;margin-right:6px}
-"""
+SLICE = 1 << 20
+# pi 1.6.0's /tree (tree-selector.js): settings entries the default filter hides
+SETTINGS = ("label", "custom", "context_edit", "model_change", "thinking_level_change", "session_info")
 
-SCRIPT = """(function(){
-var d=document;
-function openTo(el){for(var p=el;p;p=p.parentElement){if(p.tagName==='DETAILS'){p.open=true;}}}
-function go(){var h=location.hash.slice(1);if(!h){return;}var id;try{id=decodeURIComponent(h);}catch(e){return;}
-var el=d.getElementById(id);if(el){openTo(el);el.scrollIntoView();}}
-window.addEventListener('hashchange',go);
-d.querySelectorAll('nav a').forEach(function(a){a.addEventListener('click',function(){
-var el=d.getElementById(decodeURIComponent(a.getAttribute('href').slice(1)));if(el){openTo(el);}});});
-function all(open){d.querySelectorAll('details.branch').forEach(function(x){
-x.open=open||x.classList.contains('active');});}
-d.getElementById('expand-all').addEventListener('click',function(){all(true);});
-d.getElementById('collapse-all').addEventListener('click',function(){all(false);});
-go();
-d.documentElement.setAttribute('data-stree','ready');
-})();"""
+
+@lru_cache(maxsize=None)
+def asset(name):
+    return (Path(__file__).resolve().parent.parent / "data" / name).read_text(encoding="utf-8")
 
 
 def _hash(text):
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-CSP = (f"default-src 'none'; img-src data:; style-src {_hash(STYLE)}; script-src {_hash(SCRIPT)}; "
-       "base-uri 'none'; form-action 'none'")
+def csp():
+    return (f"default-src 'none'; img-src data:; style-src {_hash(asset('export.css'))}; "
+            f"script-src {_hash(asset('export.js'))}; base-uri 'none'; form-action 'none'")
 
 
 def esc(value):
-    """Text as inert HTML: markup escaped, NUL and lone surrogates replaced."""
+    """Text as inert HTML (markup escaped, NUL replaced), in one piece: for short texts."""
     text = value if isinstance(value, str) else str(value)
-    return escape(text.replace("\0", "\ufffd"), quote=True).encode("utf-8", "replace").decode("utf-8")
+    return escape(text.replace("\0", "\ufffd"), quote=True)
+
+
+def esc_pieces(text):
+    """A long text escaped a slice at a time."""
+    for start in range(0, len(text), SLICE):
+        yield esc(text[start:start + SLICE])
 
 
 def anchor(entry_id):
@@ -108,34 +72,65 @@ def render(doc, date_style="local"):
     yield "".join(out)
 
 
+def _money(cost):
+    return f"${cost:,.4f}"
+
+
 def _pieces(doc, date_style):
     header = doc.header
     yield '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
-    yield f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">\n'
-    yield '<meta name="referrer" content="no-referrer">\n<meta name="generator" content="stree export">\n'
-    yield f"<title>{esc(doc.title)}</title>\n<style>{STYLE}</style></head>\n<body>\n<header>"
+    yield f'<meta http-equiv="Content-Security-Policy" content="{esc(csp())}">\n'
+    yield ('<meta name="referrer" content="no-referrer">\n<meta name="generator" content="stree export">\n'
+           '<meta name="viewport" content="width=device-width, initial-scale=1">\n')
+    yield f"<title>{esc(doc.title)}</title>\n<style>{asset('export.css')}</style></head>\n<body>\n<header>"
     yield f"<h1>{esc(doc.title)}</h1><p class=\"meta\">"
     created = header.get("timestamp")
     for name, value in (("session", header.get("id")), ("cwd", header.get("cwd")),
                         ("created", show_date(created, date_style) if created else None),
                         ("entries", doc.count()), ("@", doc.at), ("forked from", header.get("parentSession")),
                         ("tokens", f"{doc.usage.tokens:,}" if doc.usage.count else None),
-                        ("cost", f"${doc.usage.cost:,.4f}" if doc.usage.count else None)):
+                        ("cost", _money(doc.usage.cost) if doc.usage.count else None)):
         if value is not None:
             yield f"<span>{esc(name)}: <code>{esc(value)}</code></span>"
-    yield ('</p><p class="meta"><button type="button" id="expand-all">Expand all</button>'
-           '<button type="button" id="collapse-all">Collapse to the active path</button></p></header>\n')
-    yield '<div class="layout">\n<nav id="outline" aria-label="Outline"><ol>'
+    yield ('</p><p class="controls"><button type="button" id="expand-all">Expand all</button>'
+           '<button type="button" id="collapse-all">Collapse to the active path</button>'
+           '<button type="button" id="theme">Light / dark</button>'
+           '<button type="button" id="print">Print</button></p></header>\n')
+    yield ('<div class="layout">\n<nav id="outline" aria-label="Outline">'
+           '<input type="search" id="search" placeholder="Search..." aria-label="Search the entries">'
+           '<div class="filters">'
+           '<button type="button" class="on" data-filter="default" title="Hide settings entries">Default</button>'
+           '<button type="button" data-filter="no-tools" title="Default minus tool results">No-tools</button>'
+           '<button type="button" data-filter="user-only" title="Only user messages">User</button>'
+           '<button type="button" data-filter="labeled-only" title="Only labeled entries">Labeled</button>'
+           '<button type="button" data-filter="all" title="Show everything">All</button></div>'
+           f'<p id="status">{doc.count()} entries</p><div class="tree"><ol>')
     yield from _nav(doc)
-    yield "</ol></nav>\n<main>\n"
+    yield "</ol></div></nav>\n<main>\n"
     if not doc.items:
         yield '<p class="note">The session has no entries yet.</p>'
     yield from _main(doc, date_style)
-    yield f"</main>\n</div>\n<script>{SCRIPT}</script>\n</body></html>\n"
+    yield f"</main>\n</div>\n<script>{asset('export.js')}</script>\n</body></html>\n"
 
 
 def _count(n):
     return f"{n} {'entry' if n == 1 else 'entries'}"
+
+
+def _filters(item):
+    """The classes pi's /tree filters look at (data-free: CSS and the script read them)."""
+    cls = ["e"]
+    if item.type in SETTINGS:
+        cls.append("fs")
+    if item.role == "toolResult":
+        cls.append("ft")
+    if item.type == "message" and item.role == "user":
+        cls.append("fu")
+    if item.label:
+        cls.append("fl")
+    if item.tools_only and not item.leaf or item.type == "usage":
+        cls.append("fh")  # pi hides assistant messages with only tool calls (no error) in every filter
+    return " ".join(cls)
 
 
 def _nav(doc):
@@ -144,15 +139,17 @@ def _nav(doc):
             yield "</ol></details></li>"
             continue
         items = [doc.items[r] for r in branch.rows]
-        cls = "branch active" if branch.active else "branch"
+        cls = "b active" if branch.active else "b"
+        cost = doc.branch_cost(branch)
         yield (f'<li class="{cls}"><details{" open" if branch.active else ""}>'
-               f"<summary>{_count(len(items))}{' (active path)' if branch.active else ' (abandoned)'}</summary><ol>")
+               f"<summary>{_count(len(items))}{' (active path)' if branch.active else ' (abandoned)'}"
+               f"{' · ' + _money(cost) if cost else ''}</summary><ol>")
         for item in items:
             cls = " ".join(c for c in ("active" if item.active else "", "leaf" if item.leaf else "") if c)
-            label = f"[{item.label}] " if item.label else ""
             cls_attr = f' class="{cls}"' if cls else ""
-            yield (f'<li><a href="#{esc(quote(anchor(item.id), safe=""))}"{cls_attr}>'
-                   f"{esc(label + item.preview)}</a></li>")
+            label = f'<span class="lab">{esc(item.label)}</span>' if item.label else ""
+            yield (f'<li class="{_filters(item)}"><a href="#{esc(quote(anchor(item.id), safe=""))}"{cls_attr}>'
+                   f"{label}{esc(item.preview)}</a></li>")
         yield "</ol><ol>"  # its side branches
 
 
@@ -165,67 +162,105 @@ def _main(doc, date_style):
         first = items[0]
         cls = "branch active" if branch.active else "branch"
         where = "the active path" if branch.active else "an abandoned branch"
+        cost = doc.branch_cost(branch)
         yield (f'<details class="{cls}"{" open" if branch.active else ""}><summary>'
-               f"{esc(where)}: {_count(len(items))} from "
-               f"<code>{esc(first.id)}</code> ({esc(first.preview[:80])})</summary>\n")
+               f"{esc(where)}: {_count(len(items))}{' · ' + _money(cost) if cost else ''} from "
+               f"<code>{esc(first.id)}</code> ({esc(headline(first.preview, 80))})</summary>\n")
         for item in items:
-            w = []
-            _entry(w.append, item, *doc.content(item), date_style)
-            yield "".join(w)
+            yield from _entry(item, *doc.content(item), date_style)
+        side = branch.children[1:]
+        if side:
+            yield from _forks(doc, side)
 
 
-def _entry(w, item, kind, parts, date_style):
+def _forks(doc, side):
+    """At a branch point: one link per branch that leaves it (folded below), with its size and cost."""
+    yield f'<p class="fork">↳ {len(side)} other branch{"es" if len(side) > 1 else ""} from here: '
+    for n, b in enumerate(side):
+        first = doc.items[b.rows[0]]
+        cost = doc.branch_cost(b)
+        yield (f'{", " if n else ""}<a href="#{esc(quote(anchor(first.id), safe=""))}">{esc(headline(first.preview, 60))}</a>'
+               f" ({_count(len(b.rows) + doc.below(b))}{', ' + _money(cost) if cost else ''})")
+    yield "</p>\n"
+
+
+def _entry(item, kind, parts, date_style):
     classes = ["entry", "t-" + _cls(item.type), "r-" + _cls(item.role or "none")]
     if item.active:
         classes.append("active")
     if item.leaf:
         classes.append("leaf")
-    w(f'<article class="{" ".join(classes)}" id="{esc(anchor(item.id))}"><div class="head">'
-      f'<span class="kind">{esc(kind)}</span> <code class="id">{esc(item.id)}</code> '
-      f"<time>{esc(show_date(item.ts, date_style) if item.ts else '')}</time>")
+    yield (f'<article class="{" ".join(classes)}" id="{esc(anchor(item.id))}"><div class="head">'
+           f'<span class="kind">{esc(kind)}</span> <code class="id">{esc(item.id)}</code> '
+           f"<time>{esc(show_date(item.ts, date_style) if item.ts else '')}</time>")
     if item.label:
-        w(f'<span class="label">{esc(item.label)}</span>')
+        yield f'<span class="lab label">{esc(item.label)}</span>'
     if item.leaf:
-        w('<span class="at">← @ (active)</span>')
-    w('</div><div class="body">')
+        yield '<span class="at">← @ (active)</span>'
+    yield '</div><div class="body">'
     for part in parts:
-        _part(w, part)
-    w("</div></article>\n")
+        yield from _part(part)
+    yield "</div></article>\n"
 
 
 def _cls(text):
     return "".join(c if c.isascii() and (c.isalnum() or c == "-") else "_" for c in str(text))[:40]
 
 
-def _part(w, part):
+def _lines(text):
+    n = text.count("\n") + 1 if text else 0
+    return f"{n} line{'' if n == 1 else 's'}"
+
+
+def _part(part):
     kind = part[0]
     if kind == "text":
-        w(f'<div class="text">{esc(part[1])}</div>')
+        yield '<div class="md">'
+        yield from markdown.render(part[1])
+        yield "</div>"
     elif kind == "thinking":
-        w(f'<details class="thinking"><summary>thinking</summary><div class="text">{esc(part[1])}</div></details>')
+        yield '<details class="thinking"><summary>thinking</summary><div class="md">'
+        yield from markdown.render(part[1])
+        yield "</div></details>"
     elif kind == "call":
-        w(f'<details class="tool call"><summary>→ {esc(part[1])} <code>{esc(part[3])}</code></summary>'
-          f"<pre>{esc(part[2])}</pre></details>")
+        yield (f'<details class="tool call"><summary>→ <span class="call">{esc(part[4])}</span></summary>'
+               f"<pre>")
+        yield from esc_pieces(part[2])
+        yield "</pre></details>"
     elif kind == "result":
-        lines = part[2].count("\n") + 1 if part[2] else 0
         cls = "tool result error" if part[3] else "tool result"
-        w(f'<details class="{cls}"><summary>result of {esc(part[1])}{" (error)" if part[3] else ""}, '
-          f"{lines} line{'' if lines == 1 else 's'}</summary><pre>{esc(part[2])}</pre></details>")
+        first = part[2][:1000].strip().split("\n", 1)[0][:160] if part[3] else ""
+        yield (f'<details class="{cls}"><summary><span class="call">{esc(part[4])}</span> · {_lines(part[2])}'
+               f"{' · error: ' + esc(first) if part[3] else ''}</summary><pre>")
+        yield from esc_pieces(part[2])
+        yield "</pre></details>"
     elif kind == "image":
         if part[2] is None:
-            w(f'<p class="note">[image: {esc(part[1])}, not available]</p>')
+            yield f'<p class="note">[image: {esc(part[1])}, not available]</p>'
         else:
-            w(f'<img alt="image ({esc(part[1])})" src="data:{esc(part[1])};base64,{esc(part[2])}">')
+            yield f'<img alt="image ({esc(part[1])})" src="data:{esc(part[1])};base64,'
+            yield part[2]  # checked: base64 characters only
+            yield '">'
     elif kind == "summary":
         cls = "summary compaction" if part[1] == "compaction" else "summary branch-summary"
-        w(f'<section class="{cls}"><h3>{esc(part[1].capitalize())}</h3><p class="note">{esc(part[3])}</p>'
-          f'<div class="text">{esc(part[2])}</div></section>')
+        yield (f'<section class="{cls}"><h3>{esc(part[1].capitalize())}</h3><p class="note">{esc(part[3])}</p>'
+               '<div class="md">')
+        yield from markdown.render(part[2])
+        yield "</div></section>"
     elif kind == "bash":
-        w(f'<details class="tool bash"><summary>$ {esc(part[1])} (exit code {esc(part[3])})</summary>'
-          f"<pre>{esc(part[2])}</pre></details>")
+        yield (f'<details class="tool bash"><summary><span class="call">$ {esc(part[1][:200])}</span> '
+               f"· exit code {esc(part[3])} · {_lines(part[2])}</summary><pre>$ ")
+        yield from esc_pieces(part[1])
+        yield "\n"
+        yield from esc_pieces(part[2])
+        yield "</pre></details>"
     elif kind == "error":
-        w(f'<div class="text error">{esc(part[1])}</div>')
+        yield f'<div class="error">{esc(part[1])}</div>'
+    elif kind == "notice":
+        yield f'<p class="notice">{esc(part[1])}</p>'
     elif kind == "meta":
-        w(f'<p class="note">{esc(part[1])}</p>')
+        yield f'<p class="note">{esc(part[1])}</p>'
     elif kind == "data":
-        w(f'<details class="tool data"><summary>data</summary><pre>{esc(part[1])}</pre></details>')
+        yield '<details class="tool data"><summary>data</summary><pre>'
+        yield from esc_pieces(part[1])
+        yield "</pre></details>"

@@ -1,25 +1,15 @@
-"""export_html's page: one self-contained HTML file (no script, no outside resources) with the
-messages on the path to the leaf. Kept minimal and in one function: `stree export` may bring
-a fuller page to put in its place."""
-
-from html import escape
+"""serve's export_html renders the page `stree export` writes (output.export_html: the outline
+with pi's filters, rendered Markdown, the strict CSP, images from oh-my-pi's blob store), not a
+page of its own."""
 
 
 def html_document(session, tree):
-    from ..core.preview import entry_text
+    """The served session's page, as text."""
+    from ..output.export_html import render
+    from ..output.transcript import Document
+    from ..storage.blobs import blob_dirs, image_base64
 
-    title = tree.name() or str(session.header.get("id") or session.path)
-    rows = []
-    for node in tree.path(tree.leaf) if tree.leaf is not None else []:
-        entry = tree.load(node)
-        kind = node.role or node.type
-        text = entry_text(entry) or ""
-        rows.append(f'<section class="{escape(str(kind))}"><h2>{escape(str(kind))} '
-                    f'<small>{escape(str(node.id))} {escape(str(node.ts or ""))}</small></h2>'
-                    f"<pre>{escape(text)}</pre></section>")
-    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            f"<title>{escape(title)}</title><style>"
-            "body{font-family:sans-serif;max-width:60em;margin:auto}pre{white-space:pre-wrap}"
-            "section{border-top:1px solid #ccc}.user h2{color:#06c}.assistant h2{color:#080}"
-            "</style></head><body>"
-            f"<h1>{escape(title)}</h1>" + "\n".join(rows) + "</body></html>\n")
+    dirs = blob_dirs(session.path)
+    doc = Document(session, tree, images=lambda data: image_base64(data, dirs))
+    page = "".join(render(doc))
+    return page.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate of the session: ?
