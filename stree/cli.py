@@ -10,12 +10,13 @@ from . import __version__
 from .commands import COMMANDS
 from .commands.options import warn_user
 from .errors import BAD_FILE, EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
+from .format import agents
 
-AGENT_CHOICES = ("pi", "omp", "openclaw", "all")
+AGENT_CHOICES = agents.choices()
 
-ENV_HELP = """\
+ENV_HELP = f"""\
   STREE_SESSION                default for -s/--session
-  STREE_AGENT                  default for --agent (pi, omp, openclaw, all)
+  STREE_AGENT                  default for --agent ({', '.join(AGENT_CHOICES)})
   PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
                                (its sessions of this directory's cwd, as pi 1.5.2 takes them)
@@ -60,7 +61,7 @@ class Env:
         self.pager = pager
         self.debug = debug
         self.index_state = "off"
-        self.agent = None  # --agent pi|omp|openclaw|all (stree.core.store.selected_agents)
+        self.agent = None  # --agent NAME|all (stree.core.store.selected_agents)
         self._loaded = None
 
     def session_path(self):
@@ -194,8 +195,8 @@ Limits:
 @click.option("--agent-dir", metavar="DIR", help="pi's agent directory (default $PI_CODING_AGENT_DIR or ~/.pi/agent).")
 @click.option("--session-dir", metavar="DIR", help="Directory holding this project's sessions (flat).")
 @click.option("--agent", "agent", type=click.Choice(AGENT_CHOICES), envvar="STREE_AGENT",
-              help="Whose sessions ls --all, grep and completion cover: pi (~/.pi/agent), omp (oh-my-pi, "
-                   "~/.omp/agent), openclaw (~/.openclaw, ~/.clawdbot, ~/.moltbot) or all (default: all present).")
+              help=f"Whose sessions ls --all, grep and completion cover: {agents.help_text()} "
+                   "or all (default: all present).")
 @click.option("-C", "chdir", metavar="DIR", help="Run as if started in DIR.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour human output.")

@@ -115,10 +115,12 @@ def _first_sentence(text):
 
 def kind_of(param, command=None):
     """The kind of value a click parameter takes, read from its definition:
-    choice, rev, label, session, command, provider, shell, dir, file or None."""
+    choice, agent, rev, label, session, command, provider, shell, dir, file or None."""
     name = (param.name or "").lower()
     metavar = (param.metavar or "").upper()
     tokens = set(re.findall(r"[A-Z]+", metavar))
+    if name == "agent":  # the agents' records (stree.format.agents), not a list in the table
+        return "agent"
     if isinstance(param.type, click.Choice):
         return "choice"
     if name == "session":
