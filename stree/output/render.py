@@ -4,9 +4,12 @@ A port of TreeList (flattenTree, applyFilter, recalculateVisualStructure,
 render) without the interactive parts. Iterative throughout.
 """
 
+from ..core import entrytypes
+
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 STATS = {"levels": 0}  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
-_SETTINGS = ("label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info")
+_SETTINGS = entrytypes.with_filter("setting")  # the filter class of each type: stree.core.entrytypes
+_NEVER = entrytypes.with_filter("never")
 
 
 class Row:
@@ -70,7 +73,7 @@ class Drawing:
 
 
 def passes(etype, role, hidden, id, filter, label, leaf):
-    if etype == "usage":
+    if etype in _NEVER:
         return False  # pi 1.5: usage entries are never shown, not even as the leaf
     if etype == "message" and role == "assistant" and hidden and id != leaf:
         return False  # tool-call-only assistant messages are hidden in every mode
