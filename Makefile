@@ -21,15 +21,20 @@ APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
-# the layer contracts first (import-linter, [tool.importlinter] in pyproject.toml), then the tests
+# the layer contracts first (import-linter, [tool.importlinter] in pyproject.toml), dead code
+# (vulture; what only click, pytest or a server calls by name: tools/vulture_allow.py), then the tests
+VULTURE := $(BIN)/vulture stree tools tests tools/vulture_allow.py --min-confidence 60
+
 test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 	$(BIN)/lint-imports
+	$(VULTURE)
 	$(BIN)/python -m pytest -q -rs
 
 # the edit-test loop: the layer contracts and the tests that start no process and need no Node,
 # browser or shell (markers applied by tests/conftest.py by what each test uses)
 check: $(VENV)/.installed-test
 	$(BIN)/lint-imports
+	$(VULTURE)
 	$(BIN)/python -m pytest -q -m "not (pi or browser or shell or slow or soak or process)"
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)

@@ -1,13 +1,12 @@
 """The stree command group: global options, the command table, the error boundary."""
 
-import importlib
 import os
 import sys
 
 import click
 
 from . import __version__
-from .commands import COMMANDS
+from .commands import COMMANDS, load
 from .commands.options import warn_user
 from .errors import BAD_FILE, EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
 from .format import agents
@@ -144,8 +143,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
-        module = importlib.import_module(COMMANDS[name][0])
-        return with_global_options(module.command)
+        return with_global_options(load(name))
 
     def format_commands(self, ctx, formatter):
         rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]

@@ -58,9 +58,9 @@ class ClickSource:
         if group is self.root:
             if name not in COMMANDS:
                 return None
-            import importlib
+            from .commands import load
 
-            return with_global_options(importlib.import_module(COMMANDS[name][0]).command)
+            return with_global_options(load(name))
         ctx = click.Context(group, info_name=group.name)
         return group.get_command(ctx, name)
 
