@@ -105,14 +105,18 @@ def read_pty(master, proc=None, timeout=30):
 #   slow     property/fuzz runs (hypothesis, tests/lib/fuzzkit.py), fault injection
 #   soak     the long runs, marked by hand (@pytest.mark.soak), left out unless -m soak
 #
-# `make check` runs what none of these mark and that calls stree in-process (no stree process
-# started); `make test` runs everything but soak.
+#   cli      runs stree commands through the `stree` fixture (for now each one a process)
+#   process  starts a program: stree through the `stree` fixture, a server, a script
+#
+# `make check` runs what none of pi, browser, shell, slow, soak and process marks: the tests that
+# call stree in this process; `make test` runs everything but soak.
 
 PI_MODULES = {"pi_harness", "corpus_pi15"}
 BROWSER_MODULES = {"browser"}
 SLOW_MODULES = {"fuzzkit", "cli_batch", "faulty_stree", "kill_runner", "hypothesis"}
 SHELL_PROGRAMS = {"bash", "zsh", "man", "groff"}
-PROCESS_NAMES = {"run_stree", "subprocess", "Popen", "with_forks", "with_note"}
+PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note"}
+DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `process`)
 PROCESS_MODULES = {"subprocess", "serve_kit", "cli_batch", "fuzzkit"}
 
 
@@ -152,7 +156,7 @@ def _reach(item):
                     continue
                 home = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
                 modules.add(home)
-                if home in (func.__module__, "conftest"):
+                if home in (func.__module__, "conftest") and name not in DOORS:
                     if inspect.isfunction(obj):
                         todo.append(obj)
                     elif inspect.isclass(obj):  # a helper class of the module: its methods
@@ -173,5 +177,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("shell")
         if modules & SLOW_MODULES or getattr(item.obj, "is_hypothesis_test", False):
             item.add_marker("slow")
-        if names & PROCESS_NAMES or modules & PROCESS_MODULES or "stree" in item.fixturenames:
+        if names & PROCESS_NAMES or modules & PROCESS_MODULES:
             item.add_marker("process")
+        if names & DOORS or "stree" in item.fixturenames:
+            item.add_marker("cli")
+            item.add_marker("process")  # (each command a process, for now)

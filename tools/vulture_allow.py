@@ -9,7 +9,7 @@ _ = object()
 # click calls it to list the commands in `stree --help` (stree.cli.LazyGroup)
 _.format_commands
 
-# pytest's hook (tests/conftest.py: the markers)
+# pytest's hooks (tests/conftest.py: the markers)
 pytest_collection_modifyitems
 
 # http.server and socketserver hooks (the tests' LLM and HTTP servers)

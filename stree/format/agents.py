@@ -14,8 +14,6 @@ core) can read it too.
 """
 
 import os
-import re
-from fnmatch import fnmatchcase
 
 PI = "pi"  # the agent of this project's sessions: -s, --agent-dir and --session-dir address its layout
 
@@ -80,6 +78,8 @@ def file_state(agent, name):
     if name.endswith(".jsonl"):
         return "live"
     if agent.states:
+        import re
+
         m = re.search(r"\.jsonl\.(" + "|".join(map(re.escape, agent.states)) + r")\.[^/]+$", name)
         if m:
             return m.group(1)
@@ -97,6 +97,6 @@ def headerless_allowed(path):
         for home in agent.homes:
             pattern = home.split("/") + agent.sessions.split("/")
             for i in range(len(parts) - len(pattern)):  # (a file below them: one part more)
-                if all(fnmatchcase(parts[i + k], p) for k, p in enumerate(pattern)):
+                if all(p == "*" or p == parts[i + k] for k, p in enumerate(pattern)):
                     return True
     return False

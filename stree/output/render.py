@@ -4,12 +4,17 @@ A port of TreeList (flattenTree, applyFilter, recalculateVisualStructure,
 render) without the interactive parts. Iterative throughout.
 """
 
-from ..core import entrytypes
-
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 STATS = {"levels": 0}  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
-_SETTINGS = entrytypes.with_filter("setting")  # the filter class of each type: stree.core.entrytypes
-_NEVER = entrytypes.with_filter("never")
+_SETTINGS = _NEVER = None  # the types of the filter classes setting and never (stree.core.entrytypes)
+
+
+def _filter_classes():
+    """Read from the table when first needed (a kept graph printed again needs none of it)."""
+    global _SETTINGS, _NEVER
+    from ..core import entrytypes
+
+    _SETTINGS, _NEVER = entrytypes.with_filter("setting"), entrytypes.with_filter("never")
 
 
 class Row:
@@ -73,6 +78,8 @@ class Drawing:
 
 
 def passes(etype, role, hidden, id, filter, label, leaf):
+    if _NEVER is None:
+        _filter_classes()
     if etype in _NEVER:
         return False  # pi 1.5: usage entries are never shown, not even as the leaf
     if etype == "message" and role == "assistant" and hidden and id != leaf:
