@@ -16,15 +16,26 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
+.PHONY: run test check soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
 
-# the layer contracts first (import-linter, [tool.importlinter] in pyproject.toml), then the tests
+# the layer contracts first (import-linter, [tool.importlinter] in pyproject.toml), dead code
+# (vulture; what only click, pytest or a server calls by name: tools/vulture_allow.py), then the tests
+VULTURE := $(BIN)/vulture stree tools tests tools/vulture_allow.py --min-confidence 60
+
 test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 	$(BIN)/lint-imports
+	$(VULTURE)
 	$(BIN)/python -m pytest -q -rs
+
+# the edit-test loop: the layer contracts and the tests that start no process and need no Node,
+# browser or shell (markers applied by tests/conftest.py by what each test uses)
+check: $(VENV)/.installed-test
+	$(BIN)/lint-imports
+	$(VULTURE)
+	$(BIN)/python -m pytest -q -m "not (pi or browser or shell or slow or soak or process)"
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
 soak: $(VENV)/.installed-test $(PI) $(PIS)

@@ -1,21 +1,20 @@
 """The stree command group: global options, the command table, the error boundary."""
 
-import importlib
 import os
 import sys
 
 import click
 
 from . import __version__
-from .commands import COMMANDS
+from .commands import COMMANDS, load
 from .commands.options import warn_user
-from .errors import BAD_FILE, EXIT_CODES, INTERNAL, INTERRUPTED, StreeError
+from .errors import EXIT_CODES, StreeError
+from .format import agents
+from .globalopts import OPTIONS
 
-AGENT_CHOICES = ("pi", "omp", "openclaw", "all")
-
-ENV_HELP = """\
+ENV_HELP = f"""\
   STREE_SESSION                default for -s/--session
-  STREE_AGENT                  default for --agent (pi, omp, openclaw, all)
+  STREE_AGENT                  default for --agent ({', '.join(agents.choices())})
   PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
                                (its sessions of this directory's cwd, as pi 1.5.2 takes them)
@@ -60,7 +59,7 @@ class Env:
         self.pager = pager
         self.debug = debug
         self.index_state = "off"
-        self.agent = None  # --agent pi|omp|openclaw|all (stree.core.store.selected_agents)
+        self.agent = None  # --agent NAME|all (stree.core.store.selected_agents)
         self._loaded = None
 
     def session_path(self):
@@ -143,8 +142,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
-        module = importlib.import_module(COMMANDS[name][0])
-        return with_global_options(module.command)
+        return with_global_options(load(name))
 
     def format_commands(self, ctx, formatter):
         rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
@@ -164,6 +162,28 @@ def _terminal_columns():
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns if columns > 0 else 80
+
+
+def _click_option(option, hidden=False):
+    """(declarations, attributes) of the click option of a global option (stree.globalopts)."""
+    attrs = {"is_flag": True} if option.flag else {}
+    if option.metavar:
+        attrs["metavar"] = option.metavar
+    if option.choices:
+        attrs["type"] = click.Choice(option.choices)
+    if not hidden:
+        attrs.update(help=option.help, envvar=option.envvar)
+        if option.default is not None:
+            attrs.update(default=option.default, show_default=True)
+    return [*option.spellings, option.dest], attrs
+
+
+def global_options(f):
+    """The group's global options with their help (stree.globalopts.OPTIONS, in that order)."""
+    for option in reversed(OPTIONS):  # (click lists the options of stacked decorators top first)
+        decls, attrs = _click_option(option)
+        f = click.option(*decls, **attrs)(f)
+    return f
 
 
 @click.group(
@@ -188,20 +208,7 @@ Environment:
 Limits:
 {LIMITS_HELP}""",
 )
-@click.option("-s", "--session", "session", metavar="PATH|ID", envvar="STREE_SESSION",
-              help="Session file, or session id prefix ('demo' = the bundled demo). "
-                   "Default: the newest session of the current directory.")
-@click.option("--agent-dir", metavar="DIR", help="pi's agent directory (default $PI_CODING_AGENT_DIR or ~/.pi/agent).")
-@click.option("--session-dir", metavar="DIR", help="Directory holding this project's sessions (flat).")
-@click.option("--agent", "agent", type=click.Choice(AGENT_CHOICES), envvar="STREE_AGENT",
-              help="Whose sessions ls --all, grep and completion cover: pi (~/.pi/agent), omp (oh-my-pi, "
-                   "~/.omp/agent), openclaw (~/.openclaw, ~/.clawdbot, ~/.moltbot) or all (default: all present).")
-@click.option("-C", "chdir", metavar="DIR", help="Run as if started in DIR.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour human output.")
-@click.option("--no-pager", is_flag=True, help="Do not page long output.")
-@click.option("--no-cache", is_flag=True, help="Parse the session file without the index cache (also STREE_NO_CACHE).")
-@click.option("--debug", is_flag=True, envvar="STREE_DEBUG", help="Show tracebacks for errors.")
+@global_options
 @click.version_option(__version__, "--version", prog_name="stree")
 @click.pass_context
 def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no_cache, debug):
@@ -231,21 +238,6 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
         ctx.call_on_close(lambda: _print_stats(ctx.obj))
 
 
-# the global options again on every command, hidden, so they may follow the subcommand as in
-# jj (`stree log -s demo`): each one given there updates the Env the group made
-GLOBAL_OPTIONS = (
-    (("-s", "--session", "session"), {"metavar": "PATH|ID"}),
-    (("--agent-dir", "agent_dir"), {"metavar": "DIR"}),
-    (("--session-dir", "session_dir"), {"metavar": "DIR"}),
-    (("--agent", "agent"), {"type": click.Choice(AGENT_CHOICES)}),
-    (("-C", "chdir"), {"metavar": "DIR"}),
-    (("--color", "color"), {"type": click.Choice(["auto", "always", "never"])}),
-    (("--no-pager", "no_pager"), {"is_flag": True}),
-    (("--no-cache", "no_cache"), {"is_flag": True}),
-    (("--debug", "debug"), {"is_flag": True}),
-)
-
-
 def _apply_global(ctx, param, value):
     from click.core import ParameterSource
 
@@ -271,9 +263,10 @@ def with_global_options(command):
     """`command` (and the commands of a group command) also accepting the global options."""
     if getattr(command, "stree_globals", False):
         return command
-    for decls, attrs in GLOBAL_OPTIONS:
+    for option in OPTIONS:  # again on every command, hidden, so they may follow it (`stree log -s demo`):
+        decls, attrs = _click_option(option, hidden=True)  # each one given there updates the Env
         command.params.append(click.Option(decls, hidden=True, expose_value=False, callback=_apply_global,
-                                           is_eager=decls[0] == "-C", **attrs))
+                                           is_eager=option.dest == "chdir", **attrs))
     command.stree_globals = True
     if not getattr(command, "commands", None):
         invoke = command.invoke
@@ -356,58 +349,32 @@ def _print_stats(env):
 
 
 def run():
-    """Console entry point: click plus stree's error handling."""
-    debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
-    try:
-        main.main(prog_name="stree", standalone_mode=False)
-        sys.stdout.flush()  # here, not at exit: a reader gone is then not an error
-    except click.exceptions.Exit as e:
-        _flush()
-        sys.exit(e.exit_code)
-    except (ReaderGone, BrokenPipeError):
-        _reader_gone()
-    except click.ClickException as e:
-        _click_error(e)
-        sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        click.echo("stree: interrupted", err=True)
-        sys.exit(INTERRUPTED)
-    except StreeError as e:
-        if debug:
-            import traceback
+    """Console entry point: click, then stree's one error boundary (stree.errors.guarded)."""
+    from .errors import guarded
 
-            traceback.print_exc()
-        from .format.terminal import inert
+    def inert(text, oneline=False):
+        from .format.terminal import inert  # (only when there is an error to say)
 
-        click.echo(f"stree: error: {inert(str(e))}", err=True)
-        if e.hint:
-            for line in str(e.hint).split("\n"):
-                click.echo(f"hint: {inert(line)}", err=True)
-        sys.exit(e.code)
-    except KeyboardInterrupt:
-        click.echo("stree: interrupted", err=True)
-        sys.exit(INTERRUPTED)
-    except OSError as e:  # an I/O error after the session was read (content, cache): still one line
-        if debug:
-            raise
-        from .format.terminal import inert
+        return inert(text, oneline)
 
-        where = f"{e.filename}: " if e.filename else ""
-        click.echo(f"stree: error: {inert(where, oneline=True)}I/O error: {e.strerror}", err=True)
-        sys.exit(BAD_FILE)
-    except RecursionError:
-        # JSON nested thousands deep reads fine (as in pi) but cannot be printed whole
-        click.echo("stree: error: an entry is nested too deeply (thousands of levels of JSON) to print",
-                   err=True)
-        click.echo("hint: --format with plain fields, or 'stree log', still work on this session", err=True)
-        sys.exit(BAD_FILE)
-    except Exception as e:  # a bug in stree: one line, the traceback only with --debug
-        if debug:
-            raise
-        from .format.terminal import inert
+    def work():
+        try:
+            main.main(prog_name="stree", standalone_mode=False)
+            sys.stdout.flush()  # here, not at exit: a reader gone is then not an error
+        except click.exceptions.Exit as e:
+            _flush()
+            sys.exit(e.exit_code)
+        except ReaderGone:
+            raise BrokenPipeError from None
+        except click.ClickException as e:
+            _click_error(e)
+            sys.exit(e.exit_code)
+        except click.exceptions.Abort:
+            raise KeyboardInterrupt from None
 
-        click.echo(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"), err=True)
-        sys.exit(INTERNAL)
+    code = guarded(work, inert, debug="--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG")))
+    if code is not None:
+        sys.exit(code)
 
 
 def _flush():

@@ -240,6 +240,10 @@ def _values(src, line, param, cur):
         return "plain", [("choice", c, "") for c in src.choices(param) if c.startswith(cur)]
     if kind == "provider":
         return "plain", [("choice", p, "") for p in PROVIDERS if p.startswith(cur)]
+    if kind == "agent":
+        from .format.agents import choices
+
+        return "plain", [("choice", a, "") for a in choices() if a.startswith(cur)]
     if kind == "shell":
         return "plain", [("choice", s, "") for s in src.shells if s.startswith(cur)]
     if kind == "command":

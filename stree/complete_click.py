@@ -58,9 +58,9 @@ class ClickSource:
         if group is self.root:
             if name not in COMMANDS:
                 return None
-            import importlib
+            from .commands import load
 
-            return with_global_options(importlib.import_module(COMMANDS[name][0]).command)
+            return with_global_options(load(name))
         ctx = click.Context(group, info_name=group.name)
         return group.get_command(ctx, name)
 
@@ -115,10 +115,12 @@ def _first_sentence(text):
 
 def kind_of(param, command=None):
     """The kind of value a click parameter takes, read from its definition:
-    choice, rev, label, session, command, provider, shell, dir, file or None."""
+    choice, agent, rev, label, session, command, provider, shell, dir, file or None."""
     name = (param.name or "").lower()
     metavar = (param.metavar or "").upper()
     tokens = set(re.findall(r"[A-Z]+", metavar))
+    if name == "agent":  # the agents' records (stree.format.agents), not a list in the table
+        return "agent"
     if isinstance(param.type, click.Choice):
         return "choice"
     if name == "session":

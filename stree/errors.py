@@ -82,3 +82,57 @@ def env_seconds(name, default):
 
     value = os.environ.get(name)
     return default if value is None or value == "" else seconds(value, name)
+
+
+# -- the error boundary: every front door (stree.cli.run, the fast paths) says errors through it
+
+def guarded(work, clean, debug=False):
+    """Run `work()`: None when it went through, else the exit code, with the error said on stderr
+    as stree says every error: `stree: error: ...` and `hint:` lines, one line for an I/O
+    error, `stree: internal error: ...` for a bug (its traceback with `debug`), nothing when
+    the reader of stdout went away (exit 0). `clean(text, oneline=False)` makes text from the
+    session or the system inert on a terminal (stree.format.terminal.inert)."""
+    import os
+    import sys
+
+    def say(line):
+        print(line, file=sys.stderr)
+
+    try:
+        work()
+    except BrokenPipeError:  # the reader went away (stree log | head -1): not an error
+        try:  # (nothing left to flush into the broken pipe at exit)
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, 1)
+            os.close(fd)
+        except OSError:
+            pass
+        return OK
+    except KeyboardInterrupt:
+        say("stree: interrupted")
+        return INTERRUPTED
+    except StreeError as e:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        say(f"stree: error: {clean(str(e))}")
+        for line in str(e.hint).split("\n") if e.hint else ():
+            say(f"hint: {clean(line)}")
+        return e.code
+    except RecursionError:  # JSON nested thousands deep reads fine (as in pi) but cannot be printed whole
+        say("stree: error: an entry is nested too deeply (thousands of levels of JSON) to print")
+        say("hint: --format with plain fields, or 'stree log', still work on this session")
+        return BAD_FILE
+    except OSError as e:  # an I/O error after the session was read (content, cache, stdout): one line
+        if debug:
+            raise
+        where = f"{e.filename}: " if e.filename else ""
+        say(f"stree: error: {clean(where, oneline=True)}I/O error: {e.strerror}")
+        return BAD_FILE
+    except Exception as e:  # a bug in stree: one line, the traceback only with --debug
+        if debug:
+            raise
+        say(clean(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"))
+        return INTERNAL
+    return None

@@ -12,9 +12,6 @@ click, which reads the command line again and does the whole job.
 import os
 import sys
 
-GLOBAL_VALUES = {"-s": "session", "--session": "session", "--agent-dir": "agent_dir",
-                 "--session-dir": "session_dir", "--color": "color"}
-GLOBAL_FLAGS = {"--no-pager"}
 LOG_VALUES = {"--filter": "filter", "--search": "search", "-n": "max_count", "--max-count": "max_count",
               "--format": "fmt"}
 LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "--json": "json", "-z": "nul"}
@@ -45,10 +42,14 @@ def main():
 def parse_log_graph(argv):
     """{option: value} of `[global options] log --graph ...` in plain spellings, or None.
     Global options may also follow `log`, as click accepts them there."""
+    from .globalopts import fast_flags, fast_values
+
+    global_values = fast_values()  # -s, --session, --agent-dir, --session-dir, --color (stree.globalopts)
+    global_flags = set(fast_flags())  # --no-pager
     got = {}
     i = 0
-    after = (dict(LOG_VALUES, **GLOBAL_VALUES), dict(LOG_FLAGS, **{flag: flag for flag in GLOBAL_FLAGS}), None)
-    for values, flags, stop in ((GLOBAL_VALUES, GLOBAL_FLAGS, "log"), after):  # global options also after log
+    after = (dict(LOG_VALUES, **global_values), dict(LOG_FLAGS, **{flag: flag for flag in global_flags}), None)
+    for values, flags, stop in ((global_values, global_flags, "log"), after):  # global options also after log
         while i < len(argv) and argv[i] != stop:
             arg = argv[i]
             name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
@@ -112,7 +113,7 @@ def _kept_graph(argv):
         if patched is None:
             return False
         state = patched[-1]
-    try:
+    def work():
         if patched is None:
             graphcache.write(found)
         else:
@@ -124,16 +125,12 @@ def _kept_graph(argv):
             finally:
                 capture.close()
                 kept.close()
-    except BrokenPipeError:  # the reader went away (stree log --graph | head): not an error
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-    except OSError as e:  # as stree.cli reports it (part of the output may be out: no retry)
-        from .errors import BAD_FILE
 
-        print(f"stree: error: I/O error: {e.strerror}", file=sys.stderr)
-        sys.exit(BAD_FILE)
+    from .errors import guarded
+
+    code = guarded(work, _inert)  # (part of the output may be out: no retry in click)
+    if code:
+        sys.exit(code)
     if os.environ.get("STREE_DEBUG_STATS"):
         from .output.stats import stats_line
 
@@ -179,6 +176,12 @@ def _appended(grown, options, got, max_count, path):
     finally:
         if patch is not None:
             patch.kept.close()
+
+
+def _inert(text, oneline=False):
+    from .format.terminal import inert  # (only when there is an error to say)
+
+    return inert(text, oneline)
 
 
 def _session_path(got):

@@ -13,9 +13,10 @@ STREE_DEBUG_STATS prints its line here as stree.cli does (the bench times this p
 import os
 import sys
 
-GLOBAL_VALUES = {"-s": "session", "--session": "session", "--agent-dir": "agent_dir",
-                 "--session-dir": "session_dir", "--color": "color"}
-GLOBAL_FLAGS = {"--no-pager": "no_pager"}
+from .globalopts import fast_flags, fast_values
+
+GLOBAL_VALUES = fast_values()  # -s, --session, --agent-dir, --session-dir, --color (stree.globalopts)
+GLOBAL_FLAGS = fast_flags()  # --no-pager
 OUTPUT_VALUES = {"--format": "fmt"}
 OUTPUT_FLAGS = {"--json": "json", "-z": "nul"}
 COMMANDS = {  # command: (options with a value, flags, how many operands)
@@ -182,48 +183,12 @@ def _write(session, state, out, write_records):
 
 
 def guarded(work):
-    """Run `work()` with stree.cli's handling of the errors that can come once a command is under
-    way (a reader gone, an I/O error, Ctrl-C, an error of stree's): None when it went through,
-    else the exit code, the error said as stree.cli says it."""
-    from .errors import BAD_FILE, INTERNAL, INTERRUPTED, StreeError
+    """Run `work()` through stree's one error boundary (stree.errors.guarded): None when it went
+    through, else the exit code, the error said as every stree command says it."""
+    from .errors import guarded as boundary
+    from .format.terminal import inert
 
-    try:
-        work()
-    except BrokenPipeError:  # the reader went away (stree log | head -1): not an error
-        try:
-            fd = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(fd, 1)
-            os.close(fd)
-        except OSError:
-            pass
-        return 0
-    except KeyboardInterrupt:
-        print("stree: interrupted", file=sys.stderr)
-        return INTERRUPTED
-    except StreeError as e:  # (the file cut short while its entries are read, say)
-        from .format.terminal import inert
-
-        print(f"stree: error: {inert(str(e))}", file=sys.stderr)
-        for line in str(e.hint).split("\n") if e.hint else ():
-            print(f"hint: {inert(line)}", file=sys.stderr)
-        return e.code
-    except RecursionError:
-        print("stree: error: an entry is nested too deeply (thousands of levels of JSON) to print\n"
-              "hint: --format with plain fields, or 'stree log', still work on this session", file=sys.stderr)
-        return BAD_FILE
-    except OSError as e:  # an I/O error after the session was read: one line, as stree.cli says it
-        from .format.terminal import inert
-
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"stree: error: {inert(where, oneline=True)}I/O error: {e.strerror}", file=sys.stderr)
-        return BAD_FILE
-    except Exception as e:  # as stree.cli reports a bug
-        from .format.terminal import inert
-
-        print(inert(f"stree: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
-              file=sys.stderr)
-        return INTERNAL
-    return None
+    return boundary(work, inert)
 
 
 def finish(session):

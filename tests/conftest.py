@@ -8,6 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))  # the helpers: builders, pi_harness, ...
 
 
 @pytest.fixture(autouse=True)
@@ -94,3 +95,90 @@ def read_pty(master, proc=None, timeout=30):
             break
         out += chunk
     return out
+
+
+# -- markers, applied by what a test uses (so a new test is marked without thought) -----------
+#
+#   pi       needs Node and the real pi: reaches tests/lib/pi_harness.py (or the corpus pi writes)
+#   browser  needs Chromium: reaches tests/lib/browser.py
+#   shell    runs bash, zsh, man or groff (looked up with shutil.which)
+#   slow     property/fuzz runs (hypothesis, tests/lib/fuzzkit.py), fault injection
+#   soak     the long runs, marked by hand (@pytest.mark.soak), left out unless -m soak
+#
+#   cli      runs stree commands through the `stree` fixture (for now each one a process)
+#   process  starts a program: stree through the `stree` fixture, a server, a script
+#
+# `make check` runs what none of pi, browser, shell, slow, soak and process marks: the tests that
+# call stree in this process; `make test` runs everything but soak.
+
+PI_MODULES = {"pi_harness", "corpus_pi15"}
+BROWSER_MODULES = {"browser"}
+SLOW_MODULES = {"fuzzkit", "cli_batch", "faulty_stree", "kill_runner", "hypothesis"}
+SHELL_PROGRAMS = {"bash", "zsh", "man", "groff"}
+PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note"}
+DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `process`)
+PROCESS_MODULES = {"subprocess", "serve_kit", "cli_batch", "fuzzkit"}
+
+
+def _reach(item):
+    """(modules, names, string constants) the test reaches: through its own code, the functions
+    of its module (and conftest's) that code calls, and its fixtures, transitively."""
+    import inspect
+
+    modules, names, consts = set(), set(), set()
+    todo = [item.function]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in item.fixturenames:
+        defs = info.name2fixturedefs.get(name) if info is not None else None
+        if defs:
+            todo.append(defs[-1].func)
+            modules.add(getattr(defs[-1].func, "__module__", None))
+    seen = set()
+    while todo:
+        func = inspect.unwrap(todo.pop())
+        code = getattr(func, "__code__", None)
+        if code is None or code in seen:
+            continue
+        seen.add(code)
+        scope = getattr(func, "__globals__", {})
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            for const in c.co_consts:
+                if isinstance(const, str):
+                    consts.add(const)
+                elif inspect.iscode(const):
+                    codes.append(const)
+            for name in c.co_names:
+                names.add(name)
+                obj = scope.get(name)
+                if obj is None:
+                    continue
+                home = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+                modules.add(home)
+                if home in (func.__module__, "conftest") and name not in DOORS:
+                    if inspect.isfunction(obj):
+                        todo.append(obj)
+                    elif inspect.isclass(obj):  # a helper class of the module: its methods
+                        todo += [f for f in vars(obj).values() if inspect.isfunction(f)]
+    return modules, names, consts
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not hasattr(item, "function"):
+            continue
+        modules, names, consts = _reach(item)
+        if modules & PI_MODULES or "pi_version" in item.fixturenames:  # (pi_harness.each_version)
+            item.add_marker("pi")
+        if modules & BROWSER_MODULES:
+            item.add_marker("browser")
+        if consts & SHELL_PROGRAMS and "which" in names:  # (each looks for the program it runs)
+            item.add_marker("shell")
+        if modules & SLOW_MODULES or getattr(item.obj, "is_hypothesis_test", False):
+            item.add_marker("slow")
+        if names & PROCESS_NAMES or modules & PROCESS_MODULES:
+            item.add_marker("process")
+        if names & DOORS or "stree" in item.fixturenames:
+            item.add_marker("cli")
+            item.add_marker("process")  # (each command a process, for now)

@@ -34,8 +34,7 @@ def command_lines(session, other, directory):
     """Word lists (the last one completed) covering every command, its options and their
     values, its arguments, revisions, sessions, SESSION:ENTRY and files."""
     from stree.cli import main, with_global_options
-    from stree.commands import COMMANDS
-    import importlib
+    from stree.commands import COMMANDS, load
 
     lines = [[""], ["l"], ["-"], ["--"], ["--c"], ["--color", ""], ["--color", "a"], ["--color="],
              ["--agent", ""], ["--agent="], ["-s", ""], ["-s", "11"], ["-s", "d"], ["-s", "./"], ["-s", "~/"],
@@ -55,7 +54,7 @@ def command_lines(session, other, directory):
              ["-s", str(directory / "missing.jsonl"), "log", ""], ["log", "-s", str(other), ""],
              ["help", ""], ["help", "rev"], ["completion", ""], ["completion", "z"]]
     for name in COMMANDS:
-        command = with_global_options(importlib.import_module(COMMANDS[name][0]).command)
+        command = with_global_options(load(name))
         ctx = click.Context(command, info_name=name, help_option_names=["-h", "--help"])
         lines += [[name, ""], [name, "-"], [name, "--"], [name, "x", ""], [name, "x", "y", ""],
                   ["-s", str(session), name, ""], ["-s", str(session), name, "0000001"],

@@ -1,6 +1,7 @@
 """One small module per subcommand (args -> core -> output), and the table of them."""
 
-# name -> (module, one-line summary). Modules are imported only when their command runs.
+# name -> (module[:attribute], one-line summary). Modules are imported only when their command runs;
+# the command is the module's `command`, or the attribute named (an alias kept beside its command).
 COMMANDS = {
     "log": ("stree.commands.log", "Show the entries on a path, or the whole tree with --graph"),
     "show": ("stree.commands.show", "Show entries in full"),
@@ -24,7 +25,15 @@ COMMANDS = {
     "export": ("stree.commands.export", "Write a session as a Markdown or self-contained HTML document"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),
     "catalog": ("stree.commands.catalog", "Show the session catalogue's state, or rebuild it"),
-    "gc": ("stree.commands.gc", "Remove stale session indexes and kept graphs from the cache"),
+    "gc": ("stree.commands.cache:gc", "Remove stale session indexes and kept graphs from the cache"),
     "replay": ("stree.commands.replay", "Re-ask a model at each turn and compare, or serve the recording"),
     "serve": ("stree.commands.serve", "Answer pi's RPC requests about sessions over stdio (--mcp: MCP tools)"),
 }
+
+
+def load(name):
+    """The click command of a name in COMMANDS (its module imported now)."""
+    import importlib
+
+    module, _, attribute = COMMANDS[name][0].partition(":")
+    return getattr(importlib.import_module(module), attribute or "command")

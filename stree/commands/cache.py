@@ -43,7 +43,6 @@ def command(env, action, json_mode, fmt, nul):
     cache directory ($STREE_CACHE_DIR).
     """
     from ..storage import cachefiles
-    from ..storage.cachedir import cache_dir
 
     if action == "list":
         out = env.output(json_mode, fmt, nul, CACHE_FIELDS)
@@ -56,9 +55,36 @@ def command(env, action, json_mode, fmt, nul):
             out.record(rec, human)
         out.close()
         return
-    removed = cachefiles.collect(action == "clear")
-    from ..format.terminal import inert
+    _collect(everything=action == "clear")
 
+
+@click.command("gc", epilog="""\b
+Examples:
+  stree gc                           remove cache files of deleted, rewritten or changed sessions
+  stree gc --all                     remove every cache file (same as 'stree cache clear')""")
+@click.option("--all", "everything", is_flag=True, help="Remove every cache file, not only stale ones.")
+def gc(everything):
+    """Remove stale session indexes and kept graphs from stree's cache.
+
+    The same as `stree cache gc` (with --all: `stree cache clear`).
+
+    An index is stale when its session file is gone, was replaced (a new
+    inode, as after `stree migrate`), or shrank; a kept `log --graph` output
+    when its session file changed in any way since it was drawn. Fresh ones
+    are kept. Only stree's own files are removed (<dev>-<inode>.idx,
+    <dev>-<inode>-<crc>.graph and their temp files), never a link, a
+    directory or any other file of the cache directory ($STREE_CACHE_DIR).
+    """
+    _collect(everything)
+
+
+def _collect(everything):
+    """`cache gc` and `gc` (stale files), `cache clear` and `gc --all` (every file)."""
+    from ..format.terminal import inert
+    from ..storage import cachefiles
+    from ..storage.cachedir import cache_dir
+
+    removed = cachefiles.collect(everything)
     click.echo(inert(f"stree: removed {removed} cache file(s) from {cache_dir()}", oneline=True), err=True)
 
 

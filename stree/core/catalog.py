@@ -12,7 +12,8 @@ from binascii import crc32
 
 from ..errors import StreeError
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
-from ..format.usage import may_have_usage, usage_of
+from ..format.usage import usage_of
+from .entrytypes import grepped, may_have_usage
 
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
 USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
@@ -234,10 +235,11 @@ def _fill(cat, session, fd, st, old, row):
         if len(session.data) != st.st_size:
             raise StreeError(f"{session.path}: changed while reading")
     items = []
+    text_types = grepped()  # (stree.core.entrytypes: a type's row says whether grep searches it)
     for r in range(start, n):
         node = nodes[r]
         etype = node.type
-        if etype not in ("message", "compaction", "branch_summary", "custom_message", "model_change", "usage"):
+        if not (etype in text_types or etype == "model_change" or may_have_usage(etype, node.role)):
             continue
         entry = session.load(node)
         if may_have_usage(etype, node.role):
@@ -255,7 +257,7 @@ def _fill(cat, session, fd, st, old, row):
                     _model(models, message.get("provider"), message.get("model"))
         elif etype == "model_change":
             _model(models, entry.get("provider"), entry.get("modelId"))
-        text = entry_text(entry) if etype not in ("model_change", "usage") else ""
+        text = entry_text(entry) if etype in text_types else ""
         if text:
             items.append((r, node.offset, node.length, node.role if etype == "message" else etype,
                           ts_millis(node.ts), node.id, text))

@@ -13,6 +13,7 @@ and matched by the pattern itself. A pattern without a word to look for reads th
 import re
 
 from ..errors import UsageError
+from .entrytypes import grepped
 
 TERMS_MAX = 300  # indexed words a cut word may stand for before it is not worth narrowing by
 _RUN = re.compile(r"[A-Za-z0-9]+")
@@ -244,8 +245,8 @@ def parse_when(value, option, now=None):
     return int(dt.timestamp() * 1000)
 
 
-ENTRY_TYPES = ("compaction", "branch_summary", "custom_message")  # the other indexed entries are messages
-TEXT_TYPES = ("message",) + ENTRY_TYPES  # what --type takes
+TEXT_TYPES = grepped()  # what --type takes: the types whose rows say grep searches them (core.entrytypes)
+ENTRY_TYPES = tuple(t for t in TEXT_TYPES if t != "message")  # the other indexed entries are messages
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")  # --role
 
 

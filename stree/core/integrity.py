@@ -7,6 +7,7 @@ from itertools import accumulate, compress
 from ..errors import BadFile
 from ..format.header import CURRENT_VERSION
 from ..storage.session import parse
+from .entrytypes import known
 from .tree import Tree
 from ..storage.shape import positions
 from ..format.timestamp import ts_millis
@@ -26,11 +27,6 @@ KINDS = {
     "dangling-edit": "a context_edit whose targetId names no entry on its path (it changes nothing)",
     "bad-edit": "a context_edit whose replacement is neither null nor {content: string or list}",
 }
-
-# every entry type pi writes, 0.73.1 to 1.5.2 (context_edit and usage since 0.74-0.87)
-ENTRY_TYPES = frozenset(("message", "thinking_level_change", "model_change", "compaction", "branch_summary",
-                         "custom", "custom_message", "label", "session_info", "context_edit", "usage"))
-
 
 class Problem:
     def __init__(self, line, kind, message, id=None):
@@ -128,7 +124,7 @@ def _entries(session, tree):
 
 
 def _unknown(etype):
-    return etype not in ENTRY_TYPES
+    return not known(etype)  # (a type pi writes has its row in stree.core.entrytypes)
 
 
 def _exists(found, id):

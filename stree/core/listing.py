@@ -1,14 +1,13 @@
 """The record `stree ls` lists for one session file (the MCP server's list_sessions too)."""
 
 import os
-from pathlib import Path
 
 from . import catalog
 from ..errors import StreeError
 from ..format.text import full_text, normalize
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from ..storage.session import parse
-from .store import (agent_files, all_session_dirs, encode_cwd, project_session_dir, project_sessions,
+from .store import (agent_files, all_session_dirs, project_agent_files, project_session_dir, project_sessions,
                     selected_agents, session_files)
 from .tree import Tree
 
@@ -33,11 +32,7 @@ def session_paths(cwd, agent_dir=None, session_dir=None, all_=False, agent=None)
                 seen.add(str(path))
                 paths.append((str(path), "pi", "live"))
     others = [a for a in agents if a != "pi"]
-    if all_:
-        found = agent_files(others)
-    else:
-        found = [(str(p), "omp", "live", None) for p in
-                 session_files(Path.home() / ".omp" / "agent" / "sessions" / encode_cwd(cwd))] if "omp" in others else []
+    found = agent_files(others) if all_ else project_agent_files(others, cwd)
     for path, kind, state, _ in found:
         if path not in seen:
             seen.add(path)

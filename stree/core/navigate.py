@@ -49,7 +49,6 @@ class Checkout:
             target = node.id
         entry = tree.load(node)
         self.target = target
-        self.target_type = node.type
         self.old_leaf = position(tree)
         self.new_leaf = target
         self.editor_text = None

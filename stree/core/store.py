@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from ..errors import BadFile, NotFound, StreeError
+from ..format import agents as registry
 
 DEMO_NAME = "demo"
 HEADER_PROBE = 4096  # oh-my-pi's 256-byte title slot plus a header fit easily
@@ -21,12 +22,18 @@ def expand(path):
 
 def agent_dir(override=None):
     """pi's agent dir: --agent-dir, $PI_CODING_AGENT_DIR, else ~/.pi/agent."""
-    if override:
-        return expand(override)
-    env = os.environ.get("PI_CODING_AGENT_DIR")
-    if env:
-        return expand(env)
-    return Path.home() / ".pi" / "agent"
+    return agent_homes(registry.named(registry.PI), override)[0]
+
+
+def agent_homes(agent, override=None):
+    """The directories an agent (a stree.format.agents record) keeps its sessions under:
+    --agent-dir for pi, else the first of its environment variables set, else its homes."""
+    if override and agent.name == registry.PI:
+        return [expand(override)]
+    for var in agent.env:
+        if os.environ.get(var):
+            return [expand(os.environ[var])]
+    return [Path.home() / home for home in agent.homes]
 
 
 def encode_cwd(cwd):
@@ -215,7 +222,7 @@ def resolve_session(value, cwd, agent=None, session_dir=None, agents=None):
     else:
         scopes.append(("global", lambda: [p for d in all_session_dirs(agent, session_dir) if d != local
                                           for p in session_files(d)]))
-    others = [a for a in selected_agents(agents) if a != "pi"]
+    others = [a for a in selected_agents(agents) if a != registry.PI]
     if others:
         scopes.append(("others", lambda: [Path(p) for p, *_ in agent_files(others)]))
     prefix = value.lower()
@@ -249,9 +256,7 @@ def session_id(path):
     header = read_header(path)
     if header is not None:
         return header["id"]
-    from ..storage.session import headerless_allowed
-
-    return os.path.basename(str(path)).split(".", 1)[0] if headerless_allowed(path) else None
+    return os.path.basename(str(path)).split(".", 1)[0] if registry.headerless_allowed(path) else None
 
 
 def session_candidates(cwd, agent=None, session_dir=None, limit=200, agents=None):
@@ -261,7 +266,7 @@ def session_candidates(cwd, agent=None, session_dir=None, limit=200, agents=None
     local = project_session_dir(cwd, agent, session_dir)
     groups = [session_files(directory) for directory in
               [local] + [d for d in all_session_dirs(agent, session_dir) if d != local]]
-    others = [a for a in selected_agents(agents) if a != "pi"]
+    others = [a for a in selected_agents(agents) if a != registry.PI]
     if others:
         groups.append([Path(p) for p, *_ in agent_files(others)])
     known = _catalogued()
@@ -353,57 +358,47 @@ def _name_or_first_message(data, scan):
     return ""
 
 
-# -- other agents that write this format ----------------------------------------------
-
-AGENTS = ("pi", "omp", "openclaw")
-OPENCLAW_HOMES = (".openclaw", ".clawdbot", ".moltbot")  # OpenClaw, and its earlier names
-_COPY = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
-
+# -- other agents that write this format (their records: stree.format.agents) -----------
 
 def selected_agents(choice=None):
-    """--agent pi|omp|openclaw|all (or $STREE_AGENT): the agents whose sessions are listed
+    """--agent NAME|all (or $STREE_AGENT): the names of the agents whose sessions are listed
     and searched; by default all of them (an agent without a directory contributes none)."""
     choice = choice or os.environ.get("STREE_AGENT") or "all"
-    return AGENTS if choice == "all" else (choice,)
+    return registry.names() if choice == "all" else (choice,)
 
 
-def file_state(name):
-    """'live' for a session file, 'reset' / 'deleted' for OpenClaw's kept copies
-    (<id>.jsonl.reset.<timestamp>, <id>.jsonl.deleted.<timestamp>), None for anything else."""
-    if name.endswith(".jsonl"):
-        return "live"
-    m = _COPY.search(name)
-    return m.group(1) if m else None
-
-
-def agent_roots(agents=AGENTS, agent=None):
-    """(agent, root) of every directory tree holding sessions of the selected agents:
-    pi's <agent dir>/sessions, oh-my-pi's ~/.omp/agent/sessions, and each
-    ~/.openclaw|.clawdbot|.moltbot/agents/<name>/sessions."""
-    home = Path.home()
+def agent_roots(names=None, agent=None):
+    """(agent, root) of every directory tree holding sessions of the selected agents (all by
+    default): below each home, its `sessions` pattern (pi's <agent dir>/sessions, oh-my-pi's
+    ~/.omp/agent/sessions, OpenClaw's ~/.openclaw|.clawdbot|.moltbot/agents/<name>/sessions)."""
     out = []
-    if "pi" in agents:
-        out.append(("pi", agent_dir(agent) / "sessions"))
-    if "omp" in agents:
-        out.append(("omp", home / ".omp" / "agent" / "sessions"))
-    if "openclaw" in agents:
-        for base in OPENCLAW_HOMES:
-            try:
-                names = sorted(os.listdir(home / base / "agents"))
-            except OSError:
-                continue
-            for name in names:
-                out.append(("openclaw", home / base / "agents" / name / "sessions"))
+    for record in registry.AGENTS:
+        if names is not None and record.name not in names:
+            continue
+        for home in agent_homes(record, agent):
+            roots = [home]
+            for part in record.sessions.split("/"):
+                if part != "*":
+                    roots = [root / part for root in roots]
+                    continue
+                below = []
+                for root in roots:
+                    try:
+                        below += [root / name for name in sorted(os.listdir(root))]
+                    except OSError:
+                        continue
+                roots = below
+            out += [(record, root) for root in roots]
     return out
 
 
-def agent_files(agents=AGENTS, agent=None):
+def agent_files(names=None, agent=None):
     """(path, agent, state, root) of every session file of the selected agents: pi and
     oh-my-pi keep one directory per project, OpenClaw one flat directory per agent (with
     its reset / deleted copies). Paths are as listed, not resolved."""
     out = []
-    for name, root in agent_roots(agents, agent):
-        if name == "openclaw":
+    for record, root in agent_roots(names, agent):
+        if not record.per_project:
             dirs = [root]
         else:
             try:
@@ -412,30 +407,41 @@ def agent_files(agents=AGENTS, agent=None):
                 dirs = []
         for directory in dirs:
             try:
-                names = os.listdir(directory)
+                files = os.listdir(directory)
             except OSError:
                 continue
-            for file in names:
-                state = file_state(file) if name == "openclaw" else ("live" if file.endswith(".jsonl") else None)
+            for file in files:
+                state = registry.file_state(record, file)
                 if state is None:
                     continue
                 path = os.path.join(directory, file)
                 if os.path.isfile(path):
-                    out.append((path, name, state, str(root)))
+                    out.append((path, record.name, state, str(root)))
+    return out
+
+
+def project_agent_files(names, cwd):
+    """(path, agent, "live", None) of this project's sessions of the selected agents that keep
+    one directory per project, other than pi (oh-my-pi's ~/.omp/agent/sessions/<project>)."""
+    out = []
+    for record, root in agent_roots([n for n in names if n != registry.PI]):
+        if record.per_project:
+            out += [(str(p), record.name, "live", None) for p in session_files(root / encode_cwd(cwd))]
     return out
 
 
 def agent_of(path, agent=None):
     """(agent, state) of a session file by where it lives (pi for anything else)."""
     path = os.path.abspath(str(path))
-    home = str(Path.home())
     name = os.path.basename(path)
-    if path.startswith(os.path.join(home, ".omp", "agent", "sessions") + os.sep):
-        return "omp", "live"
-    for base in OPENCLAW_HOMES:
-        if path.startswith(os.path.join(home, base, "agents") + os.sep):
-            return "openclaw", file_state(name) or "live"
-    return "pi", "live"
+    for record in registry.AGENTS:
+        if record.name == registry.PI:
+            continue
+        top = record.sessions.split("/")[0]
+        for home in agent_homes(record):
+            if path.startswith(os.path.join(str(home), top) + os.sep):
+                return record.name, registry.file_state(record, name) or "live"
+    return registry.PI, "live"
 
 
 def shortest_prefixes(ids, minimum=8):

@@ -360,13 +360,10 @@ class Tree:
         nodes = self._nodes
         return [nodes[r] for r in range(len(nodes)) if r not in seen and r not in shadowed]
 
-    def depth_first(self, first=None):
-        """All entries in pre-order; at each level the child leading to `first` comes first."""
-        return [self._nodes[r] for r in self.depth_first_rows(first)]
-
     def depth_first_rows(self, first=None, materialize=True):
-        """Rows in pre-order (see depth_first); `materialize`: decode every column first, for a
-        caller that reads every field of every row (the graph reads a few: it does not)."""
+        """Rows in pre-order; at each level the child leading to `first` comes first.
+        `materialize`: decode every column first, for a caller that reads every field of every
+        row (the graph reads a few: it does not)."""
         materialize = getattr(self._nodes, "materialize", None) if materialize else None
         if materialize is not None:
             materialize()  # a walk over every entry
@@ -402,9 +399,6 @@ class Tree:
     def label_targets(self):
         """target id -> row, for the labels whose target is an entry of this tree."""
         return self.shape.targets
-
-    def label_of(self, id):
-        return self.labels.get(id)
 
     def name(self):
         """The session display name: the latest session_info entry (empty clears)."""

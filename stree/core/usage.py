@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 
 from ..errors import StreeError, UsageError
 from ..format.timestamp import ts_millis
-from ..format.usage import FIELDS, may_have_usage, usage_of
+from ..format.usage import FIELDS, usage_of
+from .entrytypes import may_have_usage
 
 
 class Totals:

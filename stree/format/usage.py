@@ -57,10 +57,3 @@ def usage_of(entry):
     total = _number(cost.get("total")) if isinstance(cost, dict) else 0
     return key, (_number(usage.get("input")), _number(usage.get("output")), _number(usage.get("cacheRead")),
                  _number(usage.get("cacheWrite")), total)
-
-
-def may_have_usage(node_type, role):
-    """Whether an entry of this type and role can carry usage (the others need not be read)."""
-    if node_type == "message":
-        return role in ("assistant", "toolResult")
-    return node_type in ("usage", "compaction", "branch_summary")

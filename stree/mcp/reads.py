@@ -4,6 +4,7 @@ records of the matching CLI command's --json."""
 import os
 
 from ..errors import StreeError, UsageError
+from ..format import agents
 from ..output.fields import ENTRY_FIELDS, GREP_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
 from ..output.render import FILTERS
 from .tools import REVISION, SESSION, Tool, records
@@ -179,7 +180,7 @@ READ_TOOLS = [
                                                      "3d, 2 weeks ago)."},
           "until": {"type": "string", "description": "Only entries written at or before this date."},
           "cwd": {"type": "string", "description": "Only sessions whose working directory is this one."},
-          "agent": {"type": "string", "enum": ["pi", "omp", "openclaw", "all"], "description":
+          "agent": {"type": "string", "enum": list(agents.choices()), "description":
                     "Whose sessions: pi, oh-my-pi (omp), OpenClaw, or all (default: serve's --agent, else all)."},
           "session": dict(SESSION, description="Only this session: a path or a session id prefix (default: "
                                                 "every session).")},

@@ -6,7 +6,15 @@ render) without the interactive parts. Iterative throughout.
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 STATS = {"levels": 0}  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
-_SETTINGS = ("label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info")
+_SETTINGS = _NEVER = None  # the types of the filter classes setting and never (stree.core.entrytypes)
+
+
+def _filter_classes():
+    """Read from the table when first needed (a kept graph printed again needs none of it)."""
+    global _SETTINGS, _NEVER
+    from ..core import entrytypes
+
+    _SETTINGS, _NEVER = entrytypes.with_filter("setting"), entrytypes.with_filter("never")
 
 
 class Row:
@@ -70,7 +78,9 @@ class Drawing:
 
 
 def passes(etype, role, hidden, id, filter, label, leaf):
-    if etype == "usage":
+    if _NEVER is None:
+        _filter_classes()
+    if etype in _NEVER:
         return False  # pi 1.5: usage entries are never shown, not even as the leaf
     if etype == "message" and role == "assistant" and hidden and id != leaf:
         return False  # tool-call-only assistant messages are hidden in every mode

@@ -80,7 +80,8 @@ def grep(served, request):
     serve's --agent), or the one `session` names (a path or id prefix, as -s)."""
     from ..core.grep import ROLES, TEXT_TYPES
     from ..core.sessiongrep import Grep
-    from ..core.store import AGENTS, resolve_session
+    from ..core.store import resolve_session
+    from ..format.agents import choices as agent_choices
 
     pattern = param(request, "pattern", str, required=True)
     roles = _strings(request, "roles", ROLES)
@@ -88,7 +89,7 @@ def grep(served, request):
     max_count = param(request, "maxCount", int)
     if max_count is not None and max_count < 1:
         raise_bad("grep: field 'maxCount' must be 1 or more")
-    agent = param(request, "agent", str, default=served.agent, choices=AGENTS + ("all",))
+    agent = param(request, "agent", str, default=served.agent, choices=agent_choices())
     session = param(request, "session", str)
     path = resolve_session(session, served.cwd, served.agent_dir, served.session_dir, agent) if session else None
     files_only = param(request, "filesOnly", bool, default=False)

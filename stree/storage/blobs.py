@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from ..format import agents as registry
+
 PREFIX = "blob:sha256:"
 _HASH = re.compile(r"[a-f0-9]{64}")  # oh-my-pi's parseBlobRef: anything else is no blob (no ../)
 MAX_BLOB = 64 << 20
@@ -19,16 +21,18 @@ def is_ref(data):
 
 def blob_dirs(session_path):
     """Where a session's blobs may be: `blobs` beside the `sessions` directory above the file,
-    then oh-my-pi's default ~/.omp/agent/blobs."""
+    then the homes of the agents that keep blobs (oh-my-pi's ~/.omp/agent/blobs)."""
     out = []
     path = Path(os.path.abspath(str(session_path)))
     for parent in path.parents:
         if parent.name == "sessions":
             out.append(parent.parent / "blobs")
             break
-    default = Path.home() / ".omp" / "agent" / "blobs"
-    if default not in out:
-        out.append(default)
+    for agent in registry.AGENTS:
+        for home in agent.homes if agent.blobs else ():
+            default = Path.home() / home / "blobs"
+            if default not in out:
+                out.append(default)
     return out
 
 

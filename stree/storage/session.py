@@ -7,6 +7,7 @@ import os
 import weakref
 
 from ..errors import BadFile
+from ..format.agents import headerless_allowed
 from ..format.decode import decode_line
 from ..format.header import CURRENT_VERSION, migrate_entry, migrate_v1_structure
 from . import scan as scanner
@@ -105,20 +106,6 @@ class Session:
     @property
     def needs_migration(self):
         return self.version < CURRENT_VERSION
-
-
-HEADERLESS_HOMES = (".openclaw", ".clawdbot", ".moltbot")
-
-
-def headerless_allowed(path):
-    """A file without a header is read (read-only) only where OpenClaw keeps its sessions:
-    .../.openclaw|.clawdbot|.moltbot/agents/<agent>/sessions/. Anywhere else it is refused
-    (exit 4) as pi 1.5.2 refuses it."""
-    parts = os.path.abspath(str(path)).split(os.sep)
-    for i, part in enumerate(parts[:-4]):
-        if part in HEADERLESS_HOMES and parts[i + 1] == "agents" and parts[i + 3] == "sessions":
-            return True
-    return False
 
 
 def open_file(path):

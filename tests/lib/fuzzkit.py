@@ -173,7 +173,7 @@ def command_lines(rng, path, data):
 
 
 def run_batch(cases, timeout=20.0, env=None):
-    """Run command lines through tests/cli_batch.py; returns results in order."""
+    """Run command lines through tests/lib/cli_batch.py; returns results in order."""
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).with_name("cli_batch.py")), "--timeout", str(timeout)],
         input="".join(json.dumps(c) + "\n" for c in cases).encode(), capture_output=True,

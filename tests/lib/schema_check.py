@@ -5,7 +5,7 @@ local $ref. Any other keyword fails loudly (the schema must not grow past what i
 import json
 from pathlib import Path
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "stree" / "data" / "serve.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "stree" / "data" / "serve.schema.json"
 KNOWN = {"type", "enum", "const", "properties", "required", "additionalProperties", "items", "anyOf", "oneOf",
          "minimum", "$ref", "description", "$schema", "title", "$defs"}
 TYPES = {

@@ -17,7 +17,7 @@ import pytest
 VERSIONS = ("0.73.1", "0.87.1", "1.5.2")
 REFERENCE = "1.5.2"
 
-PI_DIR = Path(__file__).resolve().parent / "pi"
+PI_DIR = Path(__file__).resolve().parent.parent / "pi"
 HARNESS = PI_DIR / "harness.mjs"
 NODE22 = PI_DIR / "node22" / "bin" / "node"
 INSTALL_HINT = "run 'make test' (npm ci --prefix tests/pi; python3 tests/pi/install.py)"
