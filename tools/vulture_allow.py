@@ -19,6 +19,7 @@ _.log_message
 _.handle_error
 _.daemon_threads
 protocol_version
+_.close_connection  # read by BaseHTTPRequestHandler after each request (stree.service.cassette)
 
 # html.parser hooks (tests/test_export.py)
 _.handle_starttag
