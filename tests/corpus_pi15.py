@@ -9,7 +9,7 @@ line's parentId is the leaf so far unless it names one; later calls continue fro
 
 import json
 
-from pi_harness import pi_write
+from pi_harness import REFERENCE, pi_write
 
 CLOCK = 1_800_000_000_000
 USAGE = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
@@ -230,7 +230,7 @@ BUILDERS = {f.__name__: f for f in (context_edits, edits_and_compaction, system_
                                     usage_entries, read_ranges, home_paths, unknown_types, missing_fields)}
 
 
-def write(path, steps, home, version="1.5.2"):
+def write(path, steps, home, version=REFERENCE):
     """Run the steps: pi's writers for the calls, raw lines appended as they come."""
     ids = {}  # (batch, index) -> id
     leaf = None

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-VERSIONS = ("0.73.1", "0.87.1", "1.5.2")
-REFERENCE = "1.5.2"
+VERSIONS = ("0.73.1", "0.87.1", "1.5.2", "1.6.0")
+REFERENCE = "1.6.0"
 
 PI_DIR = Path(__file__).resolve().parent / "pi"
 HARNESS = PI_DIR / "harness.mjs"

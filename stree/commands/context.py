@@ -39,7 +39,7 @@ def command(env, revision, as_, json_mode, fmt, nul):
     ones set on the path.
     """
     session, tree = env.load()
-    leaf = Resolver(tree).resolve(revision) if tree.nodes else None
+    leaf = Resolver(tree).resolve(revision, allow_empty=True) if tree.nodes else None
     context = tree.build_context(leaf)
     out = env.output(json_mode, fmt, nul, MESSAGE_FIELDS)
     if as_ != "pi":

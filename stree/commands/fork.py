@@ -22,9 +22,11 @@ Examples:
   pi --session "$(stree fork @~4)"   continue in pi from an earlier point
 
 \b
-As pi 1.5.2: label entries on the path are dropped, the entries after one are
+As pi 1.6.0: label entries on the path are dropped, the entries after one are
 re-chained to the entry before it, and the labels of the kept entries are appended
-at the end with their timestamps. The new header has a fresh id, the source's cwd
+at the end with their timestamps. At @ the path ends at the file's last entry, as pi's
+/clone takes it, so a session name (session_info) given there is kept; --before (pi's
+/fork) keeps the names given on the path before the message. The new header has a fresh id, the source's cwd
 (or --cwd) and parentSession = the source file.
 The new file goes next to the source (or in --cwd's session directory), with the
 source's permissions; its path is printed on stdout.""")
@@ -41,7 +43,10 @@ def command(env, revision, before, full, new_cwd, output, json_mode):
     if full and (revision or before):
         raise UsageError("--full copies every entry; it takes no REV and no --before")
     session, tree = env.load()
-    leaf = Resolver(tree).resolve(revision or "@") if tree.nodes else None
+    resolver = Resolver(tree)
+    leaf = resolver.resolve(revision or "@") if tree.nodes else None
+    if leaf is not None and not before and (revision or "@") in ("@", "HEAD"):
+        leaf = tree.leaf  # pi's /clone: the leaf itself, the session_info (name) appended there kept
     text = None
     if before:
         node = tree.get(leaf)

@@ -25,7 +25,7 @@ import { parentPort, Worker, workerData } from "node:worker_threads";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VERSIONS = ["0.73.1", "0.87.1", "1.5.2", "1.6.0"];
-const DEFAULT_VERSION = "1.5.2";
+const DEFAULT_VERSION = "1.6.0";
 const NODE22 = join(HERE, "node22", "bin", "node");
 
 // ---------------------------------------------------------------------------

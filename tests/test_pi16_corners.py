@@ -1,0 +1,121 @@
+"""The corners where stree differed from pi 1.6.0 (issue 26), each tried on a file pi wrote with
+its own writers and checked against what the real pi says of it: the context at an empty
+leaf, a checkout of the marker standing there, a fork keeping the session name, and @{N}
+after pi's own appends."""
+
+import json
+
+import pytest
+
+from corpus_pi15 import Steps, write
+from pi_harness import pi, pi_rpc, pi_write
+
+
+@pytest.fixture
+def home(isolated_home):
+    (isolated_home / "proj").mkdir()
+    return isolated_home
+
+
+def entries_of(path):
+    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+
+
+def two_turns(home, path):
+    b = Steps()
+    u1 = b.user("first question")
+    b.text("first answer")
+    b.user("second question")
+    b.text("second answer")
+    write(path, b, home)
+    return [e["id"] for e in entries_of(path)], u1
+
+
+def test_context_at_the_empty_leaf_is_empty_as_pi_says(stree, home, tmp_path):
+    path = tmp_path / "s.jsonl"
+    ids, _ = two_turns(home, path)
+    assert stree("-s", path, "checkout", ids[0]).code == 0  # the root user message: the empty leaf
+    r = stree("-s", path, "context", "--json")
+    assert r.code == 0, r
+    seen = pi("inspect", path)
+    assert seen["leafId"] == entries_of(path)[-1]["id"]  # pi's leaf: the marker stree appended
+    assert json.loads(r.out) == seen["context"] and seen["context"]["messages"] == []
+    (answer,) = pi_rpc(path, ["get_messages"])["responses"]
+    assert answer["data"]["messages"] == []
+    assert stree("-s", path, "context").code == 0
+    for rev in ("@~1", "@^"):  # an ancestor of the empty leaf is still an error
+        assert stree("-s", path, "context", rev).code == 3
+
+
+def test_checking_out_the_marker_at_the_empty_leaf_writes_nothing(stree, home, tmp_path):
+    path = tmp_path / "s.jsonl"
+    ids, _ = two_turns(home, path)
+    assert stree("-s", path, "checkout", ids[0]).code == 0
+    marker = entries_of(path)[-1]["id"]
+    before = path.read_bytes()
+    nav = pi("navigate", path, marker)  # pi on a copy: the marker is its leaf, /tree does nothing
+    assert nav["noop"] is True and nav["appendedEntries"] == []
+    r = stree("-s", path, "checkout", marker)
+    assert r.code == 0, r
+    assert "already at this point" in r.err
+    assert path.read_bytes() == before
+
+
+def test_checking_out_the_marker_at_the_empty_leaf_from_elsewhere_goes_there(stree, home, tmp_path):
+    path = tmp_path / "s.jsonl"
+    ids, _ = two_turns(home, path)
+    assert stree("-s", path, "checkout", ids[0]).code == 0
+    marker = entries_of(path)[-1]["id"]
+    assert stree("-s", path, "checkout", ids[3]).code == 0
+    nav = pi("navigate", path, marker)
+    r = stree("-s", path, "checkout", marker)
+    assert r.code == 0, r
+    assert pi("inspect", path)["context"] == nav["context"] and nav["context"]["messages"] == []
+    assert stree("-s", path, "rev-parse", "@").code == 3  # @ is the empty leaf again
+
+
+@pytest.mark.parametrize("where", ["at", "before"])
+def test_fork_keeps_the_session_name_as_pis_clone_and_fork(stree, home, tmp_path, where):
+    """pi's /clone copies the path to its leaf, the session_info given there included; /fork
+    (before a user message) copies the path to the message's parent, with the names on it."""
+    path = tmp_path / "s.jsonl"
+    b = Steps()
+    b.user("first question")
+    b.text("first answer")
+    b.call("appendSessionInfo", "early name")
+    u2 = b.user("second question")
+    b.text("second answer")
+    b.call("appendSessionInfo", "my work")
+    write(path, b, home)
+    entries = entries_of(path)
+    target = entries[-1]["id"] if where == "at" else entries[3]["id"]  # pi's leaf / the second question
+    theirs = pi("clone", path, target, *(["--position", "before"] if where == "before" else []))
+    out = tmp_path / "fork.jsonl"
+    args = ["fork", "-o", out] if where == "at" else ["fork", "--before", entries[3]["id"], "-o", out]
+    r = stree("-s", path, *args)
+    assert r.code == 0, r
+    assert entries_of(out) == theirs["entries"]
+    name = pi("inspect", out)["name"]
+    assert name == ("my work" if where == "at" else "early name")
+    assert stree("-s", out, "name").out.strip() == name
+
+
+def test_at_n_after_a_checkout_is_where_pis_appends_left_the_leaf(stree, home, tmp_path):
+    path = tmp_path / "s.jsonl"
+    ids, _ = two_turns(home, path)
+    assert stree("-s", path, "checkout", ids[1]).code == 0  # back to the first answer
+    appended = pi_write(path, [["appendMessage", {"role": "user", "content": "third question", "timestamp": 5}],
+                               ["appendMessage", {"role": "user", "content": "fourth question", "timestamp": 6}]])
+    leaf = pi("inspect", path)["leafId"]  # L: reached by pi's own appends since the last checkout
+    assert leaf == appended["ids"][-1]
+    assert stree("-s", path, "checkout", ids[3]).code == 0
+    reflog = [json.loads(x) for x in stree("-s", path, "reflog", "--json").out.splitlines()]
+    assert [(m["kind"], m["id"]) for m in reflog[:4]] == [
+        ("checkout", ids[3]), ("commit", appended["ids"][1]), ("commit", appended["ids"][0]), ("checkout", ids[1])]
+    assert reflog[1]["from"] == appended["ids"][0] and reflog[2]["from"] == ids[1]
+    human = stree("-s", path, "reflog", "-n", "2").out.splitlines()
+    assert human[1].startswith(f"{leaf} @{{1}}: commit: ") and "fourth question" in human[1]
+    assert stree("-s", path, "rev-parse", "@{1}").out == f"{leaf}\n"
+    assert stree("-s", path, "rev-parse", "HEAD@{2}").out == f"{appended['ids'][0]}\n"
+    assert stree("-s", path, "checkout", "-").code == 0  # as git: back to where the last checkout left
+    assert stree("-s", path, "rev-parse", "@").out == f"{leaf}\n"
