@@ -119,3 +119,78 @@ def test_at_n_after_a_checkout_is_where_pis_appends_left_the_leaf(stree, home, t
     assert stree("-s", path, "rev-parse", "HEAD@{2}").out == f"{appended['ids'][0]}\n"
     assert stree("-s", path, "checkout", "-").code == 0  # as git: back to where the last checkout left
     assert stree("-s", path, "rev-parse", "@").out == f"{leaf}\n"
+
+
+# -- serve: pi 1.6.0's get_last_assistant_text and get_fork_messages ----------------------
+
+
+def served(path, commands):
+    """stree serve's responses to `commands` (each checked against serve.schema.json)."""
+    from serve_kit import Server
+
+    server = Server(path)
+    try:
+        out = []
+        for i, c in enumerate(commands):
+            server.send({"id": f"harness-{i}", "type": c})
+            out.append(server.response())
+        return out
+    finally:
+        assert server.close() == 0
+
+
+def assistant(b, content, stop):
+    return b.assistant(content, stopReason=stop)
+
+
+LAST_TEXT = {
+    # 1.6.0 skips the text-less ends that are not "stop"; 1.5.2 skipped only an empty aborted one
+    "skips": lambda b: [assistant(b, [{"type": "text", "text": "the answer"}], "stop"),
+                        b.tool("c1", "read", {"path": "a.txt"}),
+                        assistant(b, [], "aborted"),
+                        assistant(b, [{"type": "text", "text": "  \n"}], "error")],
+    # a reply that ended normally stays the last one, text or not
+    "stop_without_text": lambda b: [assistant(b, [{"type": "text", "text": "older"}], "stop"),
+                                    assistant(b, [{"type": "thinking", "thinking": "hm"}], "stop")],
+    "joined_and_trimmed": lambda b: [assistant(b, [{"type": "text", "text": "  one "},
+                                                   {"type": "toolCall", "id": "c", "name": "x", "arguments": {}},
+                                                   {"type": "text", "text": "two\n"}], "toolUse")],
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAST_TEXT))
+def test_get_last_assistant_text_answers_as_pi(home, tmp_path, case):
+    path = tmp_path / f"{case}.jsonl"
+    b = Steps()
+    b.user("question")
+    LAST_TEXT[case](b)
+    write(path, b, home)
+    commands = ["get_last_assistant_text", "get_fork_messages"]
+    theirs = pi_rpc(path, commands)["responses"]
+    assert served(path, commands) == theirs
+    older = pi_rpc(path, commands, version="1.5.2")["responses"]
+    if case == "skips":
+        assert theirs[0]["data"] == {"text": "the answer"}
+        assert older[0]["data"] == {}  # 1.5.2 stopped at the failed reply with blank text
+    else:
+        assert older == theirs
+
+
+def test_get_fork_messages_answers_as_pi(home, tmp_path):
+    """Every user message with text, on every branch, in file order; an image-only one left out."""
+    path = tmp_path / "f.jsonl"
+    b = Steps()
+    first = b.user("first question")
+    b.text("answer")
+    b.call("appendMessage", {"role": "user", "content": [{"type": "text", "text": "two "},
+                                                         {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                                                         {"type": "text", "text": "blocks"}], "timestamp": 3})
+    b.call("appendMessage", {"role": "user", "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+                             "timestamp": 4})
+    b.call("branch", first)
+    b.user("on another branch")
+    write(path, b, home)
+    theirs = pi_rpc(path, ["get_fork_messages"])["responses"]
+    assert [m["text"] for m in theirs[0]["data"]["messages"]] == ["first question", "two blocks",
+                                                                  "on another branch"]
+    assert served(path, ["get_fork_messages"]) == theirs
