@@ -17,7 +17,7 @@ Examples:
   stree context --format '{{role}}\\t{{text}}' | cut -c1-120
 
 \b
---json prints one object {{messages, thinkingLevel, model}}, exactly as pi 1.5.2's
+--json prints one object {{messages, thinkingLevel, model}}, exactly as pi 1.6.0's
 buildSessionContext returns it. --as openai|anthropic prints a request body
 ({{model, messages}}) for replaying the context against that API; the context's system
 messages become its system prompt and tools, as pi's providers send them.
@@ -31,7 +31,7 @@ Fields for --format (one record per message):
 def command(env, revision, as_, json_mode, fmt, nul):
     """Show the LLM context pi builds at REV (default @).
 
-    The same rules as pi 1.5.2: a compaction on the path puts its system message and
+    The same rules as pi 1.6.0: a compaction on the path puts its system message and
     summary first, then the kept entries from firstKeptEntryId (system messages left
     out), then everything after it; the latest context_edit of an entry among those
     replaces its content or omits it; branch summaries and custom messages join as user

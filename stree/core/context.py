@@ -150,7 +150,7 @@ def _is_system_message(entry):
 
 
 def build_context(path):
-    """pi's buildSessionContext (1.5.2: buildSessionProjection) over a root-first list of
+    """pi's buildSessionContext (1.5.2 and 1.6.0: buildSessionProjection) over a root-first list of
     loaded entries: compaction, context edits, content normalisation."""
     if not path:
         return {"messages": [], "thinkingLevel": "off", "model": None}

@@ -27,7 +27,7 @@ KINDS = {
     "bad-edit": "a context_edit whose replacement is neither null nor {content: string or list}",
 }
 
-# every entry type pi writes, 0.73.1 to 1.5.2 (context_edit and usage since 0.74-0.87)
+# every entry type pi writes, 0.73.1 to 1.6.0 (context_edit and usage since 0.74-0.87)
 ENTRY_TYPES = frozenset(("message", "thinking_level_change", "model_change", "compaction", "branch_summary",
                          "custom", "custom_message", "label", "session_info", "context_edit", "usage"))
 

@@ -66,7 +66,7 @@ def get_messages(served, request):
 def get_last_assistant_text(served, request):
     """AgentSession.getLastAssistantText (pi 1.6.0) over the context at the leaf: the text of the
     last assistant message, skipping those without text whose turn did not end with "stop"
-    (aborted, failed, only calling tools); no text: no `text` (pi's undefined). pi 1.5.2 skipped
+    (aborted, failed, only calling tools); no text: no `text` (pi's undefined). pi 1.6.0 skipped
     only an aborted message with no content at all."""
     session, tree = served.load()
     for message in reversed(tree.build_context(tree.leaf)["messages"]):

@@ -113,7 +113,7 @@ HEADERLESS_HOMES = (".openclaw", ".clawdbot", ".moltbot")
 def headerless_allowed(path):
     """A file without a header is read (read-only) only where OpenClaw keeps its sessions:
     .../.openclaw|.clawdbot|.moltbot/agents/<agent>/sessions/. Anywhere else it is refused
-    (exit 4) as pi 1.5.2 refuses it."""
+    (exit 4) as pi 1.6.0 refuses it."""
     parts = os.path.abspath(str(path)).split(os.sep)
     for i, part in enumerate(parts[:-4]):
         if part in HEADERLESS_HOMES and parts[i + 1] == "agents" and parts[i + 3] == "sessions":

@@ -91,7 +91,7 @@ class NewEntries:
         return self.entry("label", parent, targetId=target, label=label or _UNDEFINED)
 
     def branch_summary(self, parent, summary, details, from_hook, old_leaf, usage=None):
-        """pi's branchWithSummary (1.5.2): fromId is the leaf navigated away from ("root" for
+        """pi's branchWithSummary (1.6.0): fromId is the leaf navigated away from ("root" for
         the empty leaf); usage, when the summary came from a model, before fromHook."""
         return self.entry("branch_summary", parent, fromId=old_leaf if old_leaf is not None else "root",
                           summary=summary, details=_UNDEFINED if details is None else details,

@@ -78,7 +78,7 @@ def live_pi_age(tree):
 
 
 def live_pi_warning(tree, path):
-    """pi keeps its leaf in memory and leaves no lock or pid file (1.5.2): a running pi's next
+    """pi keeps its leaf in memory and leaves no lock or pid file (1.6.0): a running pi's next
     append goes under its own leaf and undoes this checkout. The trace it does leave: a
     message appended moments ago (its timestamp and the file's mtime both recent). The
     warning to give after a checkout, or None."""
