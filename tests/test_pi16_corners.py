@@ -194,3 +194,68 @@ def test_get_fork_messages_answers_as_pi(home, tmp_path):
     assert [m["text"] for m in theirs[0]["data"]["messages"]] == ["first question", "two blocks",
                                                                   "on another branch"]
     assert served(path, ["get_fork_messages"]) == theirs
+
+
+# -- oh-my-pi 18's compactions replayed by the provider ----------------------------------
+# Built from omp 18.3.4's source (npm @oh-my-pi/pi-coding-agent, src/session/session-context.ts,
+# buildSessionContext; omp itself is not run here: some of its @oh-my-pi/* dependencies are
+# missing from the registry): a compaction with OpenAI's remote replacement history keeps the
+# entries after providerReplayThroughEntryId (none without one); an Anthropic snapshot
+# (firstKeptEntryId "") keeps the entries after it; any other compaction keeps from
+# firstKeptEntryId, as pi.
+
+REMOTE = {"openaiRemoteCompaction": {"provider": "openai", "replacementHistory": [
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Preserved user"}]},
+    {"type": "compaction", "encrypted_content": "enc"}], "compactionItem": {"type": "compaction",
+                                                                          "encrypted_content": "enc"}}}
+NATIVE = {"anthropicCompaction": {"provider": "anthropic", "content": "native summary", "signature": "sig"}}
+
+OMP = {  # case: (firstKeptEntryId, providerReplayThroughEntryId, preserveData, the ids kept)
+    "remote_snapshot": ("", "a1", REMOTE, ["u2", "a2", "u3"]),
+    "anthropic_snapshot": ("", "a1", NATIVE, ["u2", "a2", "u3"]),
+    "remote_after_first_kept": ("u1", "a2", REMOTE, ["u3"]),  # the replay, not firstKeptEntryId, decides
+    "remote_without_replay_id": ("u2", None, REMOTE, []),
+    "snapshot_without_payload": ("", "a1", {}, []),  # pi's rule: "" names no entry
+    "anthropic_with_first_kept": ("u2", "u3", NATIVE, ["u2", "a2", "u3"]),  # not a snapshot: pi's rule
+}
+
+
+def omp_file(path, first, replay, preserve):
+    header = {"type": "session", "version": 3, "id": "0199aaaa-omp", "timestamp": "2026-11-01T00:00:00.000Z",
+              "cwd": "/tmp"}
+    lines, parent = [header], None
+    for n, (id, role, text) in enumerate([("u1", "user", "q1"), ("a1", "assistant", "a1"), ("u2", "user", "q2"),
+                                          ("a2", "assistant", "a2"), ("u3", "user", "q3")]):
+        message = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": n}
+        if role == "assistant":
+            message.update(provider="openai", model="gpt-5", stopReason="stop", api="openai-responses")
+        lines.append({"type": "message", "id": id, "parentId": parent,
+                      "timestamp": f"2026-11-01T00:00:0{n}.000Z", "message": message})
+        parent = id
+    compaction = {"type": "compaction", "id": "c1", "parentId": parent, "timestamp": "2026-11-01T00:00:06.000Z",
+                  "summary": "S", "firstKeptEntryId": first, "tokensBefore": 100, "method": "remote"}
+    if replay is not None:
+        compaction["providerReplayThroughEntryId"] = replay
+    if preserve:
+        compaction["preserveData"] = preserve
+    lines.append(compaction)
+    lines.append({"type": "message", "id": "u4", "parentId": "c1", "timestamp": "2026-11-01T00:00:07.000Z",
+                  "message": {"role": "user", "content": "after", "timestamp": 7}})
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    return {e["id"]: e for e in lines[1:]}
+
+
+@pytest.mark.parametrize("case", sorted(OMP))
+def test_omp_provider_replayed_compactions_keep_what_omp_keeps(stree, tmp_path, isolated_home, case):
+    first, replay, preserve, kept = OMP[case]
+    path = tmp_path / f"{case}.jsonl"
+    entries = omp_file(path, first, replay, preserve)
+    want = [entries[id]["message"] for id in kept] + [entries["u4"]["message"]]
+    for args in ([], ["--no-cache"], []):  # the index (built by the first run) answers as a plain parse
+        r = stree(*args, "-s", path, "context", "--json")
+        assert r.code == 0, r
+        messages = json.loads(r.out)["messages"]
+        assert messages[0]["role"] == "compactionSummary" and messages[0]["summary"] == "S"
+        assert messages[1:] == want
+    r = stree("-s", path, "context", "--json", "c1")  # at the compaction itself
+    assert json.loads(r.out)["messages"][1:] == want[:-1]
