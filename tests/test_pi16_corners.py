@@ -3,7 +3,12 @@ its own writers and checked against what the real pi says of it: the context at 
 leaf, a checkout of the marker standing there, a fork keeping the session name, and @{N}
 after pi's own appends."""
 
+import base64
+import hashlib
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -259,3 +264,125 @@ def test_omp_provider_replayed_compactions_keep_what_omp_keeps(stree, tmp_path, 
         assert messages[1:] == want
     r = stree("-s", path, "context", "--json", "c1")  # at the compaction itself
     assert json.loads(r.out)["messages"][1:] == want[:-1]
+
+
+# -- sessions pi cannot open: inline images (pi#9613) ---------------------------------------
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
+
+
+def _without_images(value):
+    """The entry as the fork must write it: each image block a text block (checked apart)."""
+    if isinstance(value, dict):
+        return {k: _without_images(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return ["IMAGE" if isinstance(v, dict) and v.get("type") == "image" else _without_images(v) for v in value]
+    return value
+
+
+def _texts_for_images(value, out):
+    if isinstance(value, dict):
+        for v in value.values():
+            _texts_for_images(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, dict) and v.get("type") == "text" and v.get("text", "").startswith("[image removed: "):
+                out.append(v["text"])
+            else:
+                _texts_for_images(v, out)
+    return out
+
+
+@pytest.mark.parametrize("how", ["drop", "extract"])
+def test_fork_without_images_is_a_file_pi_opens_with_its_tree_and_text(stree, home, tmp_path, how):
+    path = tmp_path / "shots.jsonl"
+    b = Steps()
+    first = b.call("appendMessage", {"role": "user", "timestamp": 1, "content": [
+        {"type": "text", "text": "what is on this screenshot?"}, {"type": "image", "data": PNG, "mimeType": "image/png"}]})
+    b.assistant([{"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "b.png"}}], stopReason="toolUse")
+    b.call("appendMessage", {"role": "toolResult", "toolCallId": "r1", "toolName": "read", "isError": False,
+                             "timestamp": 3, "content": [{"type": "text", "text": "Read image file [image/png]"},
+                                                         {"type": "image", "data": PNG, "mimeType": "image/png"}]})
+    b.text("a login form")
+    b.call("appendLabelChange", first, "shot")
+    b.call("appendSessionInfo", "screenshots")
+    write(path, b, home)
+    source = pi("inspect", path)
+    out, shots = tmp_path / "light.jsonl", tmp_path / "shots"
+    flag = ["--drop-images"] if how == "drop" else ["--extract-images", shots]
+    r = stree("-s", path, "fork", "--full", *flag, "-o", out)
+    assert r.code == 0, r
+    assert "2 image(s) taken out" in r.err
+    light = pi("inspect", out)  # the real pi 1.6.0 opens it: the same tree, labels, name and text
+    assert light["tree"] == source["tree"] and light["leafId"] == source["leafId"]
+    assert light["labels"] == source["labels"] and light["name"] == "screenshots"
+    notes = _texts_for_images(light["context"], [])
+    assert len(notes) == 2 and '"type": "image"' not in json.dumps(light["entries"])
+    digest = hashlib.sha256(base64.b64decode(PNG)).hexdigest()
+    size = len(base64.b64decode(PNG))
+    for note in notes:
+        assert note.startswith(f"[image removed: image/png, {size / 1e3:.1f} kB, sha256 {digest}")
+        if how == "extract":
+            saved = shots / f"{digest}.png"
+            assert note == f"[image removed: image/png, {size / 1e3:.1f} kB, sha256 {digest}, saved as {saved}]"
+            assert saved.read_bytes() == base64.b64decode(PNG)
+        else:
+            assert note.endswith(f"sha256 {digest}]") and not shots.exists()
+    # each image's place: the text block stands where the image block stood
+    for before, after in zip(source["entries"], light["entries"]):
+        assert _without_images(before) == _image_notes_as_images(after)
+
+
+def _image_notes_as_images(value):
+    if isinstance(value, dict):
+        return {k: _image_notes_as_images(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return ["IMAGE" if isinstance(v, dict) and str(v.get("text", "")).startswith("[image removed: ")
+                else _image_notes_as_images(v) for v in value]
+    return value
+
+
+def test_a_session_of_big_inline_images_is_read_in_bounded_memory(stree, tmp_path):
+    """300 MB of 2 MB base64 screenshots (pi#9613's file, smaller): stree's peak memory, counted
+    by the kernel (ru_maxrss of a child), stays under half the file's size while it lists,
+    checks and forks it without the images; pi 1.6.0 opens the fork."""
+    path = tmp_path / "heavy.jsonl"
+    image = base64.b64encode(os.urandom(1_500_000)).decode()
+    with open(path, "w") as f:
+        f.write(json.dumps({"type": "session", "version": 3, "id": "0199aaaa-heavy",
+                            "timestamp": "2026-11-01T00:00:00.000Z", "cwd": str(tmp_path)}) + "\n")
+        parent = None
+        for i in range(150):
+            for id, message in ((f"u{i:07d}", {"role": "user", "timestamp": i, "content": [
+                    {"type": "text", "text": f"screenshot {i}"}, {"type": "image", "data": image, "mimeType": "image/png"}]}),
+                                (f"a{i:07d}", {"role": "assistant", "timestamp": i, "content": [
+                                    {"type": "text", "text": f"seen {i}"}], "stopReason": "stop"})):
+                f.write(json.dumps({"type": "message", "id": id, "parentId": parent,
+                                    "timestamp": "2026-11-01T00:00:00.000Z", "message": message}) + "\n")
+                parent = id
+    size = path.stat().st_size
+    assert size > 300e6
+    out = tmp_path / "light.jsonl"
+    for args in (["log", "-n", "5"], ["fsck"], ["fork", "--full", "--drop-images", "-o", out]):
+        code, peak, err = peak_rss(["-s", path, *args])
+        assert code == 0, (args, err)
+        assert peak < size / 2, (args, peak, size)  # measured: ~70 MB; the bound is far above that
+    light = pi("inspect", out)
+    assert len(light["entries"]) == 300 and light["leafId"] == "a0000149"
+    assert [m["content"][0]["text"] for m in light["context"]["messages"][-2:]] == ["screenshot 149", "seen 149"]
+    assert light["context"]["messages"][-2]["content"][1]["text"].startswith("[image removed: image/png, 1.5 MB")
+
+
+def peak_rss(args):
+    """(exit code, peak resident memory in bytes, stderr) of one `python -m stree` run, from a
+    wrapper process that has no other child (ru_maxrss of RUSAGE_CHILDREN: the largest child)."""
+    wrapper = ("import resource, subprocess, sys\n"
+               "r = subprocess.run([sys.executable, '-m', 'stree', *sys.argv[1:]], stdout=subprocess.DEVNULL,"
+               " stderr=subprocess.PIPE)\n"
+               "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+               "sys.stdout.write(r.stderr.decode(errors='replace')[-500:])\n")
+    proc = subprocess.run([sys.executable, "-c", wrapper, *map(str, args)], capture_output=True, text=True,
+                          timeout=600)
+    first, _, rest = proc.stdout.partition("\n")
+    code, peak = map(int, first.split())
+    return code, peak, rest
