@@ -1,4 +1,4 @@
-"""Session files as today's pi (1.5.2) writes them, built by pi's own writers.
+"""Session files as today's pi (1.5 and later; written here by the reference, 1.6.0) writes them, built by pi's own writers.
 
 Each builder is a list of steps: a list of SessionManager calls ([method, *args], run by
 the harness's `write` subcommand, {"$ref": i} = the id call i returned) or a raw line
@@ -263,7 +263,7 @@ def _resolve(value, ids, batch, in_batch):
     return value
 
 
-# Files as other writers leave them (what pi 1.5.2 makes of each is asked at test time)
+# Files as other writers leave them (what pi 1.6.0 makes of each is asked at test time)
 HEADER = {"type": "session", "version": 3, "id": "0199a1b2-0000-7000-8000-0000000f11e5",
           "timestamp": "2026-11-01T00:00:00.000Z", "cwd": "/tmp"}
 E1 = {"type": "message", "id": "aaaa0001", "parentId": None, "timestamp": "2026-11-01T00:00:01.000Z",
