@@ -16,7 +16,7 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
+.PHONY: run test test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
@@ -25,6 +25,11 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -rs
+
+# a watch on the next pi (not part of `make test`): npm's newest pi unpacked in tests/pi/latest/,
+# a report of where it and the reference differ (per area), then the interop matrix with it added
+test-latest: $(VENV)/.installed-test $(PI) $(PIS)
+	$(BIN)/python tests/pi/latest.py
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
 soak: $(VENV)/.installed-test $(PI) $(PIS)

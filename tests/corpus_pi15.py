@@ -1,4 +1,4 @@
-"""Session files as today's pi (1.5 and later; written here by the reference, 1.6.0) writes them, built by pi's own writers.
+"""Session files as pi 1.5 and later write them, built by pi's own writers (the reference's, 1.6.0).
 
 Each builder is a list of steps: a list of SessionManager calls ([method, *args], run by
 the harness's `write` subcommand, {"$ref": i} = the id call i returned) or a raw line
