@@ -26,10 +26,10 @@ Examples:
 \b
 As pi 1.6.0: label entries on the path are dropped, the entries after one are
 re-chained to the entry before it, and the labels of the kept entries are appended
-at the end with their timestamps. At @ the path ends at the file's last entry, as
-pi's /clone takes it, so a session name (session_info) given there is kept;
---before (pi's /fork) keeps the names given on the path before the message. The
-new header has a fresh id, the source's cwd (or --cwd) and parentSession = the
+at the end with their timestamps. At @ a session name (session_info) given at the
+position is kept, as pi's /clone keeps it (it copies the path to the file's last
+entry); --before (pi's /fork) keeps the names given on the path before the message.
+The new header has a fresh id, the source's cwd (or --cwd) and parentSession = the
 source file. The new file goes next to the source (or in --cwd's session
 directory), with the source's permissions; its path is printed on stdout.
 
@@ -74,7 +74,7 @@ def command(env, revision, before, full, new_cwd, output, json_mode, drop_images
     resolver = Resolver(tree)
     leaf = resolver.resolve(revision or "@") if tree.nodes else None
     if leaf is not None and not before and (revision or "@") in ("@", "HEAD"):
-        leaf = tree.leaf  # pi's /clone: the leaf itself, the session_info (name) appended there kept
+        leaf = _named_leaf(tree, leaf)
     text = None
     if before:
         node = tree.get(leaf)
@@ -113,3 +113,19 @@ def command(env, revision, before, full, new_cwd, output, json_mode, drop_images
     click.echo(path)
     if text is not None:
         click.echo(inert(text) if click.get_text_stream("stdout").isatty() else text)
+
+
+def _named_leaf(tree, position):
+    """Where a fork at @ ends: pi's /clone copies the path to its leaf, the file's last entry, so
+    a session name (session_info) appended at the position is kept; stree's checkout markers and
+    labels after the newest such name are left out (as a fork at the position leaves them)."""
+    from ..core.navigate import is_bookkeeping
+
+    node = tree.get(tree.leaf) if tree.leaf is not None else None
+    seen = set()
+    while is_bookkeeping(node) and node.id != position and node.id not in seen:
+        if node.type == "session_info":
+            return node.id
+        seen.add(node.id)
+        node = tree.parent_of(node)
+    return position
