@@ -33,8 +33,8 @@ OMP = "@oh-my-pi/pi-coding-agent"
 AREAS = ("context", "rows", "search", "writes", "summary request", "RPC shapes")
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 QUERIES = ("context", "edit", "system", "hello", "ok", "first", "summary", "csv")
-INTEROP = ["tests/test_interop.py", "tests/test_pi15_read.py", "tests/test_pi15_write.py", "tests/test_serve_pi.py",
-           "tests/test_pi16_corners.py", "tests/test_summarize_http.py"]
+INTEROP = ["tests/test_interop.py", "tests/test_pi15_read.py", "tests/test_pi15_write.py",
+           "tests/test_serve_pi.py", "tests/test_pi16_corners.py", "tests/test_summarize_http.py"]
 
 
 def npm_newest(name):
