@@ -150,8 +150,25 @@ _NO_COMMIT = frozenset(BOOKKEEPING + ("branch_summary",))  # (a summary is a mov
 
 
 def last_checkout(tree):
-    """The newest move that is not a commit (`checkout -` goes back to its `old`), or None."""
-    return next((m for m in iter_leaf_moves(tree) if m.kind != "commit"), None)
+    """The newest move that is not a commit (`checkout -` goes back to its `old`), or None. Only
+    the rows that can be such a move are looked at: the custom entries (a marker), the branch
+    summaries and the rows whose parent is not the row before (the tree's shape tells, at C
+    speed); no Node of the other rows is made."""
+    from itertools import compress, islice
+    from operator import ne
+
+    n = len(tree.nodes)
+    if not n:
+        return None
+    types = tree.column("type")
+    prow = tree.shape.prow
+    rows = set(compress(range(1, n), map(ne, islice(prow, 1, None), range(n - 1))))
+    rows.update(compress(range(n), map(_MAY_MOVE.__contains__, types)))
+    for r in sorted(rows, reverse=True):
+        move = _move(tree, tree.node(r), tree.node(r - 1) if r else None, prow[r])
+        if move is not None:
+            return move
+    return None
 
 
 def _move(tree, node, prev, parent_row):
