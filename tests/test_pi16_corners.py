@@ -297,12 +297,14 @@ def _texts_for_images(value, out):
 def test_fork_without_images_is_a_file_pi_opens_with_its_tree_and_text(stree, home, tmp_path, how):
     path = tmp_path / "shots.jsonl"
     b = Steps()
+    image = {"type": "image", "data": PNG, "mimeType": "image/png"}
     first = b.call("appendMessage", {"role": "user", "timestamp": 1, "content": [
-        {"type": "text", "text": "what is on this screenshot?"}, {"type": "image", "data": PNG, "mimeType": "image/png"}]})
-    b.assistant([{"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "b.png"}}], stopReason="toolUse")
+        {"type": "text", "text": "what is on this screenshot?"}, image]})
+    b.assistant([{"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "b.png"}}],
+                stopReason="toolUse")
     b.call("appendMessage", {"role": "toolResult", "toolCallId": "r1", "toolName": "read", "isError": False,
                              "timestamp": 3, "content": [{"type": "text", "text": "Read image file [image/png]"},
-                                                         {"type": "image", "data": PNG, "mimeType": "image/png"}]})
+                                                         image]})
     b.text("a login form")
     b.call("appendLabelChange", first, "shot")
     b.call("appendSessionInfo", "screenshots")
@@ -353,10 +355,11 @@ def test_a_session_of_big_inline_images_is_read_in_bounded_memory(stree, tmp_pat
                             "timestamp": "2026-11-01T00:00:00.000Z", "cwd": str(tmp_path)}) + "\n")
         parent = None
         for i in range(150):
-            for id, message in ((f"u{i:07d}", {"role": "user", "timestamp": i, "content": [
-                    {"type": "text", "text": f"screenshot {i}"}, {"type": "image", "data": image, "mimeType": "image/png"}]}),
-                                (f"a{i:07d}", {"role": "assistant", "timestamp": i, "content": [
-                                    {"type": "text", "text": f"seen {i}"}], "stopReason": "stop"})):
+            shot = [{"type": "text", "text": f"screenshot {i}"},
+                    {"type": "image", "data": image, "mimeType": "image/png"}]
+            for id, message in ((f"u{i:07d}", {"role": "user", "timestamp": i, "content": shot}),
+                                (f"a{i:07d}", {"role": "assistant", "timestamp": i, "stopReason": "stop",
+                                               "content": [{"type": "text", "text": f"seen {i}"}]})):
                 f.write(json.dumps({"type": "message", "id": id, "parentId": parent,
                                     "timestamp": "2026-11-01T00:00:00.000Z", "message": message}) + "\n")
                 parent = id
