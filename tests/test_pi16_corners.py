@@ -331,6 +331,7 @@ def test_fork_without_images_is_a_file_pi_opens_with_its_tree_and_text(stree, ho
         else:
             assert note.endswith(f"sha256 {digest}]") and not shots.exists()
     # each image's place: the text block stands where the image block stood
+    assert len(light["entries"]) == len(source["entries"])
     for before, after in zip(source["entries"], light["entries"]):
         assert _without_images(before) == _image_notes_as_images(after)
 
