@@ -16,7 +16,7 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test check soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
+.PHONY: run test check test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
@@ -36,6 +36,11 @@ check: $(VENV)/.installed-test
 	$(BIN)/lint-imports
 	$(VULTURE)
 	$(BIN)/python -m pytest -q -m "not (pi or browser or shell or slow or soak or process)"
+
+# a watch on the next pi (not part of `make test`): npm's newest pi unpacked in tests/pi/latest/,
+# a report of where it and the reference differ (per area), then the interop matrix with it added
+test-latest: $(VENV)/.installed-test $(PI) $(PIS)
+	$(BIN)/python tests/pi/latest.py
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
 soak: $(VENV)/.installed-test $(PI) $(PIS)

@@ -17,7 +17,7 @@ ENV_HELP = f"""\
   STREE_AGENT                  default for --agent ({', '.join(agents.choices())})
   PI_CODING_AGENT_DIR          pi's agent dir (default ~/.pi/agent)
   PI_CODING_AGENT_SESSION_DIR  flat directory of sessions, overrides the per-project one
-                               (its sessions of this directory's cwd, as pi 1.5.2 takes them)
+                               (its sessions of this directory's cwd, as pi 1.6.0 takes them)
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
   STREE_NO_CACHE               do not use the index cache (same as --no-cache)
   STREE_CACHE_DIR              where indexes and kept graphs live (default: <platform cache dir>/stree/index)
@@ -218,7 +218,7 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
     entry is the current position (the leaf, @). stree reads that tree, and moves,
     labels, summarizes and forks it, from the shell: for people (coloured, paged)
     and for scripts (--json, --format, -z), leaving files pi resumes as they are.
-    The reference is pi 1.5.2; files older pis wrote (0.73.1 on) read as before.
+    The reference is pi 1.6.0; files older pis wrote (0.73.1 on) read as before.
 
     \b
     Examples:

@@ -27,6 +27,9 @@ INVOCATIONS = (
     ["rev-parse", "--short", "@", "root"],
     ["rev-parse", "start..@", "start...@"],
     ["rev-parse", "--json", "@^"],
+    ["rev-parse", "@{0}", "@{1}", "HEAD@{3}", "@{2}~1"],  # moves: commits (entries appended) included
+    ["log", "-n", "2", "@{1}"],
+    ["rev-parse", "@{999}"],
     ["label"],
     ["label", "--json"],
     ["label", "--format", "{label}={id}"],

@@ -4,6 +4,7 @@ drives stree (subprocess on real files), with the real pi confirming what it see
 
 import json
 
+from conftest import run_stree
 from pi_harness import pi
 
 
@@ -160,7 +161,9 @@ def test_completion_reads_the_session_named_after_the_command(branchy_file):
     assert bash_complete(line.split(), line=line) == ["csv-attempt"]
     line = f"stree log -s {branchy_file} @"
     got = bash_complete(line.split(), line=line)
-    assert got == ["@", "@\\{0\\}"]  # the one move in this file: pi's navigation with a summary
+    moves = [json.loads(x) for x in run_stree("-s", branchy_file, "reflog", "--json", "-n", "10").out.splitlines()]
+    assert len(moves) == 10  # pi's navigation with a summary, and the entries appended (commits)
+    assert got == ["@"] + [f"@\\{{{m['index']}\\}}" for m in moves if m["id"] is not None]
     if shutil.which("zsh"):
         assert [v for v, _ in zsh_complete(f"stree show -s {branchy_file} csv")] == ["csv-attempt"]
 
@@ -400,7 +403,7 @@ def test_human_listings_fit_the_terminal(tmp_path, branchy_file):
     import sys
 
     from builders import SessionBuilder
-    from conftest import read_pty
+    from conftest import run_stree, read_pty
 
     b = SessionBuilder(cwd=str(tmp_path))
     b.user("a very long first message " * 20)

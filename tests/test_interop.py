@@ -1,6 +1,6 @@
 """stree and the real pi agree on every file of the corpus: leaf, tree, labels, context, graph rows.
 
-Every comparison runs against each pinned pi (0.73.1, 0.87.1, 1.5.2; the version is in the
+Every comparison runs against each pinned pi (0.73.1, 0.87.1, 1.5.2, 1.6.0; the version is in the
 test id). pi's answers for a module come from one node process per version (pi_batch)."""
 
 import json

@@ -1,11 +1,11 @@
-"""stree reads files written by today's pi (1.5.2) as pi 1.5.2 does.
+"""stree reads files written by today's pi (1.6.0) as pi 1.6.0 does.
 
-The corpus (tests/corpus_pi15.py) is written by pi 1.5.2's own SessionManager through
-the harness (plus a few raw lines, as ports write them); pi 1.5.2 then says what it
-reads from each file (context at every entry, /tree rows for every filter, searches)
-and stree, driven as a user drives it, must say the same. The same files go to every
-pinned pi: where an older one reads them differently (OLDER below), 1.5.2 is the answer
-and the test records where the older version disagreed.
+The corpus (tests/corpus_pi15.py, its files as pi 1.5 and later write them) is written by
+pi 1.6.0's own SessionManager through the harness (plus a few raw lines, as ports write
+them); pi 1.6.0 then says what it reads from each file (context at every entry, /tree rows
+for every filter, searches) and stree, driven as a user drives it, must say the same. The
+same files go to every pinned pi: where an older one reads them differently (OLDER below),
+1.6.0 is the answer and the test records where the older version disagreed (1.5.2: nowhere).
 """
 
 import json
@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 from corpus_pi15 import BUILDERS, ODD_FILES, write
-from pi_harness import VERSIONS, pi_batch
+from pi_harness import REFERENCE, VERSIONS, pi_batch
 
 from stree.output.render import graph
 from stree.storage.session import parse
@@ -24,8 +24,9 @@ FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"]
 QUERIES = ["context", "omit", "replace", "edit", "system", "usage", "hello", "note", "ok", "first", "toolresult 8",
            "port", "null", "undefined", "false", "summed"]
 NAMES = sorted(BUILDERS)
-# where an older pi reads this corpus differently from 1.5.2 (found by running them; stree follows 1.5.2)
+# where an older pi reads this corpus differently from 1.6.0 (found by running them; stree follows 1.6.0)
 OLDER = {
+    "1.5.2": {"context": set(), "rows": set()},
     "0.87.1": {"context": set(),
                "rows": {"read_ranges", "home_paths"}},  # 1.3.0: read line ranges; 1.5.0: ~ only inside $HOME
     "0.73.1": {"context": {"context_edits", "edits_and_compaction", "system_messages", "null_content"},  # no
@@ -34,8 +35,10 @@ OLDER = {
                         "missing_fields"}},  # context_edit rows shown
 }
 
+NEWER = {"context": set(), "rows": set()}  # a newer pi (make test-latest) is expected to agree everywhere
 
-def ask(requests, home, version="1.5.2"):
+
+def ask(requests, home, version=REFERENCE):
     old = os.environ.get("HOME")
     os.environ["HOME"] = home  # pi shortens paths under $HOME
     try:
@@ -46,7 +49,7 @@ def ask(requests, home, version="1.5.2"):
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """name -> (path, home, pi 1.5.2's answers: inspect, graph per filter, search per query)."""
+    """name -> (path, home, pi 1.6.0's answers: inspect, graph per filter, search per query)."""
     root = tmp_path_factory.mktemp("pi15")
     home = str(root / "home")
     files = {name: write(root / f"{name}.jsonl", build(home), home) for name, build in BUILDERS.items()}
@@ -153,7 +156,7 @@ def test_context_edits_show_as_pi_1_5_shows_them(corpus):
 
 def test_older_pi_ignores_what_it_does_not_know(corpus):
     """pi 0.73.1 predates context_edit and usage entries: it ignores edits and shows the
-    entries as rows. stree follows 1.5.2 (compared above); this records the difference."""
+    entries as rows. stree follows 1.6.0 (compared above); this records the difference."""
     path, home, seen = corpus["context_edits"]
     old_inspect, old_graph = ask([["inspect", path, "--context-at", "e0000001"],
                                   ["graph", path, "--filter", "default"]], home, version="0.73.1")
@@ -203,13 +206,13 @@ def test_fsck_reports_edits_that_change_nothing(tmp_path, stree):
     problems = [json.loads(line) for line in r.out.splitlines()]
     assert r.code == 1
     assert [(p["line"], p["kind"]) for p in problems] == [(3, "dangling-edit"), (4, "bad-edit"), (5, "bad-edit")]
-    # and the context still reads (pi 1.5.2 would fail on the edit without a replacement)
+    # and the context still reads (pi 1.6.0 would fail on the edit without a replacement)
     assert stree("-s", path, "context", "--json").code == 0
 
 
 @pytest.fixture(scope="module")
 def odd_files(tmp_path_factory):
-    """name -> (path, pi 1.5.2's inspect of it, or its error)."""
+    """name -> (path, pi 1.6.0's inspect of it, or its error)."""
     root = tmp_path_factory.mktemp("odd")
     paths = {}
     for name, text in ODD_FILES.items():
@@ -332,7 +335,7 @@ def older(corpus):
     """version -> name -> (inspect at every entry, rows per filter) of the older pis."""
     out = {}
     for version in VERSIONS:
-        if version == "1.5.2":
+        if version == REFERENCE:
             continue
         requests = []
         for name in NAMES:
@@ -348,19 +351,19 @@ def _view(answer):
     return answer.get("rows"), answer.get("ids"), "error" in answer
 
 
-@pytest.mark.parametrize("version", [v for v in VERSIONS if v != "1.5.2"])
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v != REFERENCE])
 @pytest.mark.parametrize("name", NAMES)
 def test_older_pis_differ_only_where_recorded(name, version, corpus, older, stree, monkeypatch):
-    """stree's answer is 1.5.2's (tested above); each older pi agrees with it except on the
+    """stree's answer is 1.6.0's (tested above); each older pi agrees with it except on the
     files OLDER names for that version."""
     path, home, seen = corpus[name]
     inspect, graph = older[version][name]
     same_context = (inspect["contexts"] == seen["inspect"]["contexts"]
                     and inspect["context"] == seen["inspect"]["context"])
-    assert same_context == (name not in OLDER[version]["context"]), f"pi {version} on {name}: context"
+    assert same_context == (name not in OLDER.get(version, NEWER)["context"]), f"pi {version} on {name}: context"
     same_rows = all(_view(graph[f]) == _view(seen["graph"][f]) for f in FILTERS)
-    assert same_rows == (name not in OLDER[version]["rows"]), f"pi {version} on {name}: /tree rows"
-    if not same_rows:  # and stree shows 1.5.2's rows, not this version's
+    assert same_rows == (name not in OLDER.get(version, NEWER)["rows"]), f"pi {version} on {name}: /tree rows"
+    if not same_rows:  # and stree shows 1.6.0's rows, not this version's
         monkeypatch.setenv("HOME", home)
         r = stree("-s", path, "log", "--graph", "--filter", "all", "--format", "{row}")
         rows = [row.rstrip() for row in r.out.splitlines()]

@@ -1,4 +1,4 @@
-"""stree's writes and branch-summary requests against the real pi 1.5.2, on session files
+"""stree's writes and branch-summary requests against the real pi 1.6.0, on session files
 built by pi's own writers: forks of a path with labels in the middle (pi's /clone), the
 summary budget with images and system messages, thinking and context edits in an
 abandoned branch, reasoning models, and answers pi refuses to store (a tool call, the
@@ -175,8 +175,11 @@ def test_thinking_and_context_edits_in_the_abandoned_branch(stree, branch):
     for version in VERSIONS:
         if version == REFERENCE:
             continue
-        # documented: pi before 1.2 kept the thinking, and before 1.5 ignored context edits
         old = pi("branch-prep", path, "--from", leaf, "--to", target, version=version)["conversation"]
+        if version == "1.5.2":
+            assert old == conversation  # 1.6.0 prepares a branch as 1.5.2 did
+            continue
+        # documented: pi before 1.2 kept the thinking, and before 1.5 ignored context edits
         assert "[Assistant thinking]: It looks like a cat" in old and "[User]: forget this line" in old
 
 

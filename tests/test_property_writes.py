@@ -78,9 +78,10 @@ def expected_checkout(m, target, exact):
     """(target after markers, new leaf, editor text or None) for `checkout target`."""
     e = m.get(target)
     while is_bookkeeping(e):
-        e = m.parent(e)
-        if e is None:
-            return None
+        parent = m.parent(e)
+        if parent is None:  # one at the empty leaf stands for it: the checkout goes there
+            return e["id"], None, False
+        e = parent
     resubmit = (e["type"] == "message" and e["message"]["role"] == "user") or e["type"] == "custom_message"
     if resubmit and not exact:
         parent = m.parent(e)
@@ -158,20 +159,25 @@ def step(run, path, m, rng, n, tmp, forks):
         target = rng.choice(ids)
         code, out, err = run("-s", path, "summarize", "--to", target, "--provider", "extractive")
         expected = expected_checkout(m, target, exact=True)  # --to: what checkout would abandon
-        if expected is None:  # a marker at the empty leaf: no such checkout
-            assert code == 2 and "at the empty leaf" in err, (code, err)
-        else:
-            left_behind, _ = m.abandoned(position(m), expected[0])
-            assert (code, bool(out.strip())) == ((0, True) if left_behind else (1, False)), (code, err)
+        left_behind, _ = m.abandoned(position(m), expected[0])
+        assert (code, bool(out.strip())) == ((0, True) if left_behind else (1, False)), (code, err)
         assert path.read_bytes() == before
         return op
     elif op == "fork":
         target = rng.choice(ids)
         out_path = tmp / f"fork{n}.jsonl"
-        code, out, err = run("-s", path, "fork", revision_for(m, rng, target), "-o", out_path)
+        revision = revision_for(m, rng, target)
+        code, out, err = run("-s", path, "fork", revision, "-o", out_path)
         assert code == 0, err
         assert path.read_bytes() == before
-        # pi's createBranchedSession (1.5.2): the path without label entries, each entry
+        if revision == "@":  # pi's /clone: a name given at the position is kept
+            e = m.get(m.leaf)
+            while is_bookkeeping(e) and e["id"] != target:
+                if e["type"] == "session_info":
+                    target = e["id"]
+                    break
+                e = m.parent(e)
+        # pi's createBranchedSession (1.6.0): the path without label entries, each entry
         # re-chained to the kept one before it (a compaction's firstKeptEntryId that named a
         # dropped label names the next kept entry), then the path's labels
         kept, parent, pending, replaced = [], None, [], {}
@@ -228,9 +234,6 @@ def checkout(run, path, m, rng, n, before, ids):
     expected = expected_checkout(m, target, exact)
     old = position(m)
     code, out, err = run(*args)
-    if expected is None:  # a marker at the empty leaf: nothing to check out
-        assert code == 2 and path.read_bytes() == before, err
-        return
     resolved, new_leaf, resubmit = expected
     assert code == 0, err
     new, _ = new_entries(path, before)
@@ -241,7 +244,7 @@ def checkout(run, path, m, rng, n, before, ids):
     first = new[0]
     assert first["parentId"] == new_leaf
     if summary and abandoned:
-        # pi 1.5.2: fromId is the leaf pi would have on the file (its last entry)
+        # pi 1.6.0: fromId is the leaf pi would have on the file (its last entry)
         assert first["type"] == "branch_summary" and first["fromId"] == (m.leaf or "root")
         assert first["summary"]
         labelled = first["id"]

@@ -39,7 +39,8 @@ def test_the_checker_refuses_what_breaks_the_schema():
 
 def test_documented_requests_validate():
     samples = {
-        "get_state": {}, "get_messages": {}, "get_entries": {"since": "abc"}, "get_tree": {"lightweight": True},
+        "get_state": {}, "get_messages": {}, "get_last_assistant_text": {}, "get_fork_messages": {},
+        "get_entries": {"since": "abc"}, "get_tree": {"lightweight": True},
         "get_session_stats": {}, "export_html": {"outputPath": "/tmp/s.html"},
         "switch_session": {"sessionPath": "/s.jsonl"}, "fork": {"entryId": "abc"}, "clone": {},
         "set_session_name": {"name": "n"}, "list_sessions": {"scope": "all"},

@@ -219,6 +219,11 @@ def test_reflog_lists_checkouts_summaries_and_pi_jumps(stree, branchy_file, tmp_
     summary.write_text("went back")
     assert stree("-s", path, "checkout", "00000006", "--summary", summary).code == 0
     recs = [json.loads(x) for x in stree("-s", path, "reflog", "--json").out.splitlines()]
+    commits = [r for r in recs if r["kind"] == "commit"]  # every entry appended at the leaf, as git's
+    lines = [json.loads(x) for x in path.read_text().splitlines()[1:]]
+    assert sorted(r["id"] for r in commits) == sorted(e["id"] for e in lines if e["type"] not in
+                                                      ("label", "session_info", "branch_summary", "custom"))
+    recs = [r for r in recs if r["kind"] != "commit"]
     assert [(r["kind"], r["from"], r["to"], r["id"]) for r in recs] == [
         ("summary", "00000009", "00000005", "00000005"),  # a user message: the leaf went to its parent
         ("checkout", "00000013", "00000009", "00000009"),  # from @, not the name entry after it
@@ -237,7 +242,9 @@ def test_reflog_sees_a_leaf_jump_made_by_pi(stree, tmp_path):
     b.at(u)  # pi's /tree to the first answer's question, then a new prompt
     b.assistant("another answer")
     recs = [json.loads(x) for x in stree("-s", b.write(tmp_path / "j.jsonl"), "reflog", "--json").out.splitlines()]
-    assert [(r["kind"], r["from"], r["to"], r["line"]) for r in recs] == [("jump", "00000002", u, 4)]
+    assert [(r["kind"], r["from"], r["to"], r["line"]) for r in recs] == [
+        ("commit", u, "00000003", 4), ("jump", "00000002", u, 4),  # the jump, then the append there
+        ("commit", u, "00000002", 3), ("commit", None, u, 2)]
 
 
 # -- faults ----------------------------------------------------------------------

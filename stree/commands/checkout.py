@@ -63,7 +63,7 @@ def command(env, revision, exact, summary_file, summarize, instructions, replace
     """Move the leaf to REV the way pi's /tree does, and persist it by appending.
 
     Without a summary a context-free marker entry (custom, stree/checkout) records the
-    move; with one, a branch_summary at the new position, as pi 1.5.2's branchWithSummary
+    move; with one, a branch_summary at the new position, as pi 1.6.0's branchWithSummary
     writes it (fromId: the leaf left; usage: the model's). Checking out the current
     position writes nothing.
     """

@@ -19,7 +19,7 @@ Examples:
   stree context --format '{{role}}\\t{{text}}' | cut -c1-120
 
 \b
---json prints one object {{messages, thinkingLevel, model}}, exactly as pi 1.5.2's
+--json prints one object {{messages, thinkingLevel, model}}, exactly as pi 1.6.0's
 buildSessionContext returns it. --as openai|anthropic prints the request body pi-ai 1.6.0
 would send with this context (OpenAI chat completions, Anthropic messages): a tool call
 without a result gets pi-ai's error result "No result provided"; thinking is kept only for
@@ -51,7 +51,7 @@ def command(env, revision, as_, model, provider, base_url, max_tokens, system_pr
             json_mode, fmt, nul):
     """Show the LLM context pi builds at REV (default @).
 
-    The same rules as pi 1.5.2: a compaction on the path puts its system message and
+    The same rules as pi 1.6.0: a compaction on the path puts its system message and
     summary first, then the kept entries from firstKeptEntryId (system messages left
     out), then everything after it; the latest context_edit of an entry among those
     replaces its content or omits it; branch summaries and custom messages join as user
@@ -68,7 +68,7 @@ def command(env, revision, as_, model, provider, base_url, max_tokens, system_pr
 
         check_base_url(base_url, "--base-url")
     session, tree = env.load()
-    leaf = Resolver(tree).resolve(revision) if tree.nodes else None
+    leaf = Resolver(tree).resolve(revision, allow_empty=True) if tree.nodes else None
     out = env.output(json_mode, fmt, nul, MESSAGE_FIELDS)
     if as_ != "pi":
         from ..core.request import request_at

@@ -3,13 +3,16 @@ import click
 from .options import output_options
 from ..output.fields import describe
 from ..core.navigate import leaf_moves
+from ..core.preview import Previewer
+from ..format.terminal import inert
 
 REFLOG_FIELDS = {
     "index": "n in @{n}: 0 is the newest move",
     "id": "where the leaf went (null for the empty leaf)",
     "from": "the leaf before the move (null for the empty leaf)",
     "to": "the entry checked out (a user message's id when the leaf went to its parent)",
-    "kind": "checkout (stree marker), summary (navigation with a branch summary), jump (leaf moved by pi)",
+    "kind": "commit (an entry appended at the leaf), checkout (stree marker), summary (navigation with a "
+            "branch summary), jump (leaf moved by pi)",
     "entry": "id of the entry that records the move",
     "line": "its line in the session file",
     "timestamp": "when the move happened",
@@ -26,8 +29,12 @@ Examples:
   stree checkout "$(stree reflog --format '{{from}}' -n 1)"   undo the last checkout
 
 \b
-Moves are read from stree's checkout markers, branch summaries, and jumps visible in
-the file (an entry whose parent is not the entry before it: pi moved the leaf).
+As git counts a commit as a move of HEAD, every entry appended at the leaf (by pi or
+stree) is a move, shown "commit: <its preview>"; the other moves are read from stree's
+checkout markers, branch summaries, and jumps visible in the file (an entry whose parent
+is not the entry before it: pi moved the leaf, then appended). Labels and names are not
+moves. @{{N}} is the N-th line's position; 'stree checkout -' goes back to where the last
+move that is not a commit came from.
 Fields for --json / --format:
 {describe(REFLOG_FIELDS)}""")
 @click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N moves.")
@@ -38,8 +45,13 @@ def command(env, max_count, json_mode, fmt, nul):
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, REFLOG_FIELDS)
     moves = leaf_moves(tree)
+    previewer = Previewer(tree)
     for n, move in enumerate(moves[:max_count] if max_count is not None else moves):
-        message = f"{_WHAT[move.kind]}: moving from {move.old or '(empty)'} to {move.new or '(empty)'}"
+        if move.kind == "commit":
+            subject = inert(previewer.text(move.node), oneline=True)
+            message = "commit: " + (subject if len(subject) <= 72 else subject[:71] + "…")
+        else:
+            message = f"{_WHAT[move.kind]}: moving from {move.old or '(empty)'} to {move.new or '(empty)'}"
         rec = {"index": n, "id": move.position, "from": move.old, "to": move.new, "kind": move.kind,
                "entry": move.node.id, "line": move.node.line, "timestamp": move.node.ts, "message": message}
         human = None

@@ -14,9 +14,10 @@ Examples:
 
 \b
 Requests (one JSON object per line; `id` is optional and repeated in the response):
-  pi 1.5.2's   get_state get_messages get_entries{since} get_tree{lightweight}
-               get_session_stats export_html{outputPath} switch_session{sessionPath}
-               fork{entryId} clone set_session_name{name}
+  pi 1.6.0's   get_state get_messages get_last_assistant_text get_fork_messages
+               get_entries{since} get_tree{lightweight} get_session_stats
+               export_html{outputPath} switch_session{sessionPath} fork{entryId} clone
+               set_session_name{name}
   pi PR #1762  list_sessions{scope} navigate_tree{targetId,summarize,customInstructions,
                replaceInstructions,label} set_label{entryId,label} abort_branch_summary
                rename_session{sessionPath,name} delete_session{sessionPath,confirm}
@@ -67,7 +68,7 @@ The MCP server needs the MCP Python SDK: pip install 'stree[mcp]'. Without it,
 def command(env, mcp, allow_writes, **model_flags):
     """Answer pi's RPC requests about a session on stdin/stdout, without running pi.
 
-    A long-running stree for editors: pi's RPC framing (JSON Lines), pi 1.5.2's session
+    A long-running stree for editors: pi's RPC framing (JSON Lines), pi 1.6.0's session
     commands with pi's shapes, the tree commands pi PR #1762 proposed, and stree's own
     log, show, rev_parse, context and grep. It needs no model for browsing, keeps the sessions it
     read warm between requests, and sends an event when the served session grows.

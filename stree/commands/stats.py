@@ -34,7 +34,7 @@ Examples:
   stree stats --all --json | jq 'select(.group == "model")'
 
 \b
-Usage is read as pi 1.5.2 sums it: the `usage` of assistant messages (by provider and
+Usage is read as pi 1.6.0 sums it: the `usage` of assistant messages (by provider and
 response model), of `usage` entries (calls such as cache warming), and of tool results,
 compactions and branch summaries that carry one ("Tools/summaries"). Entries a fork copied
 from its parentSession (same ids) are counted in the parent only (while that file exists).

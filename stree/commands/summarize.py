@@ -42,7 +42,7 @@ the config, or no key. Base URLs: OPENAI_BASE_URL (with /v1), ANTHROPIC_BASE_URL
 (without). --provider extractive needs no model.
 
 \b
-As pi 1.5.2: thinking is left out, context edits among the entries apply, images
+As pi 1.6.0: thinking is left out, context edits among the entries apply, images
 (4800 characters) and system messages count in the budget. A reasoning model (known
 names, or reasoning = true) gets the session's thinking level as its reasoning effort.
 The answer may use 4096 tokens (plus the thinking budget); one that calls a tool or

@@ -26,7 +26,7 @@ def enabled(no_cache=False):
 
 def add_usage(totals, entry):
     """Add the usage one entry records to `totals`, read as `stree stats` reads it
-    (format.usage.usage_of: pi 1.5.2's sums, so a row's totals are the stats of its file)."""
+    (format.usage.usage_of: pi 1.6.0's sums, so a row's totals are the stats of its file)."""
     found = usage_of(entry)
     if found is not None:
         for column, value in zip(USAGE_COLUMNS, found[1]):

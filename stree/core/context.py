@@ -124,7 +124,8 @@ def project_entry(entry, edit=None):
 def context_entries(path):
     """pi's buildContextEntries over a root-first path of loaded entries: the latest
     compaction, the kept entries from its firstKeptEntryId (system messages left out),
-    then every entry after it. A compaction keeping its own id keeps nothing."""
+    then every entry after it. A compaction keeping its own id keeps nothing. oh-my-pi's
+    compactions that a provider replays (kept_from) keep the entries after the replayed one."""
     at = -1
     for i, entry in enumerate(path):
         if entry.get("type") == "compaction":
@@ -132,16 +133,43 @@ def context_entries(path):
     if at < 0:
         return list(path)
     compaction = path[at]
-    first = compaction.get("firstKeptEntryId")
+    key, after = kept_from(compaction)
     out = [compaction]
     found = False
     for entry in path[:at]:
-        if entry.get("id") == first:
-            found = True
         if found and not _is_system_message(entry):
             out.append(entry)
+        if key is not None and not found and entry.get("id") == key:
+            found = True
+            if not after and not _is_system_message(entry):
+                out.append(entry)
     out.extend(path[at + 1:])
     return out
+
+
+def kept_from(compaction):
+    """(id, after) where the kept entries of a compaction start: at the entry `id`, or after it;
+    (None, False) keeps none. pi: at firstKeptEntryId. oh-my-pi 18 (buildSessionContext in
+    src/session/session-context.ts) also writes compactions a provider replays natively: one
+    with OpenAI's remote replacement history (preserveData.openaiRemoteCompaction) keeps the
+    entries after providerReplayThroughEntryId (the history stands for those up to it), or
+    none without one; an Anthropic one (preserveData.anthropicCompaction) with firstKeptEntryId
+    "" (a snapshot) keeps those after providerReplayThroughEntryId."""
+    first = compaction.get("firstKeptEntryId")
+    replay = compaction.get("providerReplayThroughEntryId")
+    replay = replay if replay.__class__ is str and replay else None
+    preserve = compaction.get("preserveData")
+    preserve = preserve if preserve.__class__ is dict else {}
+    remote = preserve.get("openaiRemoteCompaction")
+    if remote.__class__ is dict and remote.get("provider").__class__ is str and remote["provider"] \
+            and remote.get("replacementHistory").__class__ is list \
+            and all(item.__class__ is dict for item in remote["replacementHistory"]):
+        return replay, True
+    native = preserve.get("anthropicCompaction")
+    if first == "" and replay and native.__class__ is dict and all(
+            native.get(k).__class__ is str and native[k] for k in ("provider", "content")):
+        return replay, True
+    return first, False
 
 
 def _is_system_message(entry):
@@ -150,7 +178,7 @@ def _is_system_message(entry):
 
 
 def build_context(path):
-    """pi's buildSessionContext (1.5.2: buildSessionProjection) over a root-first list of
+    """pi's buildSessionContext (1.5.2 and 1.6.0: buildSessionProjection) over a root-first list of
     loaded entries: compaction, context edits, content normalisation."""
     if not path:
         return {"messages": [], "thinkingLevel": "off", "model": None}
@@ -206,9 +234,11 @@ def build_context_lazy(path, load, types=None, roles=None, find=None):
     if compaction < 0:
         return build_context([load(n) for n in path])
     entry = load(path[compaction])
-    first = entry.get("firstKeptEntryId")
+    first, _ = kept_from(entry)  # (the entry itself is loaded when the kept ones start after it)
     start = compaction
-    if find is not None:
+    if first is None:
+        pass
+    elif find is not None:
         at = find(first, compaction)
         start = compaction if at is None else at
     else:

@@ -41,15 +41,19 @@ class Checkout:
     def __init__(self, tree, target, exact=False):
         node = tree.get(target)
         while is_bookkeeping(node):  # a marker (or label, name) stands for the position it is at, as @
-            kind = "checkout marker" if is_marker(node) else f"{node.type} entry"
-            node = tree.parent_of(node)
-            if node is None:
-                raise StreeError(f"{target} is a {kind} at the empty leaf; there is nothing "
-                                 "to check out", code=2)
+            parent = tree.parent_of(node)
+            if parent is None:  # one at the empty leaf stands for it (pi: a context-free leaf)
+                break
+            node = parent
             target = node.id
+        self.old_leaf = position(tree)
+        if is_bookkeeping(node):
+            self.target, self.new_leaf, self.editor_text = target, None, None
+            nodes, self.common_ancestor = tree.abandoned(self.old_leaf, None)
+            self.abandoned = [tree.load(n) for n in nodes]
+            return
         entry = tree.load(node)
         self.target = target
-        self.old_leaf = position(tree)
         self.new_leaf = target
         self.editor_text = None
         resubmit = (node.type == "message" and node.role == "user") or node.type == "custom_message"
@@ -101,7 +105,7 @@ class Move:
     """One past leaf move, as `stree reflog` lists it."""
 
     def __init__(self, kind, node, old, new, position):
-        self.kind = kind  # checkout (stree marker), summary (pi/stree branch summary), jump
+        self.kind = kind  # commit (an entry appended at the leaf), checkout (stree marker), summary, jump
         self.node = node  # the entry that records the move
         self.old = old
         self.new = new
@@ -109,36 +113,61 @@ class Move:
 
 
 def leaf_moves(tree):
-    """The leaf's past moves, newest first: stree checkout markers, branch summaries
-    (navigation with a summary), and jumps visible in the file: an entry whose parent
-    is not the entry on the line before it (pi moved the leaf and appended there)."""
+    """The leaf's past moves, newest first: every entry appended at the leaf (a commit, as git
+    counts one: the leaf moved to it), stree checkout markers, branch summaries (navigation
+    with a summary), and jumps visible in the file: an entry whose parent is not the entry on
+    the line before it (pi moved the leaf and appended there). Labels and names move nothing."""
     return list(iter_leaf_moves(tree))
 
 
 def iter_leaf_moves(tree):
-    """leaf_moves(), one at a time, newest first. A move depends only on its entry and the one
-    on the line before, so only the rows that can be moves are looked at: the custom entries
-    (a marker), the branch summaries and the rows whose parent is not the row before (the
-    tree's shape tells, at C speed); no Node of the other rows is made."""
-    from itertools import compress, islice
-    from operator import ne
-
+    """leaf_moves(), one at a time, newest first (a jump's entry: its commit, then the jump
+    before it). A move depends only on its entry, its parent and the entry on the line before;
+    the Nodes are made newest first, as far as the caller reads."""
     n = len(tree.nodes)
     if not n:
         return
     types = tree.column("type")
     prow = tree.shape.prow
-    rows = set(compress(range(1, n), map(ne, islice(prow, 1, None), range(n - 1))))
-    rows.update(compress(range(n), map(_MAY_MOVE.__contains__, types)))
-    for r in sorted(rows, reverse=True):
+    for r in range(n - 1, -1, -1):
+        kind = types[r]
+        maybe = kind in _MAY_MOVE or (r and prow[r] != r - 1)
+        if not maybe and kind in _NO_COMMIT:
+            continue
         node = tree.node(r)
-        prev = tree.node(r - 1) if r else None
-        move = _move(tree, node, prev, prow[r])
-        if move is not None:
-            yield move
+        if kind not in _NO_COMMIT and not (kind == "custom" and is_marker(node)):
+            parent = tree.node(prow[r]) if prow[r] >= 0 else None
+            yield Move("commit", node, _through_markers(tree, parent), node.id, node.id)
+        if maybe:
+            move = _move(tree, node, tree.node(r - 1) if r else None, prow[r])
+            if move is not None:
+                yield move
 
 
 _MAY_MOVE = frozenset(("custom", "branch_summary"))
+_NO_COMMIT = frozenset(BOOKKEEPING + ("branch_summary",))  # (a summary is a move of its own)
+
+
+def last_checkout(tree):
+    """The newest move that is not a commit (`checkout -` goes back to its `old`), or None. Only
+    the rows that can be such a move are looked at: the custom entries (a marker), the branch
+    summaries and the rows whose parent is not the row before (the tree's shape tells, at C
+    speed); no Node of the other rows is made."""
+    from itertools import compress, islice
+    from operator import ne
+
+    n = len(tree.nodes)
+    if not n:
+        return None
+    types = tree.column("type")
+    prow = tree.shape.prow
+    rows = set(compress(range(1, n), map(ne, islice(prow, 1, None), range(n - 1))))
+    rows.update(compress(range(n), map(_MAY_MOVE.__contains__, types)))
+    for r in sorted(rows, reverse=True):
+        move = _move(tree, tree.node(r), tree.node(r - 1) if r else None, prow[r])
+        if move is not None:
+            return move
+    return None
 
 
 def _move(tree, node, prev, parent_row):

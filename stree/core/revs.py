@@ -63,11 +63,13 @@ class Resolver:
 
     # -- single revisions ----------------------------------------------
 
-    def resolve(self, spec):
+    def resolve(self, spec, allow_empty=False):
         """A revision to an entry id. `@` on an empty leaf resolves to None only
         when `allow_empty`; otherwise every failure raises NotFound/UsageError."""
         if not isinstance(spec, str) or spec == "":
             raise UsageError("empty revision")
+        if allow_empty and spec in ("@", "HEAD") and self.at is None:
+            return None
         direct = self._name(spec, soft=True)
         if direct is not _MISSING:
             return direct

@@ -56,7 +56,7 @@ Keep each section concise. Preserve exact file paths, function names, and error 
 
 NO_CONTENT = "No content to summarize"
 # The answer's token cap: the one place it is set (the reliability caps size answers from it).
-# pi 0.73 asked for 2048, 0.87 for 4096, 1.5.2 for the model's whole output limit, which
+# pi 0.73 asked for 2048, 0.87 for 4096, 1.5.2 and 1.6.0 for the model's whole output limit, which
 # stree does not know: 4096 every model accepts, plus the thinking budget when it reasons.
 MAX_TOKENS = 4096
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}  # pi-ai's defaults
@@ -87,7 +87,7 @@ def _content_chars(content):
 
 
 def estimate_tokens(message):
-    """pi 1.5.2's estimateTokens: images count 4800 characters, system messages their
+    """pi 1.6.0's estimateTokens: images count 4800 characters, system messages their
     text, sections and added tools."""
     role = message.get("role")
     chars = 0
@@ -220,7 +220,7 @@ def _joined_text(content, separator=""):
 
 
 def serialize_conversation(messages):
-    """`[User]: …`, `[Assistant]: …`, `[Assistant tool calls]: …` paragraphs, as pi 1.5.2
+    """`[User]: …`, `[Assistant]: …`, `[Assistant tool calls]: …` paragraphs, as pi 1.6.0
     writes them: thinking is left out (1.2.0); tool results, when present, cut at 2000
     characters."""
     parts = []

@@ -1,4 +1,4 @@
-"""What one entry cost: the `usage` pi records, read as pi 1.5.2 sums it.
+"""What one entry cost: the `usage` pi records, read as pi 1.6.0 sums it.
 
 pi's getSessionStats / getUsageCostBreakdown (core/usage-totals.ts) add up, over every entry:
 an assistant message's `usage` (by `provider/responseModel ?? model`), a `usage` entry's (a

@@ -142,7 +142,7 @@ READ_TOOLS = [
              "type": "array", "items": {"type": "object"}, "description": "the entries, in the order asked"}}}),
     Tool("context", "The LLM context at an entry",
          "The context pi builds for the model at a revision (default @): {messages, thinkingLevel, model}, "
-         "exactly as pi 1.5.2's buildSessionContext returns it (compactions, branch summaries and context "
+         "exactly as pi 1.6.0's buildSessionContext returns it (compactions, branch summaries and context "
          "edits applied): `stree context --json REV`. What the agent saw at that point of the session.",
          {"session": SESSION, "revision": {"type": "string", "description": REVISION}},
          [], context, {"type": "object", "required": ["messages"], "properties": {

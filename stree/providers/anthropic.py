@@ -109,7 +109,7 @@ OK_STOP = (None, "end_turn", "tool_use", "pause_turn", "stop_sequence")  # pi-ai
 
 
 def check(call, text, stop, tool_call=False):
-    """pi 1.5.2's rules for a summary answer: a refusal, an unknown stop, an answer cut at
+    """pi 1.6.0's rules for a summary answer: a refusal, an unknown stop, an answer cut at
     the token cap (`max_tokens`) or one that calls a tool is an error."""
     if stop == "refusal":
         raise call.fail("the model refused to summarize (stop_reason refusal)")

@@ -114,7 +114,7 @@ OK_FINISH = (None, "stop", "end", "tool_calls", "function_call")  # pi-ai's mapS
 
 
 def check(call, content, refusal, finish, tool_call=False):
-    """pi 1.5.2's rules for a summary answer: a refusal, a filtered or unknown finish, an
+    """pi 1.6.0's rules for a summary answer: a refusal, a filtered or unknown finish, an
     answer cut at the token cap (`length`) or one that calls a tool is an error."""
     if refusal:
         raise call.fail(f"the model refused: {refusal}")

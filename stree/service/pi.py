@@ -1,4 +1,4 @@
-"""pi 1.5.2's RPC commands about the session, with pi's shapes (rpc-types.ts, rpc-mode.ts),
+"""pi 1.6.0's RPC commands about the session, with pi's shapes (rpc-types.ts, rpc-mode.ts),
 answered from the file: no agent, no model. Each takes (served, request) and returns the
 response's data (protocol.UNSET: a response without data)."""
 
@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from ..errors import StreeError
+from ..format.text import js_string, js_trim
 from .protocol import UNSET, RequestError, param
 
 
@@ -60,6 +61,49 @@ def pi_tree(tree):
 def get_messages(served, request):
     session, tree = served.load()
     return {"messages": tree.build_context(tree.leaf)["messages"]}
+
+
+def get_last_assistant_text(served, request):
+    """AgentSession.getLastAssistantText (pi 1.6.0) over the context at the leaf: the text of the
+    last assistant message, skipping those without text whose turn did not end with "stop"
+    (aborted, failed, only calling tools); no text: no `text` (pi's undefined). pi 1.6.0 skipped
+    only an aborted message with no content at all."""
+    session, tree = served.load()
+    for message in reversed(tree.build_context(tree.leaf)["messages"]):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        blocks = [b for b in _blocks(message.get("content")) if b.get("type") == "text"]
+        if message.get("stopReason") != "stop" and not any(isinstance(b.get("text"), str) and js_trim(b["text"])
+                                                           for b in blocks):
+            continue
+        text = js_trim("".join(js_string(b["text"]) if "text" in b else "undefined" for b in blocks))  # JS +=
+        return {"text": text} if text else {}
+    return {}
+
+
+def get_fork_messages(served, request):
+    """AgentSession.getUserMessagesForForking: every user message of the file (any branch, file
+    order) with its text (pi-ai's contentText: a string, or the text blocks joined), those
+    without text left out."""
+    session, tree = served.load()
+    out = []
+    for node in tree.nodes:
+        if node.type != "message" or node.role != "user":
+            continue
+        message = tree.load(node).get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            text = content
+        else:
+            text = "".join("" if b.get("text") is None else js_string(b["text"])  # Array.join
+                           for b in _blocks(content) if b.get("type") == "text")
+        if text:
+            out.append({"entryId": node.id, "text": text})
+    return {"messages": out}
+
+
+def _blocks(content):
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def get_state(served, request):
@@ -259,6 +303,8 @@ def _write_fork(served, session, tree, leaf):
 COMMANDS = {
     "get_state": get_state,
     "get_messages": get_messages,
+    "get_last_assistant_text": get_last_assistant_text,
+    "get_fork_messages": get_fork_messages,
     "get_entries": get_entries,
     "get_tree": get_tree,
     "get_session_stats": get_session_stats,

@@ -1,4 +1,4 @@
-"""pi's RPC framing (rpc-mode.ts of pi 1.5.2): one JSON object per LF-terminated line.
+"""pi's RPC framing (rpc-mode.ts of pi 1.6.0): one JSON object per LF-terminated line.
 
 A response repeats the request's id (left out when the request had none: pass UNSET) and its type as
 `command`; `data` is left out when a command answers nothing (set_label, ...), as pi does.

@@ -91,7 +91,7 @@ class NewEntries:
         return self.entry("label", parent, targetId=target, label=label or _UNDEFINED)
 
     def branch_summary(self, parent, summary, details, from_hook, old_leaf, usage=None):
-        """pi's branchWithSummary (1.5.2): fromId is the leaf navigated away from ("root" for
+        """pi's branchWithSummary (1.6.0): fromId is the leaf navigated away from ("root" for
         the empty leaf); usage, when the summary came from a model, before fromHook."""
         return self.entry("branch_summary", parent, fromId=old_leaf if old_leaf is not None else "root",
                           summary=summary, details=_UNDEFINED if details is None else details,
@@ -128,9 +128,10 @@ def session_file_name(header):
     return re.sub(r"[:.]", "-", header["timestamp"]) + "_" + header["id"] + ".jsonl"
 
 
-def forked(session, tree, leaf, header, full=False):
+def forked(session, tree, leaf, header, full=False, transform=None):
     """The bytes of a new session holding the path root -> leaf (pi's createBranchedSession),
     or every entry with `full` (pi's forkFrom). Returns (data, the new file's leaf id).
+    `transform` (writing.images.ImageStripper): applied to each entry its touches() picks.
 
     As pi 0.79.2 and later: label entries on the path are dropped and the entries after one
     re-chained to the entry before it; a compaction's firstKeptEntryId that named a dropped
@@ -141,10 +142,13 @@ def forked(session, tree, leaf, header, full=False):
         kept, rewired = _without_labels(tree.path(leaf) if leaf is not None else [], session.load)
     lines = [js_dumps(header).encode("utf-8")]
     for node in kept:
-        if node.id in rewired or session.needs_migration:
+        changed = transform is not None and transform.touches(session.raw(node))
+        if node.id in rewired or session.needs_migration or changed:
             entry = session.load(node)
             if node.id in rewired:
                 entry = dict(entry, **rewired[node.id])  # in place: pi's {...entry, parentId}
+            if changed:
+                entry = transform(entry)
             lines.append(js_dumps(entry).encode("utf-8"))
         else:
             lines.append(session.raw(node).strip())  # the entry's bytes as they are

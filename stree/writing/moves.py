@@ -23,16 +23,16 @@ def plan_checkout(tree, revision, exact):
 
 
 def previous_position(tree):
-    from ..core.navigate import leaf_moves
+    from ..core.navigate import last_checkout
 
-    moves = leaf_moves(tree)
-    if not moves:
+    move = last_checkout(tree)  # as git: the last checkout, not the commits since
+    if move is None:
         raise StreeError("checkout -: the leaf has not moved yet; there is no previous position", code=3,
                          hint="'stree reflog' lists the leaf's moves")
-    if moves[0].old is None:
+    if move.old is None:
         raise StreeError("checkout -: the leaf was at the empty leaf before the last move, which "
                          "cannot be checked out", code=3)
-    return moves[0].old
+    return move.old
 
 
 def noop_line(label=None):
@@ -78,7 +78,7 @@ def live_pi_age(tree):
 
 
 def live_pi_warning(tree, path):
-    """pi keeps its leaf in memory and leaves no lock or pid file (1.5.2): a running pi's next
+    """pi keeps its leaf in memory and leaves no lock or pid file (1.6.0): a running pi's next
     append goes under its own leaf and undoes this checkout. The trace it does leave: a
     message appended moments ago (its timestamp and the file's mtime both recent). The
     warning to give after a checkout, or None."""

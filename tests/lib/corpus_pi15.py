@@ -1,4 +1,4 @@
-"""Session files as today's pi (1.5.2) writes them, built by pi's own writers.
+"""Session files as pi 1.5 and later write them, built by pi's own writers (the reference's, 1.6.0).
 
 Each builder is a list of steps: a list of SessionManager calls ([method, *args], run by
 the harness's `write` subcommand, {"$ref": i} = the id call i returned) or a raw line
@@ -9,7 +9,7 @@ line's parentId is the leaf so far unless it names one; later calls continue fro
 
 import json
 
-from pi_harness import pi_write
+from pi_harness import REFERENCE, pi_write
 
 CLOCK = 1_800_000_000_000
 USAGE = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
@@ -230,7 +230,7 @@ BUILDERS = {f.__name__: f for f in (context_edits, edits_and_compaction, system_
                                     usage_entries, read_ranges, home_paths, unknown_types, missing_fields)}
 
 
-def write(path, steps, home, version="1.5.2"):
+def write(path, steps, home, version=REFERENCE):
     """Run the steps: pi's writers for the calls, raw lines appended as they come."""
     ids = {}  # (batch, index) -> id
     leaf = None
@@ -263,7 +263,7 @@ def _resolve(value, ids, batch, in_batch):
     return value
 
 
-# Files as other writers leave them (what pi 1.5.2 makes of each is asked at test time)
+# Files as other writers leave them (what pi 1.6.0 makes of each is asked at test time)
 HEADER = {"type": "session", "version": 3, "id": "0199a1b2-0000-7000-8000-0000000f11e5",
           "timestamp": "2026-11-01T00:00:00.000Z", "cwd": "/tmp"}
 E1 = {"type": "message", "id": "aaaa0001", "parentId": None, "timestamp": "2026-11-01T00:00:01.000Z",

@@ -1,12 +1,13 @@
 """Ask the real pi what it sees (tests/pi/harness.mjs), at any of the pinned versions.
 
 0.73.1 comes from tests/pi/package-lock.json (npm ci) and runs under the system node;
-0.87.1 and 1.5.2 (and Node 22, which they need) are pinned in tests/pi/pins.json and
-unpacked by tests/pi/install.py. `make test` installs all of them. 1.5.2 is the reference:
-where versions differ, stree follows it.
+0.87.1, 1.5.2 and 1.6.0 (and Node 22, which they need) are pinned in tests/pi/pins.json and
+unpacked by tests/pi/install.py. `make test` installs all of them. 1.6.0 is the reference:
+where versions differ, stree follows it. `make test-latest` adds the newest pi (LATEST).
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -14,8 +15,13 @@ from pathlib import Path
 
 import pytest
 
-VERSIONS = ("0.73.1", "0.87.1", "1.5.2")
-REFERENCE = "1.5.2"
+PINNED = ("0.73.1", "0.87.1", "1.5.2", "1.6.0")
+REFERENCE = "1.6.0"
+# `make test-latest` (tests/pi/latest.py) adds the newest pi from npm: STREE_PI_LATEST=V, unpacked
+# in $STREE_PI_LATEST_DIR/V (default tests/pi/latest/V); every interop test then runs against it too
+LATEST = os.environ.get("STREE_PI_LATEST") or None
+LATEST_DIR = Path(os.environ.get("STREE_PI_LATEST_DIR") or Path(__file__).resolve().parent / "pi" / "latest")
+VERSIONS = PINNED + ((LATEST,) if LATEST and LATEST not in PINNED else ())
 
 PI_DIR = Path(__file__).resolve().parent.parent / "pi"
 HARNESS = PI_DIR / "harness.mjs"
@@ -33,6 +39,8 @@ def pi_version(request):
 
 
 def package_dir(version):
+    if version not in PINNED:
+        return LATEST_DIR / version
     if version == "0.73.1":
         return PI_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent"
     return PI_DIR / "versions" / version

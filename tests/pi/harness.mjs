@@ -5,7 +5,8 @@
 // (@earendil-works/pi-coding-agent, unpacked by install.py into versions/V/, the
 // self-contained dist/bundle/index.js their own `pi` command runs, Node >= 22.19 from node22/).
 //
-// The version: a leading `--pi VERSION` argument, else $PI_VERSION, else 1.5.2. Under a Node
+// The version: a leading `--pi VERSION` argument, else $PI_VERSION, else 1.6.0 (or a newer pi
+// unpacked in $STREE_PI_LATEST_DIR, default tests/pi/latest/: see tests/pi/latest.py). Under a Node
 // too old for it, the harness runs itself again under tests/pi/node22/bin/node.
 //
 // Every subcommand prints exactly one JSON document on stdout. On error it prints
@@ -25,7 +26,7 @@ import { parentPort, Worker, workerData } from "node:worker_threads";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VERSIONS = ["0.73.1", "0.87.1", "1.5.2", "1.6.0"];
-const DEFAULT_VERSION = "1.5.2";
+const DEFAULT_VERSION = "1.6.0";
 const NODE22 = join(HERE, "node22", "bin", "node");
 
 // ---------------------------------------------------------------------------
@@ -42,8 +43,16 @@ if (argvAll[0] === "--pi") {
 	argvAll = argvAll.slice(1);
 }
 const isBundle = (v) => v !== "0.73.1";
+// a newer pi under test (`make test-latest`: tests/pi/latest.py): any version unpacked in
+// $STREE_PI_LATEST_DIR (default tests/pi/latest/) as V/, driven as the pinned bundles are
+const LATEST_DIR = process.env.STREE_PI_LATEST_DIR || join(HERE, "latest");
+const isLatest = (v) => !VERSIONS.includes(v) && /^[0-9A-Za-z.+-]+$/.test(v) && existsSync(join(LATEST_DIR, v, "package.json"));
 const packageDir = (v) =>
-	isBundle(v) ? join(HERE, "versions", v) : join(HERE, "node_modules", "@mariozechner", "pi-coding-agent");
+	isLatest(v)
+		? join(LATEST_DIR, v)
+		: isBundle(v)
+			? join(HERE, "versions", v)
+			: join(HERE, "node_modules", "@mariozechner", "pi-coding-agent");
 
 function nodeIsRecentEnough() {
 	const [major, minor] = process.versions.node.split(".").map(Number);
@@ -1267,7 +1276,9 @@ function exitCodeFor(err) {
 
 async function main() {
 	const [cmd, ...rest] = argvAll;
-	if (!VERSIONS.includes(pi.version)) throw new UsageError(`unknown pi version ${pi.version} (${VERSIONS.join(", ")})`);
+	if (!VERSIONS.includes(pi.version) && !isLatest(pi.version)) {
+		throw new UsageError(`unknown pi version ${pi.version} (${VERSIONS.join(", ")}, or one in ${LATEST_DIR})`);
+	}
 	if (!existsSync(join(pi.dir, "package.json"))) {
 		throw new Error(`pi ${pi.version} is not installed in ${pi.dir}: run 'make test' (or python3 tests/pi/install.py)`);
 	}
