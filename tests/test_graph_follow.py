@@ -86,7 +86,7 @@ def test_on_a_terminal_the_graph_is_redrawn_in_place(tmp_path):
         seen = _read_until(master, b"live", deadline)
         assert b"\x1b[H\x1b[2J" in seen and b"e60" in seen and b"entry 59" in seen
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 130
+        assert proc.wait(timeout=60) == 130
     finally:
         if proc.poll() is None:
             proc.kill()

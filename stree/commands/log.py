@@ -72,14 +72,16 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
 
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+    follower = None
     if follow:
         out.pager = False  # (tail -f: the path is printed, not paged, and the entries follow it)
+        follower = _follower(session)  # before the path is printed: what changes after it is seen
     previewer = Previewer(tree)
 
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
         if follow:
-            _follow(env, session, out, filter_, search, date_style)
+            _follow(follower, session, out, filter_, search, date_style)
         return
     from ..core.revs import Resolver
 
@@ -109,7 +111,7 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     path_log(out, tree, rows, previewer, date_style, active)
     out.close()
     if follow:
-        _follow(env, session, out, filter_, search, date_style)
+        _follow(follower, session, out, filter_, search, date_style)
 
 
 def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False):
@@ -251,20 +253,31 @@ def _check_follow(as_graph, reverse, revision):
                          hint="'stree log --follow' or 'stree log --follow REV'")
 
 
-def _follow(env, session, out, filter_, search, date_style):
+def _follower(session):
+    """A Follower of `session`, taken right after it was read: its identity and last bytes are
+    the file's as read, so a replace or rewrite from then on ends the following (exit 4)."""
+    from ..errors import BadFile
+    from ..storage import index
+    from ..storage.follow import Follower
+
+    index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+    follower = Follower(session)
+    st = getattr(session, "file_stat", None)
+    if st is not None and (st.st_dev, st.st_ino) != follower.identity:  # replaced since it was read
+        raise BadFile(f"{follower.path}: the file was replaced (a new file at its path); stopped following",
+                      hint="run 'stree log --follow' again to follow the file as it is now")
+    return follower
+
+
+def _follow(follower, session, out, filter_, search, date_style):
     """Print the entries appended to the file, in file order, until Ctrl-C (exit 130, quietly)
     or until the file is replaced or truncated (exit 4)."""
     from ..core.preview import Previewer
     from ..core.tree import Tree
-    from ..storage import index
-    from ..storage.follow import Follower
-
     from ..errors import INTERRUPTED
 
     filtering = filter_ not in (None, "all") or search
     try:
-        index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
-        follower = Follower(session)
         while True:
             sys.stdout.flush()
             first = follower.wait(_reader_gone)
