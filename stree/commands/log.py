@@ -28,7 +28,9 @@ Examples:
 Fields for --json / --format:
 {describe(GRAPH_FIELDS)}""")
 @click.argument("revision", required=False, default="@", metavar="[REV|RANGE]")
-@click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does.")
+@click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does. On a terminal each row is one line "
+                   "of its width: the outer levels of deep connectors fold into a marker (⋯12⋯: 12 "
+                   "levels); into a pipe rows are whole.")
 @click.option("--filter", "filter_", type=click.Choice(FILTERS),
               help="Which entries to show, as pi's /tree filters them (default: 'default' for --graph, "
                    "'all' for the path).")

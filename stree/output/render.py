@@ -386,3 +386,19 @@ def shown(tree, row, filter="default", tokens=(), leaf=None):
         text = searchable_text(tree.load(node), label).lower()
         return all(t in text for t in tokens)
     return True
+
+
+def fold(prefix, room):
+    """A row's connectors in at most `room` columns on a terminal: the outer levels folded into
+    a marker `⋯N⋯` (N levels folded), the inner ones kept as drawn. Levels fold in steps of half
+    what is kept, so rows of neighbouring depths fold alike and their connectors stay aligned;
+    the marker's number changes where the step does. (pi's /tree scrolls its whole body sideways
+    to the selected row instead; a printed graph has no selected row, and one offset for all
+    rows would hide the entries of either the shallow rows or the deep ones.)"""
+    if len(prefix) <= room:
+        return prefix
+    levels = len(prefix) // 3  # (cells of 3 columns: "│  ", "├─ ", "└─ ", "   ")
+    keep = max(1, (room - 7) // 3)  # (7: the marker and its digits)
+    step = max(1, keep // 2)
+    folded = min(levels - 1, -(-(levels - keep) // step) * step)
+    return f"⋯{folded}⋯" + prefix[folded * 3:]
