@@ -82,10 +82,12 @@ def test_the_readmes_demo_copy_counts_whole(stree, project):
     recs = check_all(stree, [copy])
     assert only(recs, "total")["cost"] == pytest.approx(brute_sum(raw_entries(DEMO))["cost"])
     assert only(recs, "total")["cost"] > 0.6  # (the $0.63 that vanished)
-    # on its own: a copy is the session's own, not an inheritance
+    # on its own: all of it inherited from the bundled demo, and in the model and day rows
     one = records(stree, "-s", copy, "stats")
-    assert not [r for r in one if r["group"] == "inherited"]
-    same(only(one, "total"), brute_sum(raw_entries(copy)))
+    whole = brute_sum(raw_entries(copy))
+    same(only(one, "inherited"), whole)
+    same(total_of(one, "model"), whole)
+    same(total_of(one, "day"), whole)
 
 
 def test_forks_whose_parents_live_elsewhere_count_what_they_inherited(stree, project, tmp_path):

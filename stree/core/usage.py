@@ -212,15 +212,9 @@ class ParentIds:
 
 def inherited_ids(header, path, ids):
     """The ids of a session's entries (`ids`) that its parentSession holds too: what a fork
-    inherited. None for a copy of the whole parent (`fork --full`, pi --fork): a copy is the
-    session's own, not an inheritance."""
+    inherited (all of them for a whole copy: fork --full, pi --fork)."""
     parent = ParentIds().of(header, path)
-    if not parent:
-        return frozenset()
-    mine = set(ids)
-    if parent <= mine:
-        return frozenset()
-    return parent & mine
+    return parent.intersection(ids) if parent else frozenset()
 
 
 def _ids_of(path):
