@@ -20,12 +20,14 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 BOX = "│├└─ "
 
 
-def on_terminal(args, columns, lines=50):
+def on_terminal(args, columns, lines=50, by_env=False):
     """What `python -m stree ARGS` writes to a pseudo-terminal of `columns` x `lines`, its
-    colours taken out, as lines."""
+    colours taken out, as lines. `by_env`: the width given by COLUMNS (the pty left 80 wide)."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, 80 if by_env else columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if by_env:
+        env["COLUMNS"] = str(columns)
     env["TERM"] = "xterm"
     proc = subprocess.Popen([sys.executable, "-m", "stree", *map(str, args)], stdin=slave, stdout=slave,
                             stderr=slave, env=env)

@@ -78,7 +78,9 @@ def command(env, revision, all_, since, until, json_mode, fmt, nul):
     else:
         from ..output.usage import table
 
-        for line in table(out, sections):
+        from ..output.modes import terminal_width
+
+        for line in table(out, sections, terminal_width() if out.tty else None):
             out.line(line)
     out.close()
 
