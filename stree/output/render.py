@@ -86,9 +86,10 @@ def passes(etype, role, hidden, id, filter, label, leaf):
     return not settings
 
 
-def graph(tree, filter="default", search=None, leaf=None, previewer=None):
+def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=None):
     """Rows of the graph, in pi's order, as a Drawing (each row drawn as it is read).
-    `leaf` defaults to the session's leaf.
+    `leaf` defaults to the session's leaf; `keep` (row -> bool), when given, shows only the rows
+    it passes besides the filter and search (log's --since, --until, --role, --model).
 
     Works on rows and columns; a Node is made only for the rows shown."""
     from array import array
@@ -118,6 +119,8 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
             text = searchable_text(tree.load(nodes[r]), label).lower()
             if not all(t in text for t in tokens):
                 continue
+        if keep is not None and not keep(r):
+            continue
         visible.append(r)
     if not visible:
         return Drawing(visible, None, ids)
