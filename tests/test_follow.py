@@ -131,7 +131,18 @@ def test_follow_human_and_format(session, follow, isolated_home):
     assert h.next().startswith("b1 (@) ")
     append(session, line(entry("b2", "b1", "human")))
     text = h.next()
-    assert text.startswith("b2 (@) ") and text.rstrip().endswith("user: human")
+    assert text.startswith("b2 2026-") and text.rstrip().endswith("user: human")
+    # lines printed as they come carry no (@): it could not be taken back when @ moves on
+    append(session, line(entry("b3", "b2", "three")) + line(entry("b4", "b3", "four")))
+    append(session, line(entry("b5", "b4", "five")))
+    later = [h.next() for _ in range(3)]
+    assert [t.split()[0] for t in later] == ["b3", "b4", "b5"] and not any("(@)" in t for t in later)
+    assert stree_log_n1(session).startswith("b5 (@) ")  # where @ is: log says it
+
+
+def stree_log_n1(path):
+    return subprocess.run([sys.executable, "-m", "stree", "-s", str(path), "log", "-1"], capture_output=True,
+                          text=True, timeout=60).stdout
 
 
 def test_follow_with_a_torn_last_line_at_start(session, follow):

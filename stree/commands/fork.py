@@ -16,7 +16,7 @@ from ..writing.entries import forked, session_file_name, session_header
 @click.command("fork", epilog="""\b
 Examples:
   stree fork                         a new session with the path root -> @ (pi /clone)
-  stree fork --before :/"Change of"  fork before a user message, print its text (pi /fork)
+  stree fork --before :/"Change of"  fork before a user message, its text on stderr (pi /fork)
   stree fork --full -o copy.jsonl    copy every entry (pi --fork)
   stree fork bug-found --cwd ~/src/other   file the new session under another project
   pi --session "$(stree fork @~4)"   continue in pi from an earlier point
@@ -27,9 +27,11 @@ re-chained to the entry before it, and the labels of the kept entries are append
 at the end with their timestamps. The new header has a fresh id, the source's cwd
 (or --cwd) and parentSession = the source file.
 The new file goes next to the source (or in --cwd's session directory), with the
-source's permissions; its path is printed on stdout.""")
+source's permissions; its path is printed on stdout (alone: p=$(stree fork ...) works),
+and with --before the message's text on stderr (--json: both on stdout).""")
 @click.argument("revision", required=False, metavar="[REV]")
-@click.option("--before", is_flag=True, help="REV is a user message: fork at its parent and print its text.")
+@click.option("--before", is_flag=True,
+              help="REV is a user message: fork at its parent and print its text (on stderr).")
 @click.option("--full", is_flag=True, help="Copy every entry, not just the path to REV.")
 @click.option("--cwd", "new_cwd", metavar="DIR", help="The new session's working directory (and project).")
 @click.option("-o", "--output", metavar="PATH", help="Write the new session here.")
@@ -74,6 +76,6 @@ def command(env, revision, before, full, new_cwd, output, json_mode):
     if json_mode:
         click.echo(to_json({"path": path, "sessionId": header["id"], "leafId": new_leaf, "text": text}))
         return
-    click.echo(path)
-    if text is not None:
-        click.echo(inert(text) if click.get_text_stream("stdout").isatty() else text)
+    click.echo(path)  # stdout holds the path alone: p=$(stree fork --before REV) works
+    if text is not None:  # the message to send again (pi puts it in its editor): on stderr
+        click.echo(inert(text) if click.get_text_stream("stderr").isatty() else text, err=True)

@@ -335,7 +335,8 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
             for row in rows:
                 node = tree.node(row)
                 rec = entry_record(tree, node, previewer, active=row in active)
-                out.record(rec, None if out.machine else log_line(out, tree, node, previewer, date_style))
+                out.record(rec, None if out.machine else
+                           log_line(out, tree, node, previewer, date_style, mark_position=False))
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.exit(INTERRUPTED)
