@@ -234,17 +234,12 @@ def _ids_of(path):
 # -- every session ------------------------------------------------------------
 
 def header_of(path):
-    """The header of the session file at `path`, or None (missing, unreadable, not a session)."""
-    from ..storage.session import parse
+    """The header of the session file at `path`, or None (missing, unreadable, not a session):
+    its first lines only (store.read_header), as pi reads a header."""
+    from .store import read_header
 
-    try:
-        session = parse(path)
-    except (StreeError, OSError):
-        return None
-    try:
-        return session.header
-    finally:
-        session.close()
+    header = read_header(path)
+    return header if isinstance(header, dict) else None
 
 
 def counting_order(links, listed):
