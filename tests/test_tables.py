@@ -90,3 +90,13 @@ def test_ls_all_fits(stree, sessions, columns, by_env):
 def test_a_date_style_asked_for_is_kept(stree, sessions):
     rows = on_terminal(["--no-pager", "--color=never", "ls", "--all", "--date", "iso"], 60)
     assert all("+0000" in row and len(row) <= 60 for row in rows)
+
+
+def test_a_one_entry_session_says_entry(stree, isolated_home):
+    d = isolated_home / ".pi" / "agent" / "sessions" / "--home-dev-proj--"
+    d.mkdir(parents=True)
+    b = SessionBuilder(id="0199a9b2-0000-7000-8000-000000000009")
+    b.user("only one")
+    b.write(d / "one.jsonl")
+    r = stree("ls", "--all")
+    assert r.code == 0 and "    1 entry    only one" in r.out and "1 entries" not in r.out, r

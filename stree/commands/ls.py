@@ -68,7 +68,7 @@ def command(env, all_, date_style, json_mode, fmt, nul):
             kind = "" if info["agent"] == "pi" else \
                 f"  [{info['agent']}{'' if info['state'] == 'live' else ', ' + info['state']}]"
             shown_when = f"{when.ljust(when_width)}  " if when_width else ""
-            count = f"{info['entries']:>5} entries  " if counts else ""
+            count = f"{info['entries']:>5} {'entry' if info['entries'] == 1 else 'entries':<7}  " if counts else ""
             head = f"{mark} {abbrev.ljust(id_width)}  {shown_when}{count}"
             if width is not None:  # one terminal line per session: cut the title and the cwd
                 title, where = _fitted(title, where, width - display_width(head) - display_width(kind))
