@@ -111,3 +111,16 @@ def test_a_kept_terminal_drawing_is_never_a_pipe_drawing_or_another_widths(combs
         assert all(len(row) <= columns for row in rows)
         assert any("⋯" in row for row in rows) == (columns == 60)
     assert stree("-s", path, "log", "--graph").out == piped
+
+
+def test_wide_and_control_characters_and_labels_still_fit(tmp_path):
+    from stree.output.modes import display_width
+
+    b = comb(40, text="漢字かな\x1b[2J\x07" * 6)
+    b.label(b.entries[30]["id"], "a-label-" + "x" * 80)
+    path = b.write(tmp_path / "hostile.jsonl")
+    for columns in (60, 80):
+        rows = on_terminal(["--no-pager", "-s", path, "log", "--graph", "--filter", "all"], columns)
+        assert rows and all(display_width(row) <= columns for row in rows), columns
+        assert not any("\x1b" in row or "\x07" in row for row in rows)  # shown, not obeyed (\x1b as text)
+        assert any("[a-label-" in row for row in rows)

@@ -327,9 +327,11 @@ def _fitted(prefix, label, segments, row, head):
     """(prefix, label, segments) of a row cut to one line of the terminal: the connectors take
     at most half of what the id column leaves (their outer levels folded into a `⋯N⋯` marker,
     stree.output.render.fold), the label at most half of what is left, the preview the rest."""
+    from ..format.terminal import inert
     from .modes import display_width, fit, terminal_width
     from .render import fold
 
+    segments = [(style, inert(text, oneline=True)) for style, text in segments]  # (as shown: \x1b is 4 columns)
     columns = terminal_width()
     prefix = fold(prefix, (columns - head) // 2 - 2)
     room = columns - head - display_width(prefix) - (2 if row.active else 0) - (10 if row.leaf else 0)
