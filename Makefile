@@ -36,9 +36,9 @@ soak: $(VENV)/.installed-test $(PI) $(PIS)
 
 # the $(SHELL_TOOLS) missing here: installed when STREE_TEST_APT=1 (as root, with apt-get);
 # otherwise their tests are skipped, and this says which and why. apt-get's own output goes to
-# .apt.log; a failure is one line naming the package.
+# a temporary log; a failure is one line naming the package and apt's last error.
 shell-tools:
-	@for need in $(SHELL_TOOLS); do \
+	@log=$$(mktemp); for need in $(SHELL_TOOLS); do \
 		tool=$${need%%:*}; pkg=$${need#*:}; \
 		command -v $$tool >/dev/null && continue; \
 		if [ "$${STREE_TEST_APT:-0}" != 1 ]; then \
@@ -46,11 +46,11 @@ shell-tools:
 		elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
 			echo "make: STREE_TEST_APT=1 asks to install $$pkg, which needs root and apt-get: the tests that need $$tool are skipped"; \
 		else \
-			$(APT_GET) install $$pkg >.apt.log 2>&1 || \
-				{ $(APT_GET) update >>.apt.log 2>&1 && $(APT_GET) install $$pkg >>.apt.log 2>&1; } || \
-				echo "make: could not install $$pkg ($$(grep '^E:' .apt.log | tail -n 1)): the tests that need $$tool are skipped"; \
+			$(APT_GET) install $$pkg >$$log 2>&1 || \
+				{ $(APT_GET) update >>$$log 2>&1 && $(APT_GET) install $$pkg >>$$log 2>&1; } || \
+				echo "make: could not install $$pkg ($$(grep '^E:' $$log | tail -n 1)): the tests that need $$tool are skipped"; \
 		fi; \
-	done; rm -f .apt.log
+	done; rm -f $$log
 
 # man/*.1 from the click definitions; completions/ from the scripts stree prints
 man: $(VENV)/.installed
