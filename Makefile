@@ -13,8 +13,12 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 BASH_COMPLETION_DIR ?= $(or $(XDG_DATA_HOME),$(PREFIX)/share)/bash-completion/completions
 ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
-# the shells and man tools the completion and man page tests drive (apt-get: CI runs as root)
-APT_GET := DEBIAN_FRONTEND=noninteractive apt-get
+# the system packages some tests drive, one TOOL:PACKAGE a word (add more here): zsh for the
+# completion tests, groff and man for the man pages, chromium for the HTML export.
+# `make test` installs the missing ones with apt-get only when STREE_TEST_APT=1 asks for it
+# (CI sets it in .ci/run); it waits up to 10 minutes for another apt/dpkg to let go of its lock.
+SHELL_TOOLS := zsh:zsh groff:groff-base man:man-db chromium:chromium
+APT_GET := DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600
 
 .PHONY: run test check test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
 
@@ -46,20 +50,23 @@ test-latest: $(VENV)/.installed-test $(PI) $(PIS)
 soak: $(VENV)/.installed-test $(PI) $(PIS)
 	$(BIN)/python -m pytest -q -s -m soak
 
-# zsh, groff and man for the completion and man page tests, chromium for the HTML export tests:
-# installed when running as root (CI); otherwise their tests are skipped, and this says which and why
+# the $(SHELL_TOOLS) missing here: installed when STREE_TEST_APT=1 (as root, with apt-get);
+# otherwise their tests are skipped, and this says which and why. apt-get's own output goes to
+# a temporary log; a failure is one line naming the package and apt's last error.
 shell-tools:
-	@for need in zsh:zsh groff:groff-base man:man-db chromium:chromium; do \
+	@log=$$(mktemp); for need in $(SHELL_TOOLS); do \
 		tool=$${need%%:*}; pkg=$${need#*:}; \
 		command -v $$tool >/dev/null && continue; \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			$(APT_GET) install -y -q $$pkg >/dev/null 2>&1 || \
-				($(APT_GET) update -q >/dev/null && $(APT_GET) install -y -q $$pkg >/dev/null) || \
-				echo "make: could not install $$pkg: the tests that need $$tool are skipped"; \
+		if [ "$${STREE_TEST_APT:-0}" != 1 ]; then \
+			echo "make: $$tool is not installed: the tests that need it are skipped (STREE_TEST_APT=1 make test installs $$pkg with apt-get, as root)"; \
+		elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+			echo "make: STREE_TEST_APT=1 asks to install $$pkg, which needs root and apt-get: the tests that need $$tool are skipped"; \
 		else \
-			echo "make: $$tool is not installed (and installing $$pkg needs root): the tests that need it are skipped"; \
+			$(APT_GET) install $$pkg >$$log 2>&1 || \
+				{ $(APT_GET) update >>$$log 2>&1 && $(APT_GET) install $$pkg >>$$log 2>&1; } || \
+				echo "make: could not install $$pkg ($$(grep '^E:' $$log | tail -n 1)): the tests that need $$tool are skipped"; \
 		fi; \
-	done
+	done; rm -f $$log
 
 # man/*.1 from the click definitions; completions/ from the scripts stree prints
 man: $(VENV)/.installed

@@ -124,6 +124,11 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except BrokenPipeError:
             raise ReaderGone() from None
+        except click.UsageError as e:  # (click's parser raises some, e.g. "requires an argument", bare)
+            name = ctx.invoked_subcommand
+            if e.ctx is None and name in COMMANDS:  # the command's usage goes with it as a hint
+                e.ctx = self.get_command(ctx, name).make_context(name, [], parent=ctx, resilient_parsing=True)
+            raise
 
     def list_commands(self, ctx):
         return list(COMMANDS)

@@ -111,14 +111,14 @@ def test_bash_revisions_labels_then_ids_then_specials(branchy_file):
     assert got[-3:] == ["@", "root", ":/"]
     ids = got[2:-3]
     assert ids[0] == "00000015"  # the leaf first: the active path, newest first
-    assert set(ids) == {f"{n:08x}" for n in range(1, 22)}
+    labels = {e["id"] for e in map(json.loads, branchy_file.read_text().splitlines()) if e.get("type") == "label"}
+    assert labels and set(ids) == {f"{n:08x}" for n in range(1, 22)} - labels  # a label entry is not a place
     assert bash_complete(["stree", "-s", str(branchy_file), "show", "0000000"]) == \
         ["0000000f", "0000000e", "0000000d", "0000000c", "0000000b", "0000000a", "00000003", "00000002",
-         "00000001", "00000009", "00000008", "00000007", "00000006", "00000005", "00000004"]
+         "00000001", "00000009", "00000008", "00000007", "00000006", "00000004"]  # (not the label 00000005)
     assert bash_complete(["stree", "-s", str(branchy_file), "merge-base", "@", "csv"]) == ["csv-attempt"]
     assert bash_complete(["stree", "-s", str(branchy_file), "log", "start..0000001"]) == \
-        ["start..00000015", "start..00000014", "start..00000013", "start..00000012", "start..00000011",
-         "start..00000010"]
+        ["start..00000015", "start..00000013", "start..00000012", "start..00000011", "start..00000010"]
 
 
 def test_bash_write_commands_complete_labels_and_revisions(branchy_file):
@@ -181,7 +181,7 @@ def test_zsh_revisions_with_previews(branchy_file):
     assert ("00000003", "[read: src/parser.py]") in got  # a tool result shows its call
     assert [v for v, _ in got[-3:]] == ["@", "root", ":/"]
     assert {v for v, _ in zsh_complete(f"stree -s {branchy_file} show 0000001")} == \
-        {"00000010", "00000011", "00000012", "00000013", "00000014", "00000015"}
+        {"00000010", "00000011", "00000012", "00000013", "00000015"}  # (00000014: a label entry)
     assert zsh_complete(f"stree -s {branchy_file} show :") == [(":/", ":/TEXT, the newest entry containing TEXT")]
 
 

@@ -134,6 +134,8 @@ def _project(tmp_path, model):
            "STREE_PAGER": "cat", "MANPAGER": "cat", "STREE_PROVIDER": "openai", "STREE_MODEL": "test-model",
            "OPENAI_BASE_URL": f"{model.url}/v1", "OPENAI_API_KEY": "test-key",
            "URL": f"{model.url}/v1/chat/completions"}
+    if os.environ.get("PYTHONPATH"):  # (./run-tests in a worktree: its code, not the venv's checkout)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
 
     def run(*args):
         r = subprocess.run([str(STREE_BIN), *map(str, args)], cwd=work, env=env, capture_output=True, text=True)

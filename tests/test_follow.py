@@ -48,7 +48,7 @@ class Follow:
             self.lines.put(text)
         self.lines.put(None)
 
-    def next(self, timeout=10):
+    def next(self, timeout=60):
         try:
             text = self.lines.get(timeout=timeout)
         except queue.Empty:
@@ -56,7 +56,7 @@ class Follow:
         assert text is not None, f"stree ended: {self.proc.wait()} {self.proc.stderr.read()}"
         return text
 
-    def json(self, timeout=10):
+    def json(self, timeout=60):
         return json.loads(self.next(timeout))
 
     def nothing_for(self, seconds):
@@ -66,7 +66,16 @@ class Follow:
             return
         pytest.fail(f"unexpected output: {text!r}")
 
-    def end(self, timeout=10):
+    def loaded(self, home, timeout=60):
+        """Wait until stree has read the file (its index appears in the cache, written once the
+        session is read, before the following starts): a sign, where -n 0 prints nothing."""
+        deadline = time.monotonic() + timeout
+        while not any((home / ".cache").rglob("*.idx")):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"stree never read the file: {self.proc.poll()} {self.proc.stderr.read()}")
+            time.sleep(0.01)
+
+    def end(self, timeout=30):
         code = self.proc.wait(timeout=timeout)
         return code, self.proc.stderr.read()
 
@@ -112,8 +121,9 @@ def test_follow_json_prints_the_path_then_appended_entries_and_waits_for_a_torn_
     assert f.proc.poll() is None
 
 
-def test_follow_human_and_format(session, follow):
+def test_follow_human_and_format(session, follow, isolated_home):
     f = follow(session, "-n", "0", "--format", "{id} {line} {preview}")
+    f.loaded(isolated_home)
     f.nothing_for(0.5)  # -n 0: nothing of the path (tail -n 0 -f)
     append(session, line(entry("b1", "a2", "formatted")))
     assert f.next() == "b1 4 user: formatted\n"
@@ -121,7 +131,18 @@ def test_follow_human_and_format(session, follow):
     assert h.next().startswith("b1 (@) ")
     append(session, line(entry("b2", "b1", "human")))
     text = h.next()
-    assert text.startswith("b2 (@) ") and text.rstrip().endswith("user: human")
+    assert text.startswith("b2 2026-") and text.rstrip().endswith("user: human")
+    # lines printed as they come carry no (@): it could not be taken back when @ moves on
+    append(session, line(entry("b3", "b2", "three")) + line(entry("b4", "b3", "four")))
+    append(session, line(entry("b5", "b4", "five")))
+    later = [h.next() for _ in range(3)]
+    assert [t.split()[0] for t in later] == ["b3", "b4", "b5"] and not any("(@)" in t for t in later)
+    assert stree_log_n1(session).startswith("b5 (@) ")  # where @ is: log says it
+
+
+def stree_log_n1(path):
+    return subprocess.run([sys.executable, "-m", "stree", "-s", str(path), "log", "-1"], capture_output=True,
+                          text=True, timeout=60).stdout
 
 
 def test_follow_with_a_torn_last_line_at_start(session, follow):
@@ -134,16 +155,17 @@ def test_follow_with_a_torn_last_line_at_start(session, follow):
     assert rec["id"] == "c1" and rec["line"] == 4
 
 
-def test_real_pi_appending_is_followed(session, follow):
+def test_real_pi_appending_is_followed(session, follow, isolated_home):
     f = follow(session, "--json", "-n", "0")
+    f.loaded(isolated_home)
     seen = pi_write(str(session), [["appendMessage", {"role": "user", "content": "from pi", "timestamp": 5}]])
     rec = f.json(timeout=30)
     assert rec["id"] == seen["ids"][0] and rec["parentId"] == "a2" and rec["preview"] == "user: from pi"
 
 
 def test_a_replaced_file_stops_with_exit_4(session, follow, tmp_path):
-    f = follow(session, "--json", "-n", "0")
-    f.nothing_for(0.3)
+    f = follow(session, "--json", "-n", "1")
+    assert f.json()["id"] == "a2"  # the path is out: the file was read, and is followed from now on
     other = tmp_path / "new.jsonl"
     other.write_bytes(session.read_bytes())
     os.replace(other, session)
@@ -152,15 +174,15 @@ def test_a_replaced_file_stops_with_exit_4(session, follow, tmp_path):
 
 
 def test_a_truncated_or_rewritten_file_stops_with_exit_4(session, follow):
-    f = follow(session, "--json", "-n", "0")
-    f.nothing_for(0.3)
+    f = follow(session, "--json", "-n", "1")
+    assert f.json()["id"] == "a2"
     with open(session, "r+b") as fh:
         fh.truncate(100)
     code, err = f.end()
     assert code == 4 and "truncated" in err
     session.write_bytes(line(HEADER) + line(entry("a1", None, "hello")))
-    g = follow(session, "--json", "-n", "0")
-    g.nothing_for(0.3)
+    g = follow(session, "--json", "-n", "1")
+    assert g.json()["id"] == "a1"
     data = bytearray(session.read_bytes())
     data[-5] = ord("X")  # same size, a byte before the old end changed, then more appended
     with open(session, "r+b") as fh:
@@ -184,7 +206,7 @@ def test_reader_gone_ends_with_0_while_waiting(session):
                             shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=interruptible)
     try:
-        out, err = proc.communicate(timeout=15)  # head exits after one line; stree notices while idle
+        out, err = proc.communicate(timeout=60)  # head exits after one line; stree notices while idle
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -229,14 +251,14 @@ def test_on_a_terminal_the_path_is_not_paged_and_entries_follow(tmp_path):
                             stdout=slave, stderr=slave, env=env, preexec_fn=interruptible)
     os.close(slave)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         seen = _read_until(master, b"first", deadline)
         assert b"first" in seen and b"e0" in seen  # the whole path, printed (no pager waiting for a key)
         append(path, line(entry("e60", "e59", "live")))
         seen = _read_until(master, b"live", deadline)
         assert b"e60" in seen and b"live" in seen
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 130
+        assert proc.wait(timeout=60) == 130
     finally:
         if proc.poll() is None:
             proc.kill()

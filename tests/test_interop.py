@@ -310,7 +310,8 @@ def test_fork_gives_the_context_of_pis_clone(stree, tmp_path, before, pi_version
     assert [e for e in ours if e["type"] != "label"] == [e for e in clone["entries"] if e["type"] != "label"]
     assert json.loads(stree("-s", out, "context", "--json").out) == clone["context"]
     assert pi("inspect", out, version=pi_version)["context"] == clone["context"]
-    assert r.out.splitlines()[1:] == ([clone["selectedText"]] if before else [])
+    assert r.out.splitlines() == [str(out)]  # the path alone on stdout; --before: the text on stderr
+    assert r.err.splitlines() == ([clone["selectedText"]] if before else [])
 
 
 USAGE = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,

@@ -90,7 +90,7 @@ def test_fork_before_a_message_after_a_label_is_pis_fork(stree, labelled, tmp_pa
     out = tmp_path / "fork.jsonl"
     r = stree("-s", labelled, "fork", two, "--before", "-o", out)
     assert r.code == 0, r
-    assert r.out.splitlines()[1:] == [clone["selectedText"]]
+    assert r.out.splitlines() == [str(out)] and r.err.splitlines() == [clone["selectedText"]]
     assert [e for e in entries_of(out) if e["type"] != "label"] == \
         [e for e in clone["entries"] if e["type"] != "label"]
     assert json.loads(stree("-s", out, "context", "--json").out) == clone["context"]

@@ -180,16 +180,16 @@ def test_retries_stop_within_the_total_time(stree, server, isolated_home):
     r = summarize(stree, server, "openai")
     assert_failed(r, "HTTP 503", "upstream down")
     assert len(server.requests) == 1  # the first backoff (1 s) would pass the 0.5 s budget
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 1 + 2 + 4 + 8  # not after the four retries' backoffs
 
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_slow_server_times_out(stree, server, stream):
-    server.script = [Reply(delay=3, body=openai_json(ANSWER))]
+    server.script = [Reply(delay=60, body=openai_json(ANSWER))]
     started = time.monotonic()
     r = summarize(stree, server, "openai", "--timeout", "0.5", "--stream" if stream else "--no-stream")
     assert_failed(r, "openai", "timed out", "0.5s")
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 40  # not after the answer (a limit far above need: a loaded machine)
 
 
 def test_malformed_json(stree, server):
@@ -243,11 +243,11 @@ def test_interrupt_exits_130_without_traceback(server):
                              "--provider", "openai", "--model", "m", "--base-url", f"{server.url}/v1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             preexec_fn=interruptible)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=10)
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert b"interrupted" in err and b"Traceback" not in err and out == b""
 

@@ -109,7 +109,8 @@ def test_fork_path_labels_and_parent_session(stree, branchy_file, tmp_path, pi_v
 @each_version
 def test_fork_before_a_user_message_full_and_cwd(stree, branchy_file, tmp_path, pi_version):
     r = stree("-s", branchy_file, "fork", "--before", "00000006", "-o", tmp_path / "f.jsonl")
-    assert r.code == 0 and r.out.splitlines() == [str(tmp_path / "f.jsonl"), "Try the csv module"]
+    assert r.code == 0 and r.out.splitlines() == [str(tmp_path / "f.jsonl")]  # the path alone: p=$(stree fork ...)
+    assert r.err.splitlines() == ["Try the csv module"]  # the text to send again
     assert [e["id"] for e in lines_of(tmp_path / "f.jsonl")[1:4]] == ["00000001", "00000002", "00000003"]
     assert stree("-s", branchy_file, "fork", "--before", "00000002").code == 2
     again = stree("-s", branchy_file, "fork", "-o", tmp_path / "f.jsonl")
@@ -124,7 +125,7 @@ def test_fork_before_a_user_message_full_and_cwd(stree, branchy_file, tmp_path, 
     assert full["entries"] == pi("inspect", branchy_file, version=pi_version)["entries"]
 
     root = stree("-s", branchy_file, "fork", "--before", "00000001", "-o", tmp_path / "empty.jsonl")
-    assert root.code == 0 and root.out.splitlines()[1] == "Fix the CSV quoting bug in parser.py"
+    assert root.code == 0 and root.err.splitlines() == ["Fix the CSV quoting bug in parser.py"]
     assert pi("inspect", tmp_path / "empty.jsonl", version=pi_version)["entries"] == []
 
 

@@ -249,8 +249,8 @@ def command_page(name, summary, command, parent_ctx):
         lines += serve_sections()
     lines += options_section(command, ctx)
     lines.append(".PP")
-    lines.append("Global options (\\fB\\-s\\fR, \\fB\\-C\\fR, \\fB\\-\\-color\\fR, ...) go before the "
-                 "command; see \\fBstree\\fR(1).")
+    lines.append("Global options (\\fB\\-s\\fR, \\fB\\-C\\fR, \\fB\\-\\-color\\fR, ...) may come before or "
+                 f"after the command (stree \\-s demo {esc(name)}, or stree {esc(name)} \\-s demo); see \\fBstree\\fR(1).")
     if field_parts:
         lines += section("JSON FIELDS")
         for heading, items, prose in field_parts:

@@ -14,6 +14,7 @@ Examples:
   stree export -o session.html           the session as one self-contained page
   stree export -o session.md             as Markdown
   stree export bug-found -o bug.html     only the path root -> bug-found
+  stree export bug-found..@ -o since.md  only the entries since bug-found (a range, as log takes)
   stree export --format html -o - | gzip > session.html.gz
   stree -s demo export -o demo.html --force
 
@@ -35,7 +36,7 @@ The Markdown is inert in any CommonMark viewer, raw HTML on or off: < and & are 
 outside code spans, a message's code blocks are put in fences longer than any backtick run
 inside, tool output is fenced the same way, and links and images stay text (--links lists
 the http(s) addresses as links); nothing is fetched when the file is viewed.""")
-@click.argument("revision", required=False, metavar="[REV]")
+@click.argument("revision", required=False, metavar="[REV|RANGE]")
 @click.option("-o", "--output", "output_file", required=True, metavar="FILE",
               help="Where to write ('-': stdout). The format follows .md/.markdown/.html/.htm unless --format.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), help="md or html (default: from FILE's extension).")
@@ -46,7 +47,7 @@ the http(s) addresses as links); nothing is fetched when the file is viewed.""")
 @date_option
 @click.pass_obj
 def command(env, revision, output_file, fmt, force, links, date_style):
-    """Write the session (or the path root -> REV) as Markdown or one self-contained HTML file."""
+    """Write the session (or the path root -> REV, or a range A..B) as Markdown or one self-contained HTML file."""
     target = output_file
     if fmt is None:
         fmt = FORMATS.get(os.path.splitext(target)[1].lower()) if target != "-" else None
@@ -68,8 +69,10 @@ def command(env, revision, output_file, fmt, force, links, date_style):
         from ..core.revs import Resolver
         from ..core.tree import Tree
 
-        leaf = Resolver(tree).resolve(revision)
-        tree = Tree(tree.path(leaf), tree.load)  # the path root -> REV: its own tree, REV its leaf
+        resolver = Resolver(tree)
+        kind, *ends = resolver.resolve_range(revision)
+        # the path root -> REV, or a range's entries (A..B, A...B): their own tree, the last its leaf
+        tree = Tree(tree.path(ends[0]) if kind == "single" else resolver.nodes_of(revision), tree.load)
     dirs = blob_dirs(session.path)
     doc = Document(session, tree, images=lambda data: image_base64(data, dirs))
     if fmt == "html":

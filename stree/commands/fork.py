@@ -17,7 +17,7 @@ from ..writing.images import human_size
 @click.command("fork", epilog="""\b
 Examples:
   stree fork                         a new session with the path root -> @ (pi /clone)
-  stree fork --before :/"Change of"  fork before a user message, print its text (pi /fork)
+  stree fork --before :/"Change of"  fork before a user message, its text on stderr (pi /fork)
   stree fork --full -o copy.jsonl    copy every entry (pi --fork)
   stree fork bug-found --cwd ~/src/other   file the new session under another project
   pi --session "$(stree fork @~4)"   continue in pi from an earlier point
@@ -31,7 +31,9 @@ position is kept, as pi's /clone keeps it (it copies the path to the file's last
 entry); --before (pi's /fork) keeps the names given on the path before the message.
 The new header has a fresh id, the source's cwd (or --cwd) and parentSession = the
 source file. The new file goes next to the source (or in --cwd's session
-directory), with the source's permissions; its path is printed on stdout.
+directory), with the source's permissions; its path is printed on stdout (alone:
+p=$(stree fork ...) works), and with --before the message's text on stderr (--json: both
+on stdout).
 
 \b
 --drop-images / --extract-images DIR: a session grown by inline base64 images (pasted
@@ -41,7 +43,8 @@ and sends to the model, e.g. "[image removed: image/png, 1.2 MB, sha256 3f2a...,
 saved as DIR/3f2a....png]". The tree, ids and text are kept; stree reads the source
 an entry at a time, so its memory does not grow with the file.""")
 @click.argument("revision", required=False, metavar="[REV]")
-@click.option("--before", is_flag=True, help="REV is a user message: fork at its parent and print its text.")
+@click.option("--before", is_flag=True,
+              help="REV is a user message: fork at its parent and print its text (on stderr).")
 @click.option("--full", is_flag=True, help="Copy every entry, not just the path to REV.")
 @click.option("--cwd", "new_cwd", metavar="DIR", help="The new session's working directory (and project).")
 @click.option("--drop-images", is_flag=True,
@@ -110,9 +113,9 @@ def command(env, revision, before, full, new_cwd, output, json_mode, drop_images
     if json_mode:
         click.echo(to_json({"path": path, "sessionId": header["id"], "leafId": new_leaf, "text": text}))
         return
-    click.echo(path)
-    if text is not None:
-        click.echo(inert(text) if click.get_text_stream("stdout").isatty() else text)
+    click.echo(path)  # stdout holds the path alone: p=$(stree fork --before REV) works
+    if text is not None:  # the message to send again (pi puts it in its editor): on stderr
+        click.echo(inert(text) if click.get_text_stream("stderr").isatty() else text, err=True)
 
 
 def _named_leaf(tree, position):

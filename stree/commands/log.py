@@ -8,9 +8,34 @@ from ..errors import NEGATIVE, UsageError
 from ..output.fields import GRAPH_FIELDS, describe, entry_record
 from ..output.reads import log_line, path_log
 from ..output.render import FILTERS
+from ..core.grep import ROLES
 
 
-@click.command("log", epilog=f"""\b
+class LogCommand(click.Command):
+    """`log -N` is `log -n N`, as git's (a -N that is an option's value is left alone)."""
+
+    def parse_args(self, ctx, args):
+        takes_value = {name for p in self.params if isinstance(p, click.Option) and not p.is_flag
+                       for name in p.opts}
+        out = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                out += args[i:]
+                break
+            if len(arg) > 1 and arg[0] == "-" and arg[1:].isdigit() and arg[1:].isascii():
+                out += ["-n", arg[1:]]
+            else:
+                out.append(arg)
+                if arg in takes_value and i + 1 < len(args):
+                    out.append(args[i + 1])
+                    i += 1
+            i += 1
+        return super().parse_args(ctx, out)
+
+
+@click.command("log", cls=LogCommand, epilog=f"""\b
 Examples:
   stree log                          the path root -> @, newest first
   stree log -n 5 bug-found           five entries up from the label bug-found
@@ -19,6 +44,8 @@ Examples:
   stree log --graph --search "csv quote"
   stree log --search pytest          entries on the path whose text holds "pytest"
   stree log --filter user-only -n 3  the last three user messages on the path
+  stree log -3 --role assistant      the last three assistant messages (-3 is -n 3, as in git)
+  stree log --since "2 hours ago" --model 'gpt-*'   what a model answered lately
   stree log --format '{{id}}\\t{{preview}}' | fzf
   stree log --date=relative -n 3     times as "3 hours ago" (also iso, unix, utc)
   stree log -n 3 --follow --json     the last three, then each entry as pi appends it (NDJSON)
@@ -28,13 +55,23 @@ Examples:
 Fields for --json / --format:
 {describe(GRAPH_FIELDS)}""")
 @click.argument("revision", required=False, default="@", metavar="[REV|RANGE]")
-@click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does.")
+@click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does. On a terminal each row is one line "
+                   "of its width: the outer levels of deep connectors fold into a marker (⋯12⋯: 12 "
+                   "levels); into a pipe rows are whole.")
 @click.option("--filter", "filter_", type=click.Choice(FILTERS),
               help="Which entries to show, as pi's /tree filters them (default: 'default' for --graph, "
                    "'all' for the path).")
 @click.option("--search", metavar="WORDS",
               help="Only entries whose text holds every word (as /tree search); none found: exit 1.")
-@click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries.")
+@click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries (-N: the same).")
+@click.option("--since", metavar="DATE", help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago).")
+@click.option("--until", metavar="DATE", help="Only entries written at or before DATE.")
+@click.option("--role", "roles", multiple=True, type=click.Choice(ROLES), metavar="ROLE",
+              help="Only messages of this role, as grep's --role (user, assistant, toolResult, "
+                   "bashExecution, custom, branchSummary, compactionSummary); repeatable.")
+@click.option("--model", "models", multiple=True, metavar="PATTERN",
+              help="Only assistant messages of a model matching PATTERN (a glob, on the model or "
+                   "provider/model: 'gpt-*', 'anthropic/*'); repeatable.")
 @click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
 @click.option("-f", "--follow", is_flag=True,
               help="After the path, wait and print each entry pi appends to the file (Ctrl-C ends it, "
@@ -45,8 +82,8 @@ Fields for --json / --format:
 @date_option
 @output_options(GRAPH_FIELDS)
 @click.pass_obj
-def command(env, revision, as_graph, filter_, search, max_count, reverse, follow, no_ids, date_style, json_mode, fmt,
-            nul):
+def command(env, revision, as_graph, filter_, search, max_count, since, until, roles, models, reverse, follow, no_ids,
+            date_style, json_mode, fmt, nul):
     """Show the entries on the path to REV (default @), newest first.
 
     With a range A..B, the entries on B's path that are not on A's; with A...B,
@@ -57,8 +94,12 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     is unchanged; after entries are appended, only the rows they change are
     drawn (--no-cache draws it anew).
     """
+    only = _entry_filter(since, until, roles, models)
     if follow:
         _check_follow(as_graph, reverse, revision)
+        if as_graph and only is not None:
+            raise UsageError("--since, --until, --role and --model do not go with --graph --follow",
+                             hint="'stree log --follow' with them, or 'stree log --graph' with them")
     if as_graph and reverse:
         raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
@@ -66,32 +107,34 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
         if follow:
             _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
         else:
-            _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+            _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul, only=only)
         return
     from ..core.preview import Previewer
 
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
+    follower = None
     if follow:
         out.pager = False  # (tail -f: the path is printed, not paged, and the entries follow it)
+        follower = _follower(session)  # before the path is printed: what changes after it is seen
     previewer = Previewer(tree)
 
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
         if follow:
-            _follow(env, session, out, filter_, search, date_style)
+            _follow(follower, session, out, filter_, search, date_style, only)
         return
     from ..core.revs import Resolver
 
     resolver = Resolver(tree)
     kind, *ends = resolver.resolve_range(revision)
-    filtering = filter_ not in (None, "all") or search
+    filtering = filter_ not in (None, "all") or search or only
     if kind == "single" and max_count is not None and not filtering:
         rows = tree.ancestor_rows(ends[0], max_count)  # only the entries shown
     else:
         rows = resolver.rows_of(revision)[::-1]
         if filtering:  # before -n: -n counts the entries shown
-            rows = _filtered(tree, rows, filter_ or "all", search)
+            rows = _filtered(tree, rows, filter_, search, only)
             if not rows and search is not None and not follow:
                 click.echo("stree: no entry matches", err=True)
                 sys.exit(NEGATIVE)
@@ -109,17 +152,17 @@ def command(env, revision, as_graph, filter_, search, max_count, reverse, follow
     path_log(out, tree, rows, previewer, date_style, active)
     out.close()
     if follow:
-        _follow(env, session, out, filter_, search, date_style)
+        _follow(follower, session, out, filter_, search, date_style)
 
 
-def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False):
+def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False, only=None):
     """log --graph: printed again as kept while the file is unchanged, patched from what was
     kept when the file only grew, else drawn whole (stree.output.graphout)."""
     from ..storage import graphcache
 
     out = None
     options = found = None
-    if not follow and graphcache.applies(env.no_cache, terminal=True):
+    if not follow and only is None and graphcache.applies(env.no_cache, terminal=True):
         # the whole output depends on these and on the file only: a graph drawn before for the
         # same file as it is now is printed again as it was
         options = graphcache.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
@@ -144,13 +187,13 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
 
     patch = graphout.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
     try:
-        _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow)
+        _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only)
     finally:
         if patch is not None:
             patch.kept.close()
 
 
-def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow):
+def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only=None):
     from ..core.preview import Previewer
     from ..output import graphout
     from ..output.render import graph
@@ -173,11 +216,12 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
                 out.close()
                 graphcache.store(session, options, out.capture, state)
                 return
-        rows = graph(tree, filter_, search, previewer=previewer)  # drawn row by row as they are written
+        test = only(tree) if only is not None else None
+        rows = graph(tree, filter_, search, previewer=previewer, keep=test)  # drawn row by row as they are written
         if max_count is not None:
             rows = rows[:max_count]
         if not rows:
-            click.echo("stree: no entries to show" + (" (try --filter all)" if filter_ != "all" else ""), err=True)
+            _nothing_shown(tree, filter_, search, test, previewer)
             if search is not None and not follow:
                 out.close()
                 sys.exit(NEGATIVE)  # as grep: nothing matched
@@ -251,20 +295,31 @@ def _check_follow(as_graph, reverse, revision):
                          hint="'stree log --follow' or 'stree log --follow REV'")
 
 
-def _follow(env, session, out, filter_, search, date_style):
+def _follower(session):
+    """A Follower of `session`, taken right after it was read: its identity and last bytes are
+    the file's as read, so a replace or rewrite from then on ends the following (exit 4)."""
+    from ..errors import BadFile
+    from ..storage import index
+    from ..storage.follow import Follower
+
+    index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+    follower = Follower(session)
+    st = getattr(session, "file_stat", None)
+    if st is not None and (st.st_dev, st.st_ino) != follower.identity:  # replaced since it was read
+        raise BadFile(f"{follower.path}: the file was replaced (a new file at its path); stopped following",
+                      hint="run 'stree log --follow' again to follow the file as it is now")
+    return follower
+
+
+def _follow(follower, session, out, filter_, search, date_style, only=None):
     """Print the entries appended to the file, in file order, until Ctrl-C (exit 130, quietly)
     or until the file is replaced or truncated (exit 4)."""
     from ..core.preview import Previewer
     from ..core.tree import Tree
-    from ..storage import index
-    from ..storage.follow import Follower
-
     from ..errors import INTERRUPTED
 
-    filtering = filter_ not in (None, "all") or search
+    filtering = filter_ not in (None, "all") or search or only
     try:
-        index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
-        follower = Follower(session)
         while True:
             sys.stdout.flush()
             first = follower.wait(_reader_gone)
@@ -272,7 +327,7 @@ def _follow(env, session, out, filter_, search, date_style):
             previewer = Previewer(tree)
             rows = range(first, len(session.nodes))
             if filtering:
-                rows = _filtered(tree, list(rows), filter_ or "all", search)
+                rows = _filtered(tree, list(rows), filter_, search, only)
             from ..core.navigate import position
 
             at = position(tree)
@@ -280,20 +335,86 @@ def _follow(env, session, out, filter_, search, date_style):
             for row in rows:
                 node = tree.node(row)
                 rec = entry_record(tree, node, previewer, active=row in active)
-                out.record(rec, None if out.machine else log_line(out, tree, node, previewer, date_style))
+                out.record(rec, None if out.machine else
+                           log_line(out, tree, node, previewer, date_style, mark_position=False))
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.exit(INTERRUPTED)
 
 
-def _filtered(tree, rows, filter_, search):
-    """The rows that pass a /tree filter and every word of the search, in their order."""
+def _filtered(tree, rows, filter_, search, only=None):
+    """The rows that pass a /tree filter, every word of the search and `only` (--since, --until,
+    --role, --model), in their order."""
     from ..core.navigate import position
     from ..output.render import shown
 
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
-    return [r for r in rows if shown(tree, r, filter_, tokens, leaf)]
+    test = only(tree) if only is not None else None
+    if filter_ is None and search is None:  # (--since and the like alone: every entry of the path is a candidate)
+        return [r for r in rows if test(r)]
+    return [r for r in rows if shown(tree, r, filter_ or "all", tokens, leaf) and (test is None or test(r))]
+
+
+def _nothing_shown(tree, filter_, search, test, previewer):
+    """Say that the graph has no row, and what would show some: --filter all only when it would."""
+    from ..output.render import graph
+
+    if filter_ != "all" and graph(tree, "all", search, previewer=previewer, keep=test):
+        click.echo("stree: no entries to show (try --filter all)", err=True)
+    elif search is not None:
+        click.echo(_inert(f"stree: no entry holds every word of {search!r}"), err=True)
+        click.echo("hint: fewer words, or 'stree grep PATTERN' for a fixed string or a regular expression",
+                   err=True)
+    else:
+        click.echo("stree: no entries to show", err=True)
+
+
+_ENTRY_ROLES = {"branch_summary": "branchSummary", "compaction": "compactionSummary", "custom_message": "custom"}
+
+
+def _entry_filter(since, until, roles, models):
+    """--since, --until, --role and --model as one test: tree -> (row -> shown?), or None."""
+    if not (since or until or roles or models):
+        return None
+    from ..core.grep import parse_when
+
+    low = parse_when(since, "--since") if since else None
+    high = parse_when(until, "--until") if until else None
+    wanted = set(roles)
+    patterns = [m.lower() for m in models]
+
+    def of(tree):
+        from fnmatch import fnmatchcase
+
+        from ..format.timestamp import ts_millis
+
+        def test(row):
+            node = tree.node(row)
+            if low is not None or high is not None:
+                ms = ts_millis(node.ts) if node.ts else None
+                if ms is None or (low is not None and ms < low) or (high is not None and ms > high):
+                    return False
+            if wanted and (node.role if node.type == "message" else _ENTRY_ROLES.get(node.type)) not in wanted:
+                return False
+            if patterns:
+                if node.type != "message" or node.role != "assistant":
+                    return False
+                message = tree.load(node).get("message")
+                message = message if isinstance(message, dict) else {}
+                provider = message.get("provider")
+                names = []
+                for key in ("model", "responseModel"):
+                    model = message.get(key)
+                    if isinstance(model, str) and model:
+                        names.append(model.lower())
+                        if isinstance(provider, str) and provider:
+                            names.append(f"{provider}/{model}".lower())
+                if not any(fnmatchcase(n, p) for n in names for p in patterns):
+                    return False
+            return True
+        return test
+    return of
 
 
 def _inert(text):

@@ -19,20 +19,27 @@ Examples:
   stree show bug-found @^            two entries
   stree show --json @ | jq .message.usage
   stree show --format '{{text}}' ':/Found it' > found.txt
+  stree show bug-found..@            every entry since bug-found, newest first (as log lists them)
 
 \b
 With --json each entry is printed as it is in the file (migrated to v3).
 Fields for --format:
 {describe(SHOW_FIELDS)}""")
-@click.argument("revisions", nargs=-1, metavar="[REV...]")
+@click.argument("revisions", nargs=-1, metavar="[REV|RANGE...]")
 @date_option
 @output_options(SHOW_FIELDS)
 @click.pass_obj
 def command(env, revisions, date_style, json_mode, fmt, nul):
-    """Show entries in full (default: the leaf)."""
+    """Show entries in full (default: the leaf); a range A..B or A...B shows each of its entries."""
     session, tree = env.load()
     resolver = Resolver(tree)
-    ids = [resolver.resolve(rev) for rev in (revisions or ("@",))]
+    ids = []
+    for rev in revisions or ("@",):
+        kind, *ends = resolver.resolve_range(rev)
+        if kind == "single":
+            ids.append(ends[0])
+        else:  # newest first, as log lists a range
+            ids += [tree.id_of(r) for r in resolver.rows_of(rev)[::-1]]
     previewer = Previewer(tree)
     out = env.output(json_mode, fmt, nul, SHOW_FIELDS)
     for n, id in enumerate(ids):

@@ -37,8 +37,10 @@ Examples:
 Usage is read as pi 1.6.0 sums it: the `usage` of assistant messages (by provider and
 response model), of `usage` entries (calls such as cache warming), and of tool results,
 compactions and branch summaries that carry one ("Tools/summaries"). Entries a fork copied
-from its parentSession (same ids) are counted in the parent only (while that file exists).
-Days are local (TZ).
+from its parentSession (same ids) are shown on their own row ("inherited from parent"); the
+model and day rows count them. With --all, each entry counts once: sessions joined by
+parentSession links share the ids they copied, counted in the parent when it is listed,
+else in the fork (a cycle of links: in the first by path). Days are local (TZ).
 Fields for --json / --format:
 {describe(STATS_FIELDS)}""")
 @click.argument("revision", required=False, metavar="[REV|RANGE]")
@@ -76,7 +78,9 @@ def command(env, revision, all_, since, until, json_mode, fmt, nul):
     else:
         from ..output.usage import table
 
-        for line in table(out, sections):
+        from ..output.modes import terminal_width
+
+        for line in table(out, sections, terminal_width() if out.tty else None):
             out.line(line)
     out.close()
 
@@ -100,7 +104,7 @@ def _one(env, usage, revision, since, until):
         sections = [(title, [("in all", t.record("total", revision, path=path))])]
     else:
         every = [u for u in usage.entry_usages(tree, raw=session.raw) if usage.within(u, since, until)]
-        inherited_ids = usage.ParentIds().of(session.header, session.path)
+        inherited_ids = usage.inherited_ids(session.header, session.path, tree.nodes.col("id"))
         own = [u for u in every if tree.id_of(u.row) not in inherited_ids]
         t = usage.total(own)
         copied = sum(1 for i in tree.nodes.col("id") if i in inherited_ids) if inherited_ids else 0
@@ -119,10 +123,11 @@ def _one(env, usage, revision, since, until):
         branch_rows = []
         for first, tip, active, bt in branches:
             label = labels.get(tip)
-            name = ("* " if active else "  ") + tip + (f" ({label})" if label else "") + f", {bt.entries} entries"
+            name = ("* " if active else "  ") + tip + (f" ({label})" if label else "") + \
+                f", {bt.entries} {'entry' if bt.entries == 1 else 'entries'}"
             branch_rows.append((name, bt.record("branch", tip, first=first, active=active, label=label)))
         sections.append(("branches (* active)", branch_rows))
-        usages = own
+        usages = every  # (by model and day: every turn of the file, inherited ones too)
     sections += _by_model_and_day(usage, usages)
     return sections
 
@@ -149,22 +154,31 @@ def _all(env, out, usage, since, until):
     from ..storage.session import parse
 
     # the sessions `ls --all` lists: every project's, of every agent --agent selects
-    paths = [p for p, _, _ in session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
+    paths = [os.path.abspath(str(p)) for p, _, _ in
+             session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
     across = usage.Across(since, until)
-    with Progress("reading sessions", total=len(paths), enabled=not out.machine) as progress:
-        for path in paths:
-            try:
-                session = parse(path)
-            except StreeError:
+    headers = {}
+    with Progress("reading sessions", total=2 * len(paths), enabled=not out.machine) as progress:
+        for path in paths:  # first their headers: which are forks of which
+            headers[path] = usage.header_of(path)
+            progress.advance(1 if headers[path] is not None else 2)
+        listed = {p for p, h in headers.items() if h is not None}  # (not a session: skipped, as ls does)
+        links = usage.links_of(listed, headers.get)
+        for family in usage.counting_order(links, listed):
+            counted = set() if len(family) > 1 else None  # the ids counted in the family so far
+            for path in family:
+                try:
+                    session = parse(path)
+                except StreeError:
+                    progress.advance()
+                    continue
+                try:
+                    across.add(session, Tree(session.nodes, session.load), counted)
+                finally:
+                    session.close()
                 progress.advance()
-                continue  # not a session (as ls skips it)
-            try:
-                across.add(session, Tree(session.nodes, session.load))
-            finally:
-                session.close()
-            progress.advance()
     sessions = sorted(across.sessions, key=lambda s: (-s[2].cost, -s[2].tokens, s[1]))
-    rows = [(f"{str(sid)[:8]}  {name or os.path.basename(path)}",
-             t.record("session", sid, path=path, name=name, cwd=cwd)) for sid, path, t, name, cwd in sessions]
-    return ([("all sessions", [(f"{len(sessions)} sessions", across.total.record("total", None))]),
+    rows = [(f"{str(sid)[:8]}  {title}",
+             t.record("session", sid, path=path, name=name, cwd=cwd)) for sid, path, t, name, cwd, title in sessions]
+    return ([("all sessions", [(f"{len(sessions)} session" + ("" if len(sessions) == 1 else "s"), across.total.record("total", None))]),
              ("by session", rows)] + _model_day_sections(across.models, across.days))

@@ -62,6 +62,8 @@ class Checkout:
             self.new_leaf = parent.id if parent is not None else None
             content = entry.get("message", {}).get("content") if node.type == "message" else entry.get("content")
             self.editor_text = message_text(content)
+        # the new position as @ will name it (a user message's parent may be a label entry pi appended)
+        self.new_position = _through_markers(tree, tree.get(self.new_leaf)) if self.new_leaf is not None else None
         nodes, self.common_ancestor = tree.abandoned(self.old_leaf, target)
         self.abandoned = [tree.load(n) for n in nodes]
 

@@ -300,16 +300,24 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
             tip = None
         shadowed = tree.shape.shadowed
         prow = tree.shape.prow
+        from .navigate import is_marker
+
+        types = nodes.col("type") if hasattr(nodes, "col") else None
+
+        def place(row):  # not stree's checkout markers or label entries: they stand for the entry before them
+            etype = types[row] if types is not None else nodes[row].type
+            return etype != "label" and not (etype == "custom" and is_marker(nodes[row]))
 
         def candidates():  # the active path, newest first, then the other entries, newest first
             seen = set()
             r = tree.row_of(tree.get(tip)) if tip is not None else -1
             while r >= 0:
                 seen.add(r)
-                yield r
+                if place(r):
+                    yield r
                 r = prow[r]
             for row in range(len(nodes) - 1, -1, -1):
-                if row not in seen and row not in shadowed:
+                if row not in seen and row not in shadowed and place(row):
                     yield row
 
         rows = []

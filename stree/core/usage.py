@@ -1,8 +1,11 @@
 """Tokens and cost: the usage pi records (format.usage), summed over a session, its active
 path, its branches, a range, or every session (by session, model and day).
 
-A fork's copied prefix is counted once: the entries of a session whose header's
-`parentSession` holds an entry with the same id belong to that parent."""
+A fork's copied prefix is counted once. In one session's stats, the entries of a session
+whose header's `parentSession` holds an entry with the same id are shown apart, as
+inherited. Across sessions (`stats --all`), sessions joined by parentSession links are a
+family and an entry id they share is one entry, counted in the first listed member holding
+it, parents first (counting_order): never twice, never nowhere."""
 
 import os
 from datetime import datetime, timezone
@@ -11,6 +14,9 @@ from ..errors import StreeError, UsageError
 from ..format.timestamp import ts_millis
 from ..format.usage import FIELDS, usage_of
 from .entrytypes import may_have_usage
+
+
+COST_DIGITS = 15  # significant digits of a cost: a float sum's noise (0.1 + 0.2) is in the 17th
 
 
 class Totals:
@@ -45,6 +51,7 @@ class Totals:
         rec = {"group": group, "key": key}
         for name in FIELDS:
             rec[name] = getattr(self, name)
+        rec["cost"] = float(f"{self.cost:.{COST_DIGITS}g}")  # (a sum of floats: 0.1 + 0.2 is 0.30000000000000004)
         rec["tokens"] = self.tokens
         rec["count"] = self.count
         rec["entries"] = self.entries
@@ -204,6 +211,13 @@ class ParentIds:
         return ids
 
 
+def inherited_ids(header, path, ids):
+    """The ids of a session's entries (`ids`) that its parentSession holds too: what a fork
+    inherited (all of them for a whole copy: fork --full, pi --fork)."""
+    parent = ParentIds().of(header, path)
+    return parent.intersection(ids) if parent else frozenset()
+
+
 def _ids_of(path):
     from ..storage.session import parse
 
@@ -220,28 +234,124 @@ def _ids_of(path):
 
 # -- every session ------------------------------------------------------------
 
+def header_of(path):
+    """The header of the session file at `path`, or None (missing, unreadable, not a session):
+    its first lines only (store.read_header), as pi reads a header."""
+    from .store import read_header
+
+    header = read_header(path)
+    return header if isinstance(header, dict) else None
+
+
+def counting_order(links, listed):
+    """The `listed` sessions in the order `stats --all` counts them, in families:
+    [[path, ...], ...]. `links` maps a session's path to its parentSession's path (or None),
+    for the listed sessions and the files their links reach.
+
+    Sessions joined by parentSession links, directly or through files not listed, are a family:
+    an entry id held by several of them is one entry (copied by fork or pi --fork), counted in
+    the first member that holds it, in this order: nearest to the family's root first (a
+    parent before its forks), then by path. A cycle of links is ordered by path; its members
+    come before what hangs off it. Nothing is lost: an entry whose parent is not listed counts
+    in the fork."""
+    family = {p: p for p in links}
+
+    def find(p):
+        while family[p] != p:
+            family[p] = family[family[p]]
+            p = family[p]
+        return p
+
+    for child, parent in links.items():
+        if parent is not None and parent in links:
+            a, b = find(child), find(parent)
+            if a != b:
+                family[max(a, b)] = min(a, b)
+    depth = {}
+    for start in links:
+        chain, at = [], {}
+        p = start
+        while p is not None and p in links and p not in depth and p not in at:
+            at[p] = len(chain)
+            chain.append(p)
+            p = links[p]
+        if p is not None and p in at:  # a cycle: its members are the family's roots
+            for q in chain[at[p]:]:
+                depth[q] = 0
+            chain = chain[:at[p]]
+            base = 0
+        else:
+            base = depth.get(p, -1) if p is not None else -1
+        for q in reversed(chain):
+            base += 1
+            depth[q] = base
+    families = {}
+    for p in sorted(listed, key=lambda p: (depth[p], p)):
+        families.setdefault(find(p), []).append(p)
+    return sorted(families.values(), key=lambda members: members[0])
+
+
+def links_of(listed, header):
+    """{path: its parentSession's path or None} for the `listed` sessions and every file their
+    links reach; `header(path)` gives a listed session's header (others are read here)."""
+    links = {}
+    todo = list(listed)
+    while todo:
+        path = todo.pop()
+        h = header(path) if path in listed else header_of(path)
+        parent = parent_path(h, path) if h is not None else None
+        links[path] = parent
+        if parent is not None and parent not in links and parent not in todo:
+            todo.append(parent)
+    return links
+
+
 class Across:
     """Usage summed over many sessions: by session, by model, by day, and in all."""
 
     def __init__(self, since=None, until=None):
         self.since = since
         self.until = until
-        self.sessions = []  # (header id, path, Totals, display name, cwd)
+        self.sessions = []  # (header id, path, Totals, display name, cwd, title: the name or first message)
         self.models = {}
         self.days = {}
         self.total = Totals()
-        self.parents = ParentIds()
 
-    def add(self, session, tree):
-        skip = self.parents.of(session.header, session.path)
+    def add(self, session, tree, counted=None):
+        """Count `session`, less the entries whose ids are in `counted` (its family's, counted
+        already); its own ids are added to `counted`."""
+        skip = counted or frozenset()
         usages = [u for u in entry_usages(tree, skip, session.raw) if within(u, self.since, self.until)]
         t = total(usages)
-        ids = tree.nodes.col("id") if skip else ()
-        t.entries = len(tree.nodes) - sum(1 for i in ids if i in skip)  # its own entries
+        ids = tree.nodes.col("id")
+        if counted is not None:
+            own = 0
+            for i in ids:
+                if i not in counted:
+                    own += 1
+                    counted.add(i)
+            t.entries = own  # its own entries
+        else:
+            t.entries = len(tree.nodes)
         if t.count or (self.since is None and self.until is None):  # a time window: only sessions with usage in it
-            self.sessions.append((session.header.get("id"), os.path.abspath(str(session.path)), t,
-                                  tree.name(), session.header.get("cwd")))
+            name = tree.name()
+            self.sessions.append((session.header.get("id"), os.path.abspath(str(session.path)), t, name,
+                                  session.header.get("cwd"), name or first_message(session)))
         for target, by in ((self.models, lambda u: u.key), (self.days, lambda u: day_of(u.ms))):
             for key, part in grouped(usages, by).items():
                 target.setdefault(key, Totals()).merge(part)
         self.total.merge(t)
+
+
+def first_message(session):
+    """The text of a session's first user message, as `ls` titles an unnamed session."""
+    from ..format.text import full_text, normalize
+
+    for node in session.nodes:
+        if node.type == "message" and node.role == "user":
+            message = session.load(node).get("message")
+            if isinstance(message, dict) and "content" in message:
+                text = normalize(full_text(message.get("content")))
+                if text:
+                    return text
+    return "(no messages)"

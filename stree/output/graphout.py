@@ -307,19 +307,36 @@ def graph_line(out, row, width, no_ids):
     from ..format.terminal import inert
 
     text = "" if no_ids else out.style("id", row.node.id.ljust(width)) + "  "
-    text += out.style("dim", row.prefix)
+    prefix = row.prefix
+    label = inert(row.label, oneline=True) if row.label else None
+    segments = row.segments
+    if out.tty:  # like pi: one terminal line per row, and some of the entry on each
+        prefix, label, segments = _fitted(prefix, label, segments, row, 0 if no_ids else width + 2)
+    text += out.style("dim", prefix)
     if row.active:
         text += out.style("accent", "• ")
-    if row.label:
-        text += out.style("warning", "[" + inert(row.label, oneline=True) + "] ")
-    segments = row.segments
-    if out.tty:  # like pi: one terminal line per row
-        from .modes import fit, terminal_width
-
-        used = (0 if no_ids else width + 2) + len(row.prefix) + (2 if row.active else 0) + \
-            (len(row.label) + 3 if row.label else 0) + (10 if row.leaf else 0)
-        segments = fit(segments, max(10, terminal_width() - used))
+    if label is not None:
+        text += out.style("warning", "[" + label + "] ")
     text += out.segments(segments)
     if row.leaf:
         text += out.style("accent", "  ← active")
     return text
+
+
+def _fitted(prefix, label, segments, row, head):
+    """(prefix, label, segments) of a row cut to one line of the terminal: the connectors take
+    at most half of what the id column leaves (their outer levels folded into a `⋯N⋯` marker,
+    stree.output.render.fold), the label at most half of what is left, the preview the rest."""
+    from ..format.terminal import inert
+    from .modes import display_width, fit, terminal_width
+    from .render import fold
+
+    segments = [(style, inert(text, oneline=True)) for style, text in segments]  # (as shown: \x1b is 4 columns)
+    columns = terminal_width()
+    prefix = fold(prefix, (columns - head) // 2 - 2)
+    room = columns - head - display_width(prefix) - (2 if row.active else 0) - (10 if row.leaf else 0)
+    if label is not None:
+        if display_width(label) + 3 > room // 2:
+            label = "".join(text for _, text in fit([(None, label)], max(1, room // 2 - 3)))
+        room -= display_width(label) + 3
+    return prefix, label, fit(segments, max(1, room))

@@ -5,12 +5,14 @@ from ..format.terminal import inert
 from .dates import show as show_date
 
 
-def log_line(out, tree, node, previewer, date_style="local"):
-    """An entry of `log` (without --graph) for people: id, decorations, time, preview."""
+def log_line(out, tree, node, previewer, date_style="local", mark_position=True):
+    """An entry of `log` (without --graph) for people: id, decorations, time, preview.
+    `mark_position`: `(@)` on the entry at @ (not on lines printed as they come: the mark
+    could not be taken back when @ moves on)."""
     from ..core.navigate import position
 
     decorations = []
-    if node.id == position(tree):
+    if mark_position and node.id == position(tree):
         decorations.append("@")
     label = tree.labels.get(node.id)
     if label:

@@ -96,9 +96,10 @@ def passes(etype, role, hidden, id, filter, label, leaf):
     return not settings
 
 
-def graph(tree, filter="default", search=None, leaf=None, previewer=None):
+def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=None):
     """Rows of the graph, in pi's order, as a Drawing (each row drawn as it is read).
-    `leaf` defaults to the session's leaf.
+    `leaf` defaults to the session's leaf; `keep` (row -> bool), when given, shows only the rows
+    it passes besides the filter and search (log's --since, --until, --role, --model).
 
     Works on rows and columns; a Node is made only for the rows shown."""
     from array import array
@@ -128,6 +129,8 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None):
             text = searchable_text(tree.load(nodes[r]), label).lower()
             if not all(t in text for t in tokens):
                 continue
+        if keep is not None and not keep(r):
+            continue
         visible.append(r)
     if not visible:
         return Drawing(visible, None, ids)
@@ -396,3 +399,19 @@ def shown(tree, row, filter="default", tokens=(), leaf=None):
         text = searchable_text(tree.load(node), label).lower()
         return all(t in text for t in tokens)
     return True
+
+
+def fold(prefix, room):
+    """A row's connectors in at most `room` columns on a terminal: the outer levels folded into
+    a marker `⋯N⋯` (N levels folded), the inner ones kept as drawn. Levels fold in steps of half
+    what is kept, so rows of neighbouring depths fold alike and their connectors stay aligned;
+    the marker's number changes where the step does. (pi's /tree scrolls its whole body sideways
+    to the selected row instead; a printed graph has no selected row, and one offset for all
+    rows would hide the entries of either the shallow rows or the deep ones.)"""
+    if len(prefix) <= room:
+        return prefix
+    levels = len(prefix) // 3  # (cells of 3 columns: "│  ", "├─ ", "└─ ", "   ")
+    keep = max(1, (room - 7) // 3)  # (7: the marker and its digits)
+    step = max(1, keep // 2)
+    folded = min(levels - 1, -(-(levels - keep) // step) * step)
+    return f"⋯{folded}⋯" + prefix[folded * 3:]

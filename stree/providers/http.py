@@ -102,6 +102,14 @@ class Call:
     def fail(self, message, hint=None):
         return ModelError(self.redact(f"{self.provider}: {message}"), hint=hint and self.redact(hint))
 
+    def say(self, message):
+        """A line on stderr while a request goes on (a retry): the spinner's line cleared first."""
+        from ..format.terminal import inert
+
+        start = "\r\x1b[K" if sys.stderr.isatty() else ""
+        sys.stderr.write(start + inert(self.redact(f"stree: {message}"), oneline=True) + "\n")
+        sys.stderr.flush()
+
     def debug(self, message):
         if self.options.debug:
             from ..format.terminal import inert
@@ -222,6 +230,7 @@ class Call:
                 if waited + wait > options.retry_max_time or wait >= self.deadline - time.monotonic():
                     raise error from None
                 self.debug(f"retrying in {wait:.1f}s")
+                self.say(f"{error}; retrying in {wait:.1f}s (retry {attempt} of {options.max_retries})")
                 time.sleep(wait)
                 waited += wait
 

@@ -52,9 +52,9 @@ def write_checkout(plan, tree, path, *, say, dry_run=False, **navigation):
 
 def moved_line(plan, summary_entry):
     """What a checkout that wrote says (stderr)."""
-    moved = plan.new_leaf or "(empty leaf)"
+    moved = (summary_entry["id"] if summary_entry else plan.new_position) or "(empty leaf)"  # what @ names now
     return (inert(f"stree: now at {moved} (was {plan.old_leaf or '(empty leaf)'})", oneline=True)
-            + (f", summary {summary_entry['id']} stored" if summary_entry else ""))
+            + (f", the summary stored under {plan.new_position or '(empty leaf)'}" if summary_entry else ""))
 
 
 def live_pi_age(tree):

@@ -172,7 +172,7 @@ def command_lines(rng, path, data):
     ]
 
 
-def run_batch(cases, timeout=20.0, env=None):
+def run_batch(cases, timeout=60.0, env=None):  # (a hang detector: far above what a case takes)
     """Run command lines through tests/lib/cli_batch.py; returns results in order."""
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).with_name("cli_batch.py")), "--timeout", str(timeout)],

@@ -237,10 +237,11 @@ def problem_reply(path, body):
 class Reply:
     """One scripted answer: a status, headers, and a JSON body, SSE events or raw bytes."""
 
-    def __init__(self, status=200, body=None, events=None, raw=None, headers=None, delay=0.0):
+    def __init__(self, status=200, body=None, events=None, raw=None, headers=None, delay=0.0, hold=None):
         self.status, self.body, self.events, self.raw = status, body, events, raw
         self.headers = headers or {}
         self.delay = delay
+        self.hold = hold  # a threading.Event: the answer waits until the test sets it (no clock involved)
 
 
 class LLMServer:
@@ -248,6 +249,7 @@ class LLMServer:
         self.text = text
         self.validate = validate  # refuse what the real APIs refuse (problem_reply)
         self.requests = []
+        self.answered = []  # the requests whose answer was sent (or whose client had hung up)
         self.script = []  # Replies used first, in order; then the default answer
         server = self
 
@@ -269,6 +271,7 @@ class LLMServer:
                     server.send(self, reply)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+                server.answered.append(rec)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -290,6 +293,8 @@ class LLMServer:
     def send(self, handler, reply):
         if reply.delay:
             time.sleep(reply.delay)
+        if reply.hold is not None:
+            reply.hold.wait(120)
         if reply.events is not None:
             payload = b""
             for name, data in reply.events:
