@@ -53,9 +53,10 @@ def command(env, update, rebuild, json_mode, fmt, nul):
         if update or rebuild:
             found = agent_files(selected_agents(env.agent), env.agent_dir)
             files = [(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s, _ in found]
-            cat, rows = catalog.sync(files, prune_roots={f[3] for f in files}, rebuild=rebuild)
+            cat, rows = catalog.sync(files, prune_roots={f[3] for f in files}, rebuild=rebuild, wait=True,
+                                     quiet=True)
             cat.close()
-        with Catalog() as cat:
+        with Catalog(quiet=True) as cat:
             sessions, entries = cat.counts()
             dead = cat.meta("dead", 0)
             updated = cat.meta("updated", 0)
@@ -63,7 +64,7 @@ def command(env, update, rebuild, json_mode, fmt, nul):
     except Unavailable as e:
         from ..errors import StreeError
 
-        raise StreeError(str(e), hint="stree works without it (each file is parsed); check the cache directory")
+        raise StreeError(str(e), hint=e.hint or "stree works without it (each file is parsed); check the cache directory")
     path = db_path()
     size = sum(_size(path + suffix) for suffix in ("", "-wal"))
     rec = {"path": path, "bytes": size, "sessions": sessions, "entries": entries, "dead": dead,

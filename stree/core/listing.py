@@ -81,8 +81,14 @@ def _from_catalogue(paths, listed, advance):
 
         debug(f"no catalogue: {e}")
         return None
-    return [catalog.record(rows[full]) for full in (os.path.abspath(p) for p, _, _ in paths)
-            if full in rows and rows[full]["ok"]]
+    out = [catalog.record(rows[full]) for full in (os.path.abspath(p) for p, _, _ in paths)
+           if full in rows and rows[full]["ok"]]
+    for path, kind, state in cat.stale:  # (changed while another process wrote the catalogue)
+        info = session_info(path)
+        if info is not None:
+            info["agent"], info["state"] = kind, state
+            out.append(info)
+    return out
 
 
 def session_info(path):

@@ -111,8 +111,11 @@ def candidates(files, listed, pattern, no_cache=False):
                 live = [r for r in rows.values() if r["ok"]]
                 live.sort(key=lambda r: catalog.record(r)["_sort"], reverse=True)
                 sessions = {r["gen"]: r for r in live}
-                query = pattern.query(cat.terms)
-                found = [] if query is False else cat.matching(query, sessions)
+                found = cat.candidates(pattern, sessions)
+                if cat.stale:  # (changed while another process wrote the catalogue: read directly)
+                    more, extra = direct(cat.stale)
+                    sessions.update({-1 - gen: {**row, "gen": -1 - gen} for gen, row in more.items()})
+                    found += [(-1 - c[0], *c[1:]) for c in extra]
                 return sessions, found
             finally:
                 cat.close()
