@@ -21,6 +21,7 @@ ENV_HELP = """\
                                (its sessions of this directory's cwd, as pi 1.5.2 takes them)
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
   STREE_NO_CACHE               do not use the index cache (same as --no-cache)
+  STREE_CATALOG                a shared catalogue, postgresql://... (same as --catalog)
   STREE_CACHE_DIR              where indexes and kept graphs live (default: <platform cache dir>/stree/index)
   STREE_JOBS                   processes that parse a file without an index (default: one per core; 1: no workers)
   STREE_JSON                   pure: never decode with msgspec (the `fast` extra); msgspec: even a short file
@@ -201,10 +202,13 @@ Limits:
               help="Colour human output.")
 @click.option("--no-pager", is_flag=True, help="Do not page long output.")
 @click.option("--no-cache", is_flag=True, help="Parse the session file without the index cache (also STREE_NO_CACHE).")
+@click.option("--catalog", "catalog", metavar="URL",
+              help="The catalogue ls, grep and `catalog` answer from: postgresql://... for a team's shared one "
+                   "(also STREE_CATALOG, the config's `catalog`; default: this machine's SQLite one).")
 @click.option("--debug", is_flag=True, envvar="STREE_DEBUG", help="Show tracebacks for errors.")
 @click.version_option(__version__, "--version", prog_name="stree")
 @click.pass_context
-def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no_cache, debug):
+def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no_cache, catalog, debug):
     """stree: git-style plumbing for pi coding-agent sessions.
 
     A pi session is an append-only JSONL file whose entries form a tree; the last
@@ -225,6 +229,8 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
     cwd = _chdir(chdir) if chdir else os.getcwd()
     if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
         os.environ["STREE_NO_CACHE"] = "1"
+    if catalog:  # as STREE_CATALOG, for every layer (stree.core.teamcatalog.configured)
+        os.environ["STREE_CATALOG"] = catalog
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     ctx.obj.agent = agent
     if os.environ.get("STREE_DEBUG_STATS"):
@@ -242,6 +248,7 @@ GLOBAL_OPTIONS = (
     (("--color", "color"), {"type": click.Choice(["auto", "always", "never"])}),
     (("--no-pager", "no_pager"), {"is_flag": True}),
     (("--no-cache", "no_cache"), {"is_flag": True}),
+    (("--catalog", "catalog"), {"metavar": "URL"}),
     (("--debug", "debug"), {"is_flag": True}),
 )
 
@@ -263,6 +270,8 @@ def _apply_global(ctx, param, value):
         env.pager = False
     elif name in ("no_cache", "debug"):
         setattr(env, name, True)
+    elif name == "catalog":
+        os.environ["STREE_CATALOG"] = value
     else:
         setattr(env, name, value)
 

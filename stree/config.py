@@ -7,6 +7,7 @@
     max_time = 600                      # seconds a whole request may take (retries, streaming)
     context_window = 128000
     stream = true
+    catalog = "postgresql://me@db.example/stree"   # a team's shared catalogue (stree catalog)
 
     [anthropic]                         # used when that provider is chosen
     model = "claude-haiku-4-5"
@@ -19,7 +20,7 @@ from .errors import UsageError
 KEYS = {
     "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float), "max_time": (int, float),
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
-    "max_tokens_field": str, "reasoning": bool, "thinking_level": str,
+    "max_tokens_field": str, "reasoning": bool, "thinking_level": str, "catalog": str,
 }
 SECTIONS = ("openai", "anthropic", "extractive")
 

@@ -8,7 +8,8 @@ of stree.storage.index). Files are read a batch per transaction. A file that onl
 through its per-session index (stree.storage.index): only the appended lines are parsed and
 only the new entries decoded. Anything else is read again whole; a file under INDEX_MIN is
 parsed without writing an index (a first build over thousands of small sessions writes the
-catalogue only: reading one of them whole again when it grows costs less than its index). Entry text is what `:/TEXT` searches (stree.core.preview.entry_text)."""
+catalogue only: reading one of them whole again when it grows costs less than its index).
+Entry text is what `:/TEXT` searches (stree.core.preview.entry_text)."""
 
 import os
 from binascii import crc32
@@ -207,7 +208,7 @@ def _update(cat, full, agent, state, root):
     return _read(cat, full, st, old, {"path": full, "root": root, "agent": agent, "state": state})
 
 
-def _crc(fd, start, end):
+def crc_range(fd, start, end):
     start = max(0, start)
     return crc32(os.pread(fd, end - start, start)) if end > start else 0
 
@@ -219,8 +220,8 @@ def _grown(old, fd, st):
     size = old["size"]
     if old["covered"] != size or st.st_size <= size or old["rows"] is None:
         return False  # (a torn last line then, or the same size changed in place: read again whole)
-    return (_crc(fd, 0, min(WINDOW, size)) == old["head_crc"]
-            and _crc(fd, size - WINDOW, size) == old["window_crc"])
+    return (crc_range(fd, 0, min(WINDOW, size)) == old["head_crc"]
+            and crc_range(fd, size - WINDOW, size) == old["window_crc"])
 
 
 def _read(cat, full, st, old, row):
@@ -257,8 +258,9 @@ def _identity(row, fd, st, covered):
     from ..storage.index import racy
 
     row.update(dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns, ctime_ns=st.st_ctime_ns,
-               racy_crc=_crc(fd, 0, st.st_size) if racy(st) else None, covered=covered,
-               head_crc=_crc(fd, 0, min(WINDOW, st.st_size)), window_crc=_crc(fd, st.st_size - WINDOW, st.st_size))
+               racy_crc=crc_range(fd, 0, st.st_size) if racy(st) else None, covered=covered,
+               head_crc=crc_range(fd, 0, min(WINDOW, st.st_size)),
+               window_crc=crc_range(fd, st.st_size - WINDOW, st.st_size))
 
 
 def _failed(cat, old, row, st, error):

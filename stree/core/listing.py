@@ -47,12 +47,22 @@ def session_paths(cwd, agent_dir=None, session_dir=None, all_=False, agent=None)
     return paths, listed, where
 
 
-def session_records(paths, listed=(), current=None, advance=None, no_cache=False):
+def session_records(paths, listed=(), current=None, advance=None, no_cache=False, everything=False):
     """The ls records of the readable sessions among `paths` ((path, agent, state) each), newest
     activity first; `current` (an absolute path, or None) is marked current. From the
     catalogue, which reads only the files changed since; without it (no_cache, no SQLite), each
-    file parsed. `advance()` is called after each file."""
-    infos = _from_catalogue(paths, listed, advance) if catalog.enabled(no_cache) else None
+    file parsed. `advance()` is called after each file. From a shared catalogue (--catalog,
+    STREE_CATALOG: stree.core.teamcatalog), what was pushed: of `paths` on this host, or with
+    `everything` (ls --all) every session the team pushed that this role may see."""
+    infos = None
+    if catalog.enabled(no_cache):
+        from .teamcatalog import configured, records
+
+        url = configured()
+        if url is not None:
+            infos = records(url, None if everything else paths)
+        else:
+            infos = _from_catalogue(paths, listed, advance)
     if infos is None:
         infos = []
         for path, kind, state in paths:

@@ -26,8 +26,8 @@ and built again; if that fails too the caller reads the files directly (Unavaila
 import os
 import stat
 
-from .common import ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text, row_of, \
-    values_of, warn
+from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
+                     row_of, values_of, warn)
 
 SCHEMA = 8  # bump when a table or the meaning of a column changes: the database is rebuilt
 APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
@@ -301,6 +301,17 @@ class Catalog:
             sessions = db.execute("SELECT count(*) FROM sessions WHERE ok=1").fetchone()[0]
             entries = db.execute("SELECT count(*) FROM entries").fetchone()[0]
             return sessions, entries
+        return self.guard(read)
+
+    def entries_of(self, gen, start=0):
+        """(row, offset, length, kind, ts, id) of the living entries of the session `gen`
+        from its row `start` on, in order."""
+        def read():
+            lo = gen << ROW_BITS
+            cur = self.db.execute("SELECT rowid, off, len, kind, ts, id FROM entries WHERE rowid >= ? AND rowid < ? "
+                                  "ORDER BY rowid", (lo + start, lo + (1 << ROW_BITS)))
+            return [(rowid - lo, off, length, from_text(kind), ts, from_text(id)) for rowid, off, length, kind, ts, id
+                    in cur]
         return self.guard(read)
 
     # -- writing ------------------------------------------------------------

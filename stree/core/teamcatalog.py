@@ -1,0 +1,268 @@
+"""A shared catalogue (stree.storage.catalog.postgres): which one is configured, `stree
+catalog push`, and the rows and matches `ls`, `grep` and MCP answer from it.
+
+A push brings this machine's SQLite catalogue up to date first (stree.core.catalog: only
+the files that changed are read), then sends what the shared one lacks: nothing for a file
+whose identity it already holds, the appended entries of a file that only grew since it was
+pushed, everything of any other. One transaction per batch of files, each file locked
+(an advisory lock on owner, host and path) and its row read again inside it: a push killed
+at any point leaves whole files, and running it again sends the rest; two pushes at once
+(two machines, or two shells) never send an entry twice."""
+
+import os
+
+from ..errors import StreeError
+
+BATCH_FILES = 64
+EXIT = 5  # the catalogue's server failed or refused (as a model or network failure)
+
+
+def configured(explicit=None):
+    """The shared catalogue's URL, or None for this machine's SQLite catalogue:
+    --catalog, else STREE_CATALOG, else the config's `catalog`."""
+    url = explicit or os.environ.get("STREE_CATALOG")
+    if not url:
+        from ..config import load_config
+
+        url = load_config().get("catalog")
+    if not url or url == "sqlite":
+        return None
+    from ..storage.catalog.postgres import is_url
+
+    if not is_url(url):
+        from ..errors import UsageError
+
+        raise UsageError(f"catalogue {url!r}: not a postgresql:// URL",
+                         hint="use postgresql://USER@HOST/DB (or ?host=/socket/dir), or `sqlite` for this machine's")
+    return url
+
+
+def open_shared(url, migrate=True):
+    from ..storage.catalog import Unavailable
+    from ..storage.catalog.postgres import Catalog
+
+    cat = Catalog(url, migrate=migrate)
+    try:
+        cat.open()
+    except Unavailable as e:
+        raise failed(e) from None
+    return cat
+
+
+def failed(e):
+    return StreeError(str(e), code=EXIT, hint=getattr(e, "hint", None))
+
+
+def records(url, paths=None):
+    """The ls records of the shared catalogue's sessions (of `paths` on this host, or every
+    row this role may see), as core.listing builds them."""
+    from ..storage.catalog import Unavailable
+    from .catalog import record
+
+    cat = open_shared(url, migrate=False)
+    try:
+        rows = cat.rows(host=cat.host if paths is not None else None)
+    except Unavailable as e:
+        raise failed(e) from None
+    finally:
+        cat.close()
+    wanted = None if paths is None else {os.path.abspath(p) for p, *_ in paths}
+    out = []
+    for row in rows.values():
+        if row["ok"] and (wanted is None or row["path"] in wanted):
+            out.append(_record(record, row))
+    return out
+
+
+def _record(record, row):
+    try:
+        return record(row)
+    except OSError:  # (no activity, no timestamp: the file's mtime, which another host's file lacks)
+        return record({**row, "activity": row["mtime_ns"] // 1_000_000 if row["mtime_ns"] else 0})
+
+
+def grep_candidates(url, files, pattern, one=False):
+    """(gen -> row, newest first; candidates with their text) from the shared catalogue:
+    every session this role may see, or with `one` only the file of `files`."""
+    from ..storage.catalog import Unavailable
+    from .catalog import record
+
+    cat = open_shared(url, migrate=False)
+    try:
+        rows = cat.rows(host=cat.host if one else None)
+        named = {os.path.abspath(p) for p, *_ in files}
+        live = [r for r in rows.values() if r["ok"] and (not one or r["path"] in named)]
+        live.sort(key=lambda r: _record(record, r)["_sort"], reverse=True)
+        sessions = {r["gen"]: r for r in live}
+        return sessions, cat.candidates(pattern, sessions)
+    except Unavailable as e:
+        raise failed(e) from None
+    finally:
+        cat.close()
+
+
+def search_stored(pattern, sessions, candidates, keep):
+    """grep.search for candidates that carry their text (a shared catalogue's): the same
+    Matches, matched against the text kept rather than read again from a file."""
+    from array import array
+
+    from .grep import Match
+
+    on = {}
+    for c in candidates:
+        gen = c[0]
+        if gen not in sessions or not keep(c[4], c[5]):
+            continue
+        row = sessions[gen]
+        if gen not in on:
+            on[gen] = set(array("i", row["path_rows"] or b""))
+        for number, line in pattern.lines(c[7]):
+            yield Match(row, c[6], c[4], c[5], c[1] in on[gen], number, line)
+
+
+def push(url, files, prune_roots, progress=None):
+    """Send this machine's sessions (`files`: (path, agent, state, root)) to the shared
+    catalogue; rows of files gone from `prune_roots` are dropped there. Returns
+    {"files": pushed, "entries": sent, "dropped": n, "unchanged": m}."""
+    from ..storage.catalog import Unavailable
+    from . import catalog
+
+    try:
+        local, rows = catalog.sync(files, prune_roots=prune_roots, progress=progress, wait=True, quiet=True)
+    except Unavailable as e:
+        raise StreeError(f"cannot read this machine's catalogue: {e}", hint=getattr(e, "hint", None)
+                         or "check the cache directory (STREE_CACHE_DIR)") from None
+    try:
+        shared = open_shared(url)
+        try:
+            return _push(local, shared, rows, {str(r) for r in prune_roots})
+        except Unavailable as e:
+            raise failed(e) from None
+        finally:
+            shared.close()
+    finally:
+        local.close()
+
+
+def _push(local, shared, rows, roots):
+    remote = shared.guard(shared.rows, None, shared.host, shared.user)
+    todo, unchanged = [], 0
+    for full, row in rows.items():
+        have = remote.get((shared.user, shared.host, full))
+        if have is not None and _same(have, row):
+            unchanged += 1
+            continue
+        todo.append((full, row))
+    gone = [r["path"] for r in remote.values() if r["root"] in roots and r["path"] not in rows]
+    stats = {"files": 0, "entries": 0, "dropped": 0, "unchanged": unchanged}
+    for i in range(0, max(len(todo), 1 if gone else 0), BATCH_FILES):
+        batch = todo[i:i + BATCH_FILES]
+        last = i + BATCH_FILES >= len(todo)
+        shared.guard(_send, local, shared, batch, gone if last else (), stats)
+    from ..storage.cachedir import debug
+
+    debug(f"push: {stats['files']} file(s), {stats['entries']} entries sent, {unchanged} unchanged, "
+          f"{stats['dropped']} dropped")
+    return stats
+
+
+IDENTITY = ("dev", "ino", "size", "mtime_ns", "ctime_ns", "rows", "ok", "agent", "state", "head_crc", "window_crc")
+
+
+def _same(have, row):
+    return all(have[k] == row[k] for k in IDENTITY)
+
+
+def _send(local, shared, batch, gone, stats):
+    from ..storage.catalog.postgres import entry_values, session_values
+    from ..storage.catalog.common import SESSION_COLUMNS
+
+    db = shared.db
+    host = shared.host
+    cols = ["host"] + list(SESSION_COLUMNS) + ["sid"]
+    marks = ", ".join("nextval('sessions_gen')" if c == "gen" else "%s" for c in cols)
+    update = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols if c not in ("host", "path", "gen"))
+    upsert = (f"INSERT INTO sessions({', '.join(cols)}) VALUES ({marks}) "
+              f"ON CONFLICT (owner, host, path) DO UPDATE SET {update}")
+    from ..storage.catalog.common import enc
+
+    with db.transaction():
+        for full, row in batch:
+            key = enc(full)
+            db.execute("SELECT pg_advisory_xact_lock(hashtextextended(current_user || %s || %s, 0))", (host, key))
+            have = db.execute("SELECT size, ino, dev, head_crc, window_crc, covered, rows, ok FROM sessions "
+                              "WHERE owner = current_user AND host = %s AND path = %s FOR UPDATE",
+                              (host, key)).fetchone()
+            start = _appended_from(have, row, full)
+            if start is None:
+                continue  # (pushed meanwhile by another process: as it is now)
+            db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
+                       (host, key, start))
+            items = _items(local, row, full, start) if row["ok"] else []
+            if items:
+                with db.cursor() as cur:
+                    cur.executemany("INSERT INTO entries(host, path, row, off, len, kind, ts, id, text, raw) "
+                                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                                    entry_values(None, host, full, items))
+            values = session_values(host, row)
+            values.pop(1 + SESSION_COLUMNS.index("gen"))
+            db.execute(upsert, values)
+            stats["files"] += 1
+            stats["entries"] += len(items)
+        for path in gone:
+            key = enc(path)
+            db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s", (host, key))
+            n = db.execute("DELETE FROM sessions WHERE owner = current_user AND host = %s AND path = %s",
+                           (host, key)).rowcount
+            stats["dropped"] += n
+
+
+def _appended_from(have, row, full):
+    """The first entry row to send: the rows the shared catalogue holds when the file only
+    grew since it was pushed, else 0 (all of it); None when it holds the file as it is."""
+    if have is None or not row["ok"]:
+        return 0
+    size, ino, dev, head, window, covered, rows, ok = have
+    if (size, int(ino), int(dev)) == (row["size"], row["ino"], row["dev"]) and rows == row["rows"] \
+            and head == row["head_crc"] and window == row["window_crc"]:
+        return None
+    if not ok or (int(ino), int(dev)) != (row["ino"], row["dev"]) or head != row["head_crc"] or covered != size \
+            or size >= row["size"] or rows is None or rows > row["rows"]:
+        return 0
+    from .catalog import WINDOW, crc_range
+    from ..storage.session import open_file
+
+    try:
+        fd = open_file(full)
+    except StreeError:
+        return 0
+    try:
+        return rows if crc_range(fd, size - WINDOW, size) == window else 0
+    finally:
+        os.close(fd)
+
+
+def _items(local, row, full, start):
+    """(row, offset, length, kind, ts, id, text) of the file's indexed entries from `start`,
+    their text read again from the file (the local catalogue keeps only where they are)."""
+    from ..format.decode import decode_line
+    from ..storage.session import open_file
+    from .preview import entry_text
+
+    out = []
+    try:
+        fd = open_file(full)
+    except StreeError:
+        return out
+    try:
+        for r, off, length, kind, ts, id in local.entries_of(row["gen"], start):
+            try:
+                entry = decode_line(os.pread(fd, length, off))
+            except ValueError:
+                continue
+            text = entry_text(entry) if isinstance(entry, dict) else ""
+            if text:
+                out.append((r, off, length, kind, ts, id, text))
+    finally:
+        os.close(fd)
+    return out
