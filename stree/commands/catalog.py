@@ -19,6 +19,8 @@ CATALOG_FIELDS = {
     "unchanged": "push: session files the shared catalogue already held as they are",
     "dropped": "push: rows of this host's files gone since, dropped",
     "schema": "migrate: the shared catalogue's schema version now",
+    "usage": "export: rows written to usage/ (entries with usage)",
+    "exported": "export: the directory written",
 }
 
 
@@ -31,16 +33,20 @@ Examples:
   stree --catalog postgresql:///stree catalog push      send this machine's sessions to the team's
   STREE_CATALOG=postgresql:///stree stree grep -c x     search every session the team pushed
   stree --catalog postgresql:///stree catalog migrate   create or upgrade its schema (as its owner)
+  stree catalog export --parquet sessions.parquet.d     sessions, usage and entries as Parquet files
 
 \b
 Fields for --json / --format:
 {describe(CATALOG_FIELDS)}""")
-@click.argument("action", required=False, default="show", type=click.Choice(["show", "push", "migrate"]))
+@click.argument("action", required=False, default="show", type=click.Choice(["show", "push", "migrate", "export"]))
 @click.option("--update", is_flag=True, help="Bring it up to date with every session file of the selected agents.")
 @click.option("--rebuild", is_flag=True, help="Remove it and build it again from the session files.")
+@click.option("--parquet", "parquet_dir", metavar="DIR", type=click.Path(),
+              help="export: write Parquet files into this new directory (the `parquet` extra: pyarrow).")
+@click.option("--no-text", is_flag=True, help="export: leave the entries' text out of entries/.")
 @output_options(CATALOG_FIELDS)
 @click.pass_obj
-def command(env, action, update, rebuild, json_mode, fmt, nul):
+def command(env, action, update, rebuild, parquet_dir, no_text, json_mode, fmt, nul):
     """Show the session catalogue's state, rebuild it, or push to a shared one.
 
     The catalogue is one SQLite database in stree's cache directory
@@ -59,6 +65,11 @@ def command(env, action, update, rebuild, json_mode, fmt, nul):
     `catalog = "postgresql://..."` in the config) `ls`, `grep` and this command
     answer from it. `migrate` creates or upgrades its schema (the roles
     stree_pusher and stree_reader come with it: see the README, Team scale).
+
+    `export --parquet DIR` writes this machine's sessions (every agent's, or
+    --agent's) as Parquet: DIR/sessions, DIR/usage and DIR/entries (the last two
+    partitioned by day=YYYY-MM-DD), for DuckDB, ClickHouse, Spark or BigQuery;
+    the sums over usage/ are `stats --all`'s.
     """
     from ..core import teamcatalog
 
@@ -69,7 +80,11 @@ def command(env, action, update, rebuild, json_mode, fmt, nul):
 
         raise UsageError(f"catalog {action} needs a shared catalogue",
                          hint="give --catalog postgresql://USER@HOST/DB, or set STREE_CATALOG")
-    if action == "push":
+    if action == "export":
+        rec = _export(env, parquet_dir, not no_text)
+        human = (f"exported   {rec['sessions']} sessions, {rec['usage']} usage rows, {rec['entries']} entries "
+                 f"to {rec['exported']}")
+    elif action == "push":
         rec = _push(env, teamcatalog, shared)
         human = (f"pushed     {rec['pushed']} session file(s), {rec['sent']} entries, to {rec['path']}\n"
                  f"unchanged  {rec['unchanged']}\n"
@@ -84,6 +99,18 @@ def command(env, action, update, rebuild, json_mode, fmt, nul):
         rec, human = _local_state(env, update, rebuild)
     out.record(rec, human)
     out.close()
+
+
+def _export(env, target, text):
+    from ..core.listing import session_paths
+    from ..core.parquet import export
+    from ..errors import UsageError
+
+    if not target:
+        raise UsageError("catalog export needs --parquet DIR", hint="stree catalog export --parquet DIR")
+    paths = [p for p, _, _ in session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
+    counts = export(paths, target, text)
+    return {"exported": os.path.abspath(target), **counts}
 
 
 def _push(env, teamcatalog, url):
