@@ -33,7 +33,7 @@ soak: $(VENV)/.installed-test $(PI) $(PIS)
 # zsh, groff and man for the completion and man page tests, chromium for the HTML export tests:
 # installed when running as root (CI); otherwise their tests are skipped, and this says which and why
 shell-tools:
-	@for need in zsh:zsh groff:groff-base man:man-db chromium:chromium; do \
+	@for need in zsh:zsh groff:groff-base man:man-db chromium:chromium pg_ctlcluster:postgresql; do \
 		tool=$${need%%:*}; pkg=$${need#*:}; \
 		command -v $$tool >/dev/null && continue; \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
