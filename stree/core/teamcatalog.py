@@ -199,11 +199,11 @@ def _send(local, shared, batch, gone, stats):
             db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
                        (host, key, start))
             items = _items(local, row, full, start) if row["ok"] else []
-            if items:
+            if items:  # (COPY: one stream, not a statement per entry)
                 with db.cursor() as cur:
-                    cur.executemany("INSERT INTO entries(host, path, row, off, len, kind, ts, id, text, raw) "
-                                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                                    entry_values(None, host, full, items))
+                    with cur.copy("COPY entries(host, path, row, off, len, kind, ts, id, text, raw) FROM STDIN") as copy:
+                        for values in entry_values(None, host, full, items):
+                            copy.write_row(values)
             values = session_values(host, row)
             values.pop(1 + SESSION_COLUMNS.index("gen"))
             db.execute(upsert, values)

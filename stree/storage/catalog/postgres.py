@@ -231,9 +231,9 @@ class Catalog:
             sql = ("SELECT s.gen, e.row, e.off, e.len, e.kind, e.ts, e.id, e.text, e.raw FROM entries e "
                    "JOIN sessions s ON s.owner = e.owner AND s.host = e.host AND s.path = e.path")
             where, args = [], []
-            for literal in narrowing(pattern):
-                where.append("strpos(e.text, %s) > 0" if not pattern.ignore_case else "e.text ILIKE %s")
-                args.append(literal if not pattern.ignore_case else "%" + _like(literal) + "%")
+            for literal in narrowing(pattern):  # (LIKE and ILIKE: what the trigram index answers)
+                where.append("e.text ILIKE %s" if pattern.ignore_case else "e.text LIKE %s")
+                args.append("%" + _like(literal) + "%")
             if where:
                 sql += " WHERE " + " AND ".join(where)
             sql += " ORDER BY s.gen, e.row"
