@@ -220,3 +220,21 @@ def test_two_homes_push_at_once_and_a_reader_reads_meanwhile(stree, tmp_path, is
                              env=env, capture_output=True, check=True).stdout
         assert json.loads(out)["pushed"] == 0
     assert reads >= 1 and HOSTILE
+
+
+def test_stats_all_answers_the_same_from_both_backends(stree, isolated_home, pg_url):
+    """With a fork (its copied prefix counted once) and the same session in two places."""
+    paths = corpus(isolated_home, n=6, entries=80)
+    lines_ = paths[0].read_text().splitlines()
+    header = json.loads(lines_[0])
+    header.update(id="0199f0f0-0000-7000-8000-0000000000f3", parentSession=str(paths[0]))
+    paths[0].with_name("fork.jsonl").write_text("\n".join([dumps(header)] + lines_[1:]) + "\n")
+    push(stree, pg_url)
+    for extra in ([], ["--since", "2026-01-01"]):
+        local = [json.loads(x) for x in lines(stree("stats", "--all", "--json", *extra))]
+        shared = [json.loads(x) for x in lines(stree(*with_catalog(pg_url, "stats", "--all", "--json", *extra)))]
+        assert len(local) == len(shared) and local, extra
+        for a, b in zip(local, shared):
+            assert a.keys() == b.keys()
+            assert {k: v for k, v in a.items() if k != "cost"} == {k: v for k, v in b.items() if k != "cost"}, (a, b)
+            assert a["cost"] == pytest.approx(b["cost"], rel=1e-9, abs=1e-12)

@@ -199,14 +199,20 @@ def _send(local, shared, batch, gone, stats):
             db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
                        (host, key, start))
             items = _items(local, row, full, start) if row["ok"] else []
-            if items:  # (COPY: one stream, not a statement per entry)
-                with db.cursor() as cur:
-                    with cur.copy("COPY entries(host, path, row, off, len, kind, ts, id, text, raw) FROM STDIN") as copy:
-                        for values in entry_values(None, host, full, items):
-                            copy.write_row(values)
+            if items:
+                _insert(shared, "entries(host, path, row, off, len, kind, ts, id, text, raw)",
+                        entry_values(None, host, full, items))
+            usages, own = _usages(full, start) if row["ok"] else ([], None)
+            db.execute("DELETE FROM usage WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
+                       (host, key, start))
+            if usages:
+                _insert(shared, "usage(host, path, row, model, ms, input, output, cache_read, cache_write, cost)",
+                        [(host, key, u.row, u.key, u.ms, *u.values) for u in usages])
             values = session_values(host, row)
             values.pop(1 + SESSION_COLUMNS.index("gen"))
             db.execute(upsert, values)
+            db.execute("UPDATE sessions SET own_entries = %s WHERE owner = current_user AND host = %s AND path = %s",
+                       (own, host, key))
             stats["files"] += 1
             stats["entries"] += len(items)
         for path in gone:
@@ -215,6 +221,26 @@ def _send(local, shared, batch, gone, stats):
             n = db.execute("DELETE FROM sessions WHERE owner = current_user AND host = %s AND path = %s",
                            (host, key)).rowcount
             stats["dropped"] += n
+
+
+def _insert(shared, table, rows):
+    """Rows into `table` ("name(columns)"): by COPY (one stream) where row-level security does
+    not apply to this role (the tables' owner), else by a pipelined INSERT per row (PostgreSQL
+    refuses COPY FROM under row-level security)."""
+    db = shared.db
+    if shared.copy is None:
+        shared.copy = db.execute("SELECT rolsuper OR rolbypassrls OR pg_has_role(current_user, "
+                                 "(SELECT tableowner FROM pg_tables WHERE tablename = 'entries' "
+                                 "AND schemaname = current_schema()), 'MEMBER') FROM pg_roles "
+                                 "WHERE rolname = current_user").fetchone()[0]
+    with db.cursor() as cur:
+        if shared.copy:
+            with cur.copy(f"COPY {table} FROM STDIN") as copy:
+                for values in rows:
+                    copy.write_row(values)
+        else:
+            marks = ", ".join(["%s"] * len(rows[0]))
+            cur.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
 
 
 def _appended_from(have, row, full):
@@ -240,6 +266,63 @@ def _appended_from(have, row, full):
         return rows if crc_range(fd, size - WINDOW, size) == window else 0
     finally:
         os.close(fd)
+
+
+def _usages(full, start):
+    """(the usages of the file's entries from row `start` on, its own entries): read as
+    `stats --all` reads them (stree.core.usage: a fork's copied prefix is its parent's)."""
+    from ..storage.session import parse
+    from .tree import Tree
+    from .usage import ParentIds, entry_usages
+
+    try:
+        session = parse(full)
+    except (StreeError, OSError):
+        return [], None
+    try:
+        tree = Tree(session.nodes, session.load)
+        skip = ParentIds().of(session.header, full)
+        own = len(session.nodes) - (sum(1 for i in session.nodes.col("id") if i in skip) if skip else 0)
+        return [u for u in entry_usages(tree, skip, session.raw) if u.row >= start], own
+    finally:
+        session.close()
+
+
+def across(url, since=None, until=None):
+    """`stats --all` over the shared catalogue: a stree.core.usage.Across of every session
+    this role may see, one per session id (the same session pushed from two machines, or by
+    two people, counted once: the copy with the most entries)."""
+    from ..storage.catalog import Unavailable
+    from .usage import Across, Usage, day_of, grouped, total, within
+
+    cat = open_shared(url, migrate=False)
+    try:
+        rows, usage = cat.rows(), cat.usage()
+    except Unavailable as e:
+        raise failed(e) from None
+    finally:
+        cat.close()
+    chosen = {}
+    for key in sorted(rows, key=lambda k: (k[2], k[1], k[0])):
+        row = rows[key]
+        if not row["ok"]:
+            continue
+        sid = row["sid"] if row["sid"] is not None else key
+        if sid not in chosen or (row["rows"] or 0) > (rows[chosen[sid]]["rows"] or 0):
+            chosen[sid] = key
+    out = Across(since, until)
+    for key in sorted(chosen.values(), key=lambda k: (k[2], k[1], k[0])):
+        row = rows[key]
+        usages = [u for u in (Usage(*values) for values in usage.get(key, ())) if within(u, since, until)]
+        t = total(usages)
+        t.entries = row["own_entries"] if row["own_entries"] is not None else row["entries"]
+        if t.count or (since is None and until is None):
+            out.sessions.append((row["id"], row["path"], t, row["name"], row["cwd"]))
+        for target, by in ((out.models, lambda u: u.key), (out.days, lambda u: day_of(u.ms))):
+            for k, part in grouped(usages, by).items():
+                target.setdefault(k, type(part)()).merge(part)
+        out.total.merge(t)
+    return out
 
 
 def _items(local, row, full, start):

@@ -17,7 +17,7 @@ import socket
 
 from .common import JSON_COLUMNS, SESSION_COLUMNS, Unavailable, enc, from_text, index_text, row_of
 
-SCHEMA = 2
+SCHEMA = 3
 HINT = "check the URL (--catalog, STREE_CATALOG or the config's `catalog`) and that the server is running"
 
 _COLTYPES = {"path": "text", "root": "text", "agent": "text", "state": "text", "gen": "bigint", "dev": "numeric",
@@ -58,10 +58,21 @@ MIGRATIONS = [
      "CREATE POLICY own_or_reader ON entries FOR SELECT USING "
      "(owner = current_user OR pg_has_role(current_user, 'stree_reader', 'MEMBER'))",
      "CREATE POLICY own_rows ON entries FOR ALL USING (owner = current_user) WITH CHECK (owner = current_user)"],
+    # 3: usage per entry (what `stats --all` sums), a session's own entries (a fork's copied prefix left out)
+    ["CREATE TABLE usage(owner name NOT NULL DEFAULT current_user, host text NOT NULL, path text NOT NULL, "
+     "row integer NOT NULL, model text, ms bigint, input bigint, output bigint, cache_read bigint, "
+     "cache_write bigint, cost double precision, PRIMARY KEY (owner, host, path, row))",
+     "ALTER TABLE sessions ADD COLUMN own_entries integer",
+     "GRANT SELECT, INSERT, UPDATE, DELETE ON usage TO stree_pusher",
+     "GRANT SELECT ON usage TO stree_reader",
+     "ALTER TABLE usage ENABLE ROW LEVEL SECURITY",
+     "CREATE POLICY own_or_reader ON usage FOR SELECT USING "
+     "(owner = current_user OR pg_has_role(current_user, 'stree_reader', 'MEMBER'))",
+     "CREATE POLICY own_rows ON usage FOR ALL USING (owner = current_user) WITH CHECK (owner = current_user)"],
 ]
 assert len(MIGRATIONS) == SCHEMA
 
-COLUMNS = SESSION_COLUMNS + ("sid",)
+COLUMNS = SESSION_COLUMNS + ("sid", "own_entries")
 
 
 def is_url(value):
@@ -115,6 +126,7 @@ class Catalog:
 
     kind = "postgres"
     stale = ()
+    copy = None  # may this role COPY into the tables (not under row-level security)? (asked once)
 
     def __init__(self, url, migrate=True):
         self.url = url
@@ -206,7 +218,7 @@ class Catalog:
             wanted = None if paths is None else set(paths)
             for values in self.db.execute(sql, args):
                 row = row_of(values[:len(SESSION_COLUMNS)])
-                row["sid"], row["host"], row["owner"] = values[len(SESSION_COLUMNS):]
+                row["sid"], row["own_entries"], row["host"], row["owner"] = values[len(SESSION_COLUMNS):]
                 if row["path_rows"] is not None:
                     row["path_rows"] = bytes(row["path_rows"])
                 for c in ("dev", "ino"):
@@ -221,6 +233,18 @@ class Catalog:
             sessions = self.db.execute("SELECT count(*) FROM sessions WHERE ok=1").fetchone()[0]
             entries = self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
             return sessions, entries
+        return self.guard(read)
+
+    def usage(self):
+        """(owner, host, path) -> [(row, model, ms, (input, output, cacheRead, cacheWrite, cost))],
+        in file order, of every row this role may see."""
+        def read():
+            out = {}
+            for owner, host, path, row, model, ms, i, o, r, w, c in self.db.execute(
+                    "SELECT owner, host, path, row, model, ms, input, output, cache_read, cache_write, cost "
+                    "FROM usage ORDER BY owner, host, path, row"):
+                out.setdefault((owner, host, _dec(path)), []).append((row, model, ms, (i, o, r, w, c)))
+            return out
         return self.guard(read)
 
     def candidates(self, pattern, gens):
