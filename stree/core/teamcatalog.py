@@ -103,21 +103,24 @@ def grep_candidates(url, files, pattern, one=False):
 
 def search_stored(pattern, sessions, candidates, keep):
     """grep.search for candidates that carry their text (a shared catalogue's): the same
-    Matches, matched against the text kept rather than read again from a file."""
+    Matches in the same order (sessions as `sessions` orders them, entries in file order),
+    matched against the text kept rather than read again from a file."""
     from array import array
 
     from .grep import Match
 
-    on = {}
+    by_gen = {}
     for c in candidates:
-        gen = c[0]
-        if gen not in sessions or not keep(c[4], c[5]):
+        if keep(c[4], c[5]):
+            by_gen.setdefault(c[0], []).append(c)
+    for gen, row in sessions.items():
+        found = by_gen.get(gen)
+        if not found:
             continue
-        row = sessions[gen]
-        if gen not in on:
-            on[gen] = set(array("i", row["path_rows"] or b""))
-        for number, line in pattern.lines(c[7]):
-            yield Match(row, c[6], c[4], c[5], c[1] in on[gen], number, line)
+        on_path = set(array("i", row["path_rows"] or b""))
+        for c in sorted(found, key=lambda c: c[1]):
+            for number, line in pattern.lines(c[7]):
+                yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
 
 
 def push(url, files, prune_roots, progress=None):
