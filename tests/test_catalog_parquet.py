@@ -76,3 +76,16 @@ def test_an_existing_directory_is_refused(stree, isolated_home, tmp_path):
     assert r.code == 6 and "already exists" in r.err and "hint:" in r.err and "Traceback" not in r.err, r
     r = stree("catalog", "export")
     assert r.code == 2 and "--parquet DIR" in r.err, r
+
+
+def test_plain_commands_import_neither_psycopg_nor_pyarrow(isolated_home):
+    """The extras are imported only where used: a PostgreSQL URL, export --parquet."""
+    import subprocess
+    import sys
+
+    corpus(isolated_home, n=2, entries=20)
+    for args in (["ls", "--all"], ["grep", "-c", "the"], ["stats", "--all"], ["catalog"]):
+        r = subprocess.run([sys.executable, "-X", "importtime", "-m", "stree", *args], capture_output=True, text=True)
+        assert r.returncode in (0, 1), r.stderr[-2000:]
+        imported = {line.split("|")[-1].strip().split(".")[0] for line in r.stderr.splitlines() if "|" in line}
+        assert not imported & {"psycopg", "pyarrow", "duckdb"}, args

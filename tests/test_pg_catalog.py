@@ -283,4 +283,5 @@ def test_the_connection_dropped_mid_push_then_the_push_run_again(stree, isolated
     again = push(stree, pg_url)
     assert again["pushed"] + again["unchanged"] == 200 and again["unchanged"] > 0
     assert _count(pg_server, pg_url, "sessions") == 200
-    same_stats(lines(stree("stats", "--all", "--json")), lines(stree(*with_catalog(pg_url, "stats", "--all", "--json"))))
+    same_stats(lines(stree("stats", "--all", "--json")),
+               lines(stree(*with_catalog(pg_url, "stats", "--all", "--json"))))

@@ -274,12 +274,13 @@ def _appended_from(have, row, full):
 def _usages(full, start):
     """(the usages of the file's entries from row `start` on, its own entries): read as
     `stats --all` reads them (stree.core.usage: a fork's copied prefix is its parent's)."""
+    from ..storage import index
     from ..storage.session import parse
     from .tree import Tree
     from .usage import ParentIds, entry_usages
 
-    try:
-        session = parse(full)
+    try:  # (through the per-session index the local catalogue keeps: nothing parsed again)
+        session = index.load(full)[0] if index.enabled() else parse(full)
     except (StreeError, OSError):
         return [], None
     try:
