@@ -17,7 +17,7 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # completion tests, groff and man for the man pages, chromium for the HTML export.
 # `make test` installs the missing ones with apt-get only when STREE_TEST_APT=1 asks for it
 # (CI sets it in .ci/run); it waits up to 10 minutes for another apt/dpkg to let go of its lock.
-SHELL_TOOLS := zsh:zsh groff:groff-base man:man-db chromium:chromium
+SHELL_TOOLS := zsh:zsh groff:groff-base man:man-db chromium:chromium pg_ctlcluster:postgresql
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600
 
 .PHONY: run test check test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench

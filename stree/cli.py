@@ -20,6 +20,7 @@ ENV_HELP = f"""\
                                (its sessions of this directory's cwd, as pi 1.6.0 takes them)
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
   STREE_NO_CACHE               do not use the index cache (same as --no-cache)
+  STREE_CATALOG                a shared catalogue, postgresql://... (same as --catalog)
   STREE_CACHE_DIR              where indexes and kept graphs live (default: <platform cache dir>/stree/index)
   STREE_JOBS                   processes that parse a file without an index (default: one per core; 1: no workers)
   STREE_JSON                   pure: never decode with msgspec (the `fast` extra); msgspec: even a short file
@@ -216,7 +217,7 @@ Limits:
 @global_options
 @click.version_option(__version__, "--version", prog_name="stree")
 @click.pass_context
-def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no_cache, debug):
+def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no_cache, catalog, debug):
     """stree: git-style plumbing for pi coding-agent sessions.
 
     A pi session is an append-only JSONL file whose entries form a tree; the last
@@ -237,6 +238,8 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
     cwd = _chdir(chdir) if chdir else os.getcwd()
     if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
         os.environ["STREE_NO_CACHE"] = "1"
+    if catalog:  # as STREE_CATALOG, for every layer (stree.core.teamcatalog.configured)
+        os.environ["STREE_CATALOG"] = catalog
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     ctx.obj.agent = agent
     if os.environ.get("STREE_DEBUG_STATS"):
@@ -260,6 +263,8 @@ def _apply_global(ctx, param, value):
         env.pager = False
     elif name in ("no_cache", "debug"):
         setattr(env, name, True)
+    elif name == "catalog":
+        os.environ["STREE_CATALOG"] = value
     else:
         setattr(env, name, value)
 

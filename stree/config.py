@@ -9,6 +9,7 @@
     stream = true
     system_prompt = "~/prompts/pi.md"   # context --as: the instructions (the session has none)
     tools = "~/prompts/tools.json"      # context --as: tool definitions (default: pi's built-in)
+    catalog = "postgresql://me@db.example/stree"   # a team's shared catalogue (stree catalog)
 
     [anthropic]                         # used when that provider is chosen
     model = "claude-haiku-4-5"
@@ -22,6 +23,7 @@ KEYS = {
     "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float), "max_time": (int, float),
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
     "max_tokens_field": str, "reasoning": bool, "thinking_level": str, "system_prompt": str, "tools": str,
+    "catalog": str,
 }
 SECTIONS = ("openai", "anthropic", "extractive")
 

@@ -36,6 +36,9 @@ OPTIONS = (
     GlobalOption("no_pager", ("--no-pager",), "Do not page long output.", flag=True, fast=True),
     GlobalOption("no_cache", ("--no-cache",), "Parse the session file without the index cache (also STREE_NO_CACHE).",
                  flag=True),
+    GlobalOption("catalog", ("--catalog",), "The catalogue ls, grep and `catalog` answer from: postgresql://... for a "
+                 "team's shared one (also STREE_CATALOG, the config's `catalog`; default: this machine's SQLite one).",
+                 metavar="URL"),
     GlobalOption("debug", ("--debug",), "Show tracebacks for errors.", flag=True, envvar="STREE_DEBUG"),
 )
 

@@ -9,8 +9,9 @@ _ = object()
 # click calls it to list the commands in `stree --help` (stree.cli.LazyGroup)
 _.format_commands
 
-# pytest's hooks (tests/conftest.py: the markers)
+# pytest's hooks (tests/conftest.py: the markers) and a module's marks
 pytest_collection_modifyitems
+pytestmark
 
 # http.server and socketserver hooks (the tests' LLM and HTTP servers)
 _.do_GET

@@ -39,7 +39,7 @@ def command(env, all_, date_style, json_mode, fmt, nul):
     except (StreeError, OSError):
         current = None
     with Progress("reading sessions", total=len(paths), enabled=not (json_mode or fmt)) as progress:
-        infos = session_records(paths, listed, current, progress.advance, env.no_cache)
+        infos = session_records(paths, listed, current, progress.advance, env.no_cache, everything=all_)
     if not infos:
         click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
     short = shortest_prefixes([info["id"] or "" for info in infos])

@@ -153,10 +153,13 @@ def _all(env, out, usage, since, until):
     from ..output.progress import Progress
     from ..storage.session import parse
 
+    from ..core.teamcatalog import across as shared_across, configured
+
+    url = None if env.no_cache else configured()  # a shared catalogue (--catalog): every session pushed there
     # the sessions `ls --all` lists: every project's, of every agent --agent selects
-    paths = [os.path.abspath(str(p)) for p, _, _ in
-             session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
-    across = usage.Across(since, until)
+    paths = [] if url else [os.path.abspath(str(p)) for p, _, _ in
+                            session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
+    across = shared_across(url, since, until) if url else usage.Across(since, until)
     headers = {}
     with Progress("reading sessions", total=2 * len(paths), enabled=not out.machine) as progress:
         for path in paths:  # first their headers: which are forks of which

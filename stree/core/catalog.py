@@ -1,11 +1,15 @@
 """The catalogue kept up to date (stree.storage.catalog holds the database): which files
 changed, what is read of them, and what a session row holds.
 
-A file whose identity (device, inode, size, mtime) is the one its row was read at is not
-opened. A file that only grew (same inode, the bytes where the row stopped unchanged, its
-last line complete then) is read through its per-session index (stree.storage.index):
-only the appended lines are parsed and only the new entries decoded. Anything else is
-read again whole. Entry text is what `:/TEXT` searches (stree.core.preview.entry_text)."""
+A file whose identity (device, inode, size, mtime, ctime) is the one its row was read at is
+not opened (unless its row was read in the same tick of the clock as a change: the racy rule
+of stree.storage.index). Files are read a batch per transaction. A file that only grew
+(same inode, the bytes where the row stopped unchanged, its last line complete then) is read
+through its per-session index (stree.storage.index): only the appended lines are parsed and
+only the new entries decoded. Anything else is read again whole; a file under INDEX_MIN is
+parsed without writing an index (a first build over thousands of small sessions writes the
+catalogue only: reading one of them whole again when it grows costs less than its index).
+Entry text is what `:/TEXT` searches (stree.core.preview.entry_text)."""
 
 import os
 from binascii import crc32
@@ -33,9 +37,17 @@ def add_usage(totals, entry):
             totals[column] += value
 
 
-def sync(files, prune_roots=(), progress=None, rebuild=False):
+INDEX_MIN = 64 << 10  # a session file this big gets its per-session index when read
+BATCH_FILES = 256  # files read into one transaction (one commit, one WAL append, per batch)
+BATCH_BYTES = 32 << 20  # ... or fewer, once their size comes to this
+
+
+def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False):
     """Bring the catalogue up to date for `files` ((path, agent, state, root) each) and
     return (catalog, {abspath: row}); rows of files gone from `prune_roots` are dropped.
+    catalog.stale lists the files ((abspath, agent, state)) left out: changed while another
+    process held the write lock, which a reading command does not wait for (`wait` is for
+    `stree catalog --update`); the caller reads them directly (a warning says so).
     A database found damaged on the way is built again once; raises
     storage.catalog.Unavailable when there is no catalogue to be had."""
     import sqlite3
@@ -45,21 +57,22 @@ def sync(files, prune_roots=(), progress=None, rebuild=False):
 
     files = list(files)
     try:
-        return _sync(files, prune_roots, progress, rebuild)
+        return _sync(files, prune_roots, progress, rebuild, wait, quiet)
     except (Unavailable, sqlite3.DatabaseError) as e:
-        if "locked" in str(e) or "busy" in str(e):
-            raise Unavailable(str(e)) from None
+        if "locked" in str(e) or "busy" in str(e) or getattr(e, "hint", None):
+            raise
         debug(f"catalogue damaged ({e}): rebuilt")
     try:
-        return _sync(files, prune_roots, progress, True)
+        return _sync(files, prune_roots, progress, True, wait, quiet)
     except sqlite3.DatabaseError as e:
         raise Unavailable(str(e)) from None
 
 
-def _sync(files, prune_roots, progress, rebuild):
-    from ..storage.catalog import Catalog, Unavailable
+def _sync(files, prune_roots, progress, rebuild, wait, quiet):
+    from ..storage.catalog import Busy, Unavailable
+    from ..storage.catalog import Catalog
 
-    cat = Catalog()
+    cat = Catalog(wait=wait, quiet=quiet)
     cat.open()
     try:
         if rebuild or _garbage_due(cat):
@@ -70,27 +83,32 @@ def _sync(files, prune_roots, progress, rebuild):
         for path, agent, state, root in files:
             wanted[os.path.abspath(str(path))] = (agent, state, str(root))
         rows = cat.rows()
+        todo = []
         for full, (agent, state, root) in wanted.items():
             row = rows.get(full)
             try:
                 st = os.stat(full)
             except OSError:
-                if row is not None:
-                    _forget(cat, full)
+                todo.append((full, agent, state, root, None))
+                continue
+            if row is not None and (row["agent"], row["state"]) == (agent, state) and unchanged(row, st):
+                continue
+            todo.append((full, agent, state, root, st))
+        gone = [full for full, row in rows.items() if row["root"] in {str(r) for r in prune_roots}
+                and full not in wanted]
+        cat.stale = []
+        try:
+            _apply(cat, todo, gone, rows, progress)
+        except Busy:
+            from ..storage.catalog import warn
+
+            # not waited for: the files read before stay in; the others are read directly
+            cat.stale = [(full, agent, state) for full, agent, state, _, _ in todo if full not in rows
+                         or not _current(rows[full], agent, state)]
+            for full, *_ in cat.stale:
                 rows.pop(full, None)
-                continue
-            if row is not None and _same(row, st) and (row["agent"], row["state"]) == (agent, state):
-                continue
-            if progress is not None:
-                progress()
-            new = _update(cat, full, st, agent, state, root)
-            if new is not None:
-                rows[full] = new
-        roots = {str(r) for r in prune_roots}
-        for full, row in list(rows.items()):
-            if row["root"] in roots and full not in wanted:
-                _forget(cat, full)
-                del rows[full]
+            warn(f"the catalogue {cat.describe()} is being updated by another process: not waiting for it; "
+                 f"{len(cat.stale)} changed session file(s) read directly")
         return cat, {full: rows[full] for full in wanted if full in rows}
     except Unavailable:
         cat.close()
@@ -101,55 +119,97 @@ def _sync(files, prune_roots, progress, rebuild):
         raise
 
 
+def _apply(cat, todo, gone, rows, progress):
+    """Read the files of `todo` into the catalogue and drop the rows of `gone`, a batch of
+    files per transaction; `rows` is updated with what was committed. Busy when another
+    process holds the write lock (what was committed before stays)."""
+    i = commits = 0
+    try:
+        while i < len(todo) or gone:
+            i, gone = _batch(cat, todo, i, gone, rows, progress)
+            commits += 1
+    finally:
+        if commits:
+            from ..storage.cachedir import debug
+
+            debug(f"catalogue: {i} file(s) read in {commits} transaction(s)")
+
+
+def _batch(cat, todo, i, gone, rows, progress):
+    """One transaction: the next files of `todo` from `i`, then the rows of `gone` once
+    `todo` is done; returns (where the next batch starts, what is left of `gone`)."""
+    batch, size = [], 0
+    while i < len(todo) and len(batch) < BATCH_FILES and size < BATCH_BYTES:
+        batch.append(todo[i])
+        size += todo[i][4].st_size if todo[i][4] is not None else 0
+        i += 1
+    done, dropped = {}, []
+    cat.begin()
+    try:
+        for full, agent, state, root, _ in batch:
+            if progress is not None:
+                progress()
+            done[full] = _update(cat, full, agent, state, root)
+        if i >= len(todo):
+            for full in gone:
+                row = cat.current(full)
+                if row is not None:
+                    cat.forget(row)
+                dropped.append(full)
+            gone = []
+        cat.touch()
+        cat.commit()
+    except BaseException:
+        cat.rollback()
+        raise
+    for full, row in done.items():
+        if row is None:
+            rows.pop(full, None)
+        else:
+            rows[full] = row
+    for full in dropped:
+        rows.pop(full, None)
+    return i, gone
+
+
+def _current(row, agent, state):
+    try:
+        st = os.stat(row["path"])
+    except OSError:
+        return False
+    return (row["agent"], row["state"]) == (agent, state) and unchanged(row, st)
+
+
 def _garbage_due(cat):
     dead, live = cat.garbage()
     return dead > 50_000 and dead > live
 
 
-def _same(row, st):
-    return (row["dev"], row["ino"], row["size"], row["mtime_ns"]) == (st.st_dev, st.st_ino, st.st_size,
-                                                                       st.st_mtime_ns)
+def unchanged(row, st):
+    """True when the file is as its row was read: device, inode, size, mtime and ctime (an
+    edit with the mtime put back still moves the ctime) unchanged, and the row not read in
+    the same tick of the clock as a change (racy_crc: the stat proves nothing then; the file
+    is read again once, and its row is then clean)."""
+    return row["racy_crc"] is None and (row["dev"], row["ino"], row["size"], row["mtime_ns"], row["ctime_ns"]) \
+        == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _forget(cat, full):
-    cat.begin()
+def _update(cat, full, agent, state, root):
+    """Read what changed of one file into its row (inside the caller's transaction, which
+    checks the row again first: another stree process may have just read the file)."""
+    old = cat.current(full)
     try:
-        row = cat.current(full)
-        if row is not None:
-            cat.forget(row)
-        cat.touch()
-        cat.commit()
-    except BaseException:
-        cat.rollback()
-        raise
+        st = os.stat(full)
+    except OSError:
+        if old is not None:
+            cat.forget(old)
+        return None
+    if old is not None and (old["agent"], old["state"]) == (agent, state) and unchanged(old, st):
+        return old
+    return _read(cat, full, st, old, {"path": full, "root": root, "agent": agent, "state": state})
 
 
-def _update(cat, full, st, agent, state, root):
-    """Read what changed of one file into its row, in one transaction (another stree
-    process doing the same waits, then finds the row current and reads nothing)."""
-    cat.begin()
-    try:
-        old = cat.current(full)
-        try:
-            st = os.stat(full)
-        except OSError:
-            if old is not None:
-                cat.forget(old)
-            cat.commit()
-            return None
-        if old is not None and _same(old, st) and (old["agent"], old["state"]) == (agent, state):
-            cat.commit()
-            return old
-        row = _read(cat, full, st, old, {"path": full, "root": root, "agent": agent, "state": state})
-        cat.touch()
-        cat.commit()
-        return row
-    except BaseException:
-        cat.rollback()
-        raise
-
-
-def _crc(fd, start, end):
+def crc_range(fd, start, end):
     start = max(0, start)
     return crc32(os.pread(fd, end - start, start)) if end > start else 0
 
@@ -159,10 +219,10 @@ def _grown(old, fd, st):
     if old is None or not old["ok"] or (old["dev"], old["ino"]) != (st.st_dev, st.st_ino):
         return False
     size = old["size"]
-    if old["covered"] != size or st.st_size < size or old["rows"] is None:
-        return False  # (a torn last line then: read again whole)
-    return (_crc(fd, 0, min(WINDOW, size)) == old["head_crc"]
-            and _crc(fd, size - WINDOW, size) == old["window_crc"])
+    if old["covered"] != size or st.st_size <= size or old["rows"] is None:
+        return False  # (a torn last line then, or the same size changed in place: read again whole)
+    return (crc_range(fd, 0, min(WINDOW, size)) == old["head_crc"]
+            and crc_range(fd, size - WINDOW, size) == old["window_crc"])
 
 
 def _read(cat, full, st, old, row):
@@ -177,7 +237,7 @@ def _read(cat, full, st, old, row):
         st = os.fstat(fd)
         grown = _grown(old, fd, st)
         try:
-            if index.enabled():
+            if (grown or st.st_size >= INDEX_MIN) and index.enabled():  # (next time: only appended lines parsed)
                 session = index.load(full)[0]
             else:
                 session = parse(full)
@@ -196,15 +256,20 @@ def _read(cat, full, st, old, row):
 
 
 def _identity(row, fd, st, covered):
-    row.update(dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns, covered=covered,
-               head_crc=_crc(fd, 0, min(WINDOW, st.st_size)), window_crc=_crc(fd, st.st_size - WINDOW, st.st_size))
+    from ..storage.index import racy
+
+    row.update(dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns, ctime_ns=st.st_ctime_ns,
+               racy_crc=crc_range(fd, 0, st.st_size) if racy(st) else None, covered=covered,
+               head_crc=crc_range(fd, 0, min(WINDOW, st.st_size)),
+               window_crc=crc_range(fd, st.st_size - WINDOW, st.st_size))
 
 
 def _failed(cat, old, row, st, error):
     """A file that is not a readable session: kept as such (not read again until it changes)."""
     if old is not None:
         cat.forget(old)
-    row.update(ok=0, error=error, dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    row.update(ok=0, error=error, dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns,
+               ctime_ns=st.st_ctime_ns, racy_crc=None)
     cat.put_session(row)
     return row
 

@@ -42,12 +42,22 @@ def session_paths(cwd, agent_dir=None, session_dir=None, all_=False, agent=None)
     return paths, listed, where
 
 
-def session_records(paths, listed=(), current=None, advance=None, no_cache=False):
+def session_records(paths, listed=(), current=None, advance=None, no_cache=False, everything=False):
     """The ls records of the readable sessions among `paths` ((path, agent, state) each), newest
     activity first; `current` (an absolute path, or None) is marked current. From the
     catalogue, which reads only the files changed since; without it (no_cache, no SQLite), each
-    file parsed. `advance()` is called after each file."""
-    infos = _from_catalogue(paths, listed, advance) if catalog.enabled(no_cache) else None
+    file parsed. `advance()` is called after each file. From a shared catalogue (--catalog,
+    STREE_CATALOG: stree.core.teamcatalog), what was pushed: of `paths` on this host, or with
+    `everything` (ls --all) every session the team pushed that this role may see."""
+    infos = None
+    if catalog.enabled(no_cache):
+        from .teamcatalog import configured, records
+
+        url = configured()
+        if url is not None:
+            infos = records(url, None if everything else paths)
+        else:
+            infos = _from_catalogue(paths, listed, advance)
     if infos is None:
         infos = []
         for path, kind, state in paths:
@@ -76,8 +86,14 @@ def _from_catalogue(paths, listed, advance):
 
         debug(f"no catalogue: {e}")
         return None
-    return [catalog.record(rows[full]) for full in (os.path.abspath(p) for p, _, _ in paths)
-            if full in rows and rows[full]["ok"]]
+    out = [catalog.record(rows[full]) for full in (os.path.abspath(p) for p, _, _ in paths)
+           if full in rows and rows[full]["ok"]]
+    for path, kind, state in cat.stale:  # (changed while another process wrote the catalogue)
+        info = session_info(path)
+        if info is not None:
+            info["agent"], info["state"] = kind, state
+            out.append(info)
+    return out
 
 
 def session_info(path):

@@ -39,9 +39,11 @@ class Grep:
     def records(self):
         """(record, Match) per matching line, or (session record, None) with -l / -c, as found."""
         from .grep import search
+        from .teamcatalog import search_stored
 
         per_session = {}
-        for m in search(self.pattern, self.sessions, self.candidates, self.keep):
+        stored = bool(self.candidates) and len(self.candidates[0]) > 7  # (a shared catalogue's: with their text)
+        for m in (search_stored if stored else search)(self.pattern, self.sessions, self.candidates, self.keep):
             self.found += 1
             if self.files_only or self.count:
                 gen = m.session["gen"]
@@ -103,6 +105,11 @@ def candidates(files, listed, pattern, no_cache=False):
 
     if catalog.enabled(no_cache):
         from ..storage.catalog import Unavailable
+        from .teamcatalog import configured, grep_candidates
+
+        url = configured()
+        if url is not None:  # a shared catalogue: every session pushed (candidates carry their text)
+            return grep_candidates(url, files, pattern, one=not listed)
 
         try:
             cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in files],
@@ -111,8 +118,11 @@ def candidates(files, listed, pattern, no_cache=False):
                 live = [r for r in rows.values() if r["ok"]]
                 live.sort(key=lambda r: catalog.record(r)["_sort"], reverse=True)
                 sessions = {r["gen"]: r for r in live}
-                query = pattern.query(cat.terms)
-                found = [] if query is False else cat.matching(query, sessions)
+                found = cat.candidates(pattern, sessions)
+                if cat.stale:  # (changed while another process wrote the catalogue: read directly)
+                    more, extra = direct(cat.stale)
+                    sessions.update({-1 - gen: {**row, "gen": -1 - gen} for gen, row in more.items()})
+                    found += [(-1 - c[0], *c[1:]) for c in extra]
                 return sessions, found
             finally:
                 cat.close()

@@ -297,7 +297,7 @@ def _catalogued():
     try:
         if not os.path.isfile(db_path()):
             return {}
-        with Catalog() as cat:
+        with Catalog(quiet=True) as cat:  # (completion: no warning on the terminal)
             return cat.rows()
     except (Unavailable, StreeError):
         return {}
@@ -308,8 +308,9 @@ def _current(row, path):
         st = os.stat(path)
     except OSError:
         return False
-    return (row["dev"], row["ino"], row["size"], row["mtime_ns"]) == (st.st_dev, st.st_ino, st.st_size,
-                                                                       st.st_mtime_ns)
+    from .catalog import unchanged
+
+    return unchanged(row, st)
 
 
 def session_title(path, scan=256 * 1024):

@@ -7,11 +7,12 @@ import sys
 
 # The only names stree ever writes in its cache dir: <dev>-<inode>.idx (stree.storage.index),
 # <dev>-<inode>-<crc>.graph (stree.storage.graphcache), and their temp files while being written;
-# the catalogue, catalog.sqlite and SQLite's -wal and -shm beside it (stree.storage.catalog).
+# the catalogue, catalog.sqlite and SQLite's -wal and -shm beside it (stree.storage.catalog), listed
+# only when the database's content says stree made it (its application id).
 # Nothing else there is ever removed, whatever the directory (STREE_CACHE_DIR) holds.
 # (compiled when first used: `re` is not imported by the fast paths that only read the cache)
 OWN_NAME = r"[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)|catalog\.sqlite(?:-wal|-shm)?"
-OWN_TEMP = r"(?P<target>[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx))\.[0-9]+(?:-[0-9a-f]+)?\.tmp"
+OWN_TEMP = r"(?P<target>[0-9a-f]+-[0-9a-f]+(?:-[0-9a-f]{8}\.graph|\.idx)|catalog\.sqlite)\.[0-9]+(?:-[0-9a-f]+)?\.tmp"
 
 
 def configured_cache_dir():

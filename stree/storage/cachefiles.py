@@ -29,6 +29,10 @@ def entries():
         elif name.endswith(graphcache.SUFFIX):
             meta = graphcache.read_meta(full)
         elif name.startswith("catalog."):
+            from .catalog import NAME, is_own
+
+            if not is_own(os.path.join(directory, NAME)):
+                continue  # (a file of another program by that name: never listed, never removed)
             meta = {"kind": "catalog"}  # (never stale: it checks each session file itself)
         out.append((full, meta))
     return out

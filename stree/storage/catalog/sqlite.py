@@ -1,13 +1,14 @@
-"""The catalogue: one SQLite database (standard library) in stree's cache directory with a
-row per session file and a full-text index of entry text, so `ls --all`, completion and
-`grep` answer without reading every session.
+"""The SQLite catalogue (the default): one database (standard library) in stree's cache
+directory, this user's.
 
     <cache>/catalog.sqlite          (+ -wal, -shm while open)
 
-A session row holds what `ls` shows and what `grep` filters on, plus the identity it was
-read at (device, inode, size, mtime, the CRCs of the file's first bytes and of the bytes
-before where it stopped): a file whose identity is unchanged is not read, a file that only
-grew has only its new entries read (stree.core.catalog), anything else is read again.
+It is stree's by its content, not its name: SQLite's application id (PRAGMA application_id,
+APP_ID) is set when stree makes it, and read from the file's header before anything is
+written to it. A file of that name that is not stree's (another program's database, an
+empty file, a directory) is never written, switched to WAL or deleted: the command warns,
+names it, and answers from the session files. A new catalogue is made whole under a temp
+name (application id, WAL mode, tables) and linked into place, never over a file.
 
 The text index is FTS5, contentless and without positions (`detail=none`): it holds which
 entries contain which words and nothing else, so it stays small; the text itself is read
@@ -17,74 +18,28 @@ it, unreachable: every entry row is numbered <generation> << 32 | <row>, and onl
 entries table (an ordinary table) says which numbers are alive. When dead rows outnumber
 the living, the catalogue is rebuilt.
 
-Concurrent stree processes: WAL and a busy timeout; each file is updated in one
-IMMEDIATE transaction that checks the row again first. A damaged database (not SQLite, a
-wrong schema, malformed pages) is removed and built again; if that fails too the caller
-reads the files directly (Unavailable)."""
+Concurrent stree processes: WAL, so a reader never waits on a writer. A command that finds
+the write lock taken does not wait for it (Busy): it answers from what the catalogue holds
+(core.catalog says so). A damaged stree catalogue (wrong schema, malformed pages) is removed
+and built again; if that fails too the caller reads the files directly (Unavailable)."""
 
 import os
+import stat
 
-SCHEMA = 7  # bump when a table or the meaning of a column changes: the database is rebuilt
-NAME = "catalog.sqlite"
-BUSY_MS = 60_000
-ROW_BITS = 32
+from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
+                     row_of, values_of, warn)
 
-SESSION_COLUMNS = (
-    "path", "root", "agent", "state", "gen", "dev", "ino", "size", "mtime_ns", "covered", "head_crc",
-    "window_crc", "ok", "rows", "id", "cwd", "name", "first_message", "created", "activity", "entries",
-    "messages", "branch_points", "labels", "models", "input", "output", "cache_read", "cache_write",
-    "cost", "parent_session", "headerless", "path_rows", "error",
-)
-
-# columns kept as JSON text: any value a header may hold (a number for a timestamp, a string
-# with a lone surrogate, which SQLite's UTF-8 cannot take), read back exactly as it was
-JSON_COLUMNS = ("path", "root", "id", "cwd", "name", "first_message", "created", "parent_session", "error")
-
-
-def _enc(value):
-    import json
-
-    return None if value is None else json.dumps(value)
-
-
-def _dec(text):
-    import json
-
-    return None if text is None else json.loads(text)
-
-
-def _text(value):
-    """A string SQLite can take as it is (TEXT), or its bytes (a BLOB) when it holds a lone
-    surrogate; _untext reads either back."""
-    if value.__class__ is not str:
-        return value
-    try:
-        value.encode("utf-8")
-        return value
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "surrogatepass")
-
-
-def _untext(value):
-    return value.decode("utf-8", "surrogatepass") if value.__class__ is bytes else value
-
-
-def _fts_text(text):
-    """Text the index can take: a lone surrogate becomes U+FFFD (a separator for the
-    tokenizer, as a character that is not a letter or digit: the index still narrows)."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        import re
-
-        return re.sub("[\ud800-\udfff]", "\ufffd", text)
-
+SCHEMA = 8  # bump when a table or the meaning of a column changes: the database is rebuilt
+APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
+MAGIC = b"SQLite format 3\x00"
+WAIT_MS = 60_000  # `stree catalog --update` waits this long for another writer
+READ_MS = 200  # a reading command: what SQLite itself may take (a checkpoint), never a writer's transaction
 
 _DDL = [
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
     "CREATE TABLE sessions(path TEXT PRIMARY KEY, root TEXT, agent TEXT, state TEXT, gen INTEGER, dev INTEGER,"
-    " ino INTEGER, size INTEGER, mtime_ns INTEGER, covered INTEGER, head_crc INTEGER, window_crc INTEGER,"
+    " ino INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, racy_crc INTEGER, covered INTEGER,"
+    " head_crc INTEGER, window_crc INTEGER,"
     " ok INTEGER, rows INTEGER, id TEXT, cwd TEXT, name TEXT, first_message TEXT, created TEXT,"
     " activity INTEGER, entries INTEGER, messages INTEGER, branch_points INTEGER, labels TEXT, models TEXT,"
     " input INTEGER, output INTEGER, cache_read INTEGER, cache_write INTEGER, cost REAL,"
@@ -95,21 +50,71 @@ _DDL = [
     " tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
 ]
+_TABLES = {"meta", "sessions", "entries", "fts", "vocab"}
+# how a catalogue of stree before the application id (schema 7 and older) begins: stree's too
+_LEGACY = ("CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
+           "CREATE TABLE sessions(path TEXT PRIMARY KEY, root TEXT, agent TEXT, state TEXT, gen INTEGER")
 
 
-class Unavailable(Exception):
-    """No catalogue this time (SQLite without FTS5, a database that cannot be repaired, an
-    unwritable cache): the caller reads the session files as before."""
+def probe(path):
+    """('absent' | 'own' | 'legacy' | 'foreign', why): whose file `path` is, from its first
+    100 bytes (SQLite's header), read without SQLite (which might write)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "absent", None
+    except OSError as e:
+        return "foreign", str(e)
+    if not stat.S_ISREG(st.st_mode):
+        return "foreign", "not a regular file"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        return "foreign", str(e)
+    try:
+        head = os.pread(fd, 100, 0)
+    finally:
+        os.close(fd)
+    if not head:
+        return "foreign", "an empty file"
+    if len(head) < 100 or not head.startswith(MAGIC):
+        return "foreign", "not an SQLite database"
+    app = int.from_bytes(head[68:72], "big")
+    if app == APP_ID:
+        return "own", None
+    if app == 0 and _legacy(path):
+        return "legacy", None
+    if app:
+        return "foreign", f"an SQLite database of another program, application id 0x{app:08x}"
+    return "foreign", "an SQLite database stree did not make (no application id)"
 
 
-def db_path():
-    from .cachedir import cache_dir
+def _legacy(path):
+    """True for a catalogue of an older stree (no application id yet): read-only, immutable
+    (no lock, no -shm made), its schema compared with what that stree wrote."""
+    import sqlite3
+    from urllib.parse import quote
 
-    return os.path.join(cache_dir(), NAME)
+    try:
+        db = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True)
+        try:
+            sql = {r[0]: r[1] or "" for r in db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return sql.get("meta") == _LEGACY[0] and sql.get("sessions", "").startswith(_LEGACY[1])
 
 
-def own_names():
-    return (NAME, NAME + "-wal", NAME + "-shm", NAME + "-journal")
+FOREIGN_HINT = ("move it out of stree's cache directory (stree then makes its own there), "
+                "or set STREE_CACHE_DIR to another directory")
+
+
+def _refuse(path, why, quiet):
+    if not quiet:
+        warn(f"{path}: not stree's catalogue ({why}); left as it is, answering from the session files",
+             hint=FOREIGN_HINT)
+    raise Unavailable(f"{path}: not stree's catalogue ({why}); left as it is", hint=FOREIGN_HINT)
 
 
 def _errors():
@@ -119,12 +124,17 @@ def _errors():
 
 
 class Catalog:
-    """An open catalogue. Use as a context manager; every method may raise Unavailable."""
+    """An open catalogue. Use as a context manager; every method may raise Unavailable.
+    `wait`: a writer that waits for another's transaction (`stree catalog --update`)."""
 
-    def __init__(self, path=None):
+    kind = "sqlite"
+
+    def __init__(self, path=None, wait=False, quiet=False):
         self.path = path or db_path()
         self.db = None
         self.rebuilt = False
+        self.wait = wait
+        self.quiet = quiet
 
     def __enter__(self):
         self.open()
@@ -133,14 +143,17 @@ class Catalog:
     def __exit__(self, *exc):
         self.close()
 
+    def describe(self):
+        return self.path
+
     def open(self):
         import sqlite3
 
         try:
-            self._connect()
+            self._open()
             return
         except (sqlite3.DatabaseError, _Damaged) as e:
-            from .cachedir import debug
+            from ..cachedir import debug
 
             debug(f"catalogue {self.path} damaged ({e}): rebuilt")
         except OSError as e:
@@ -149,38 +162,82 @@ class Catalog:
         self.remove_files()
         self.rebuilt = True
         try:
-            self._connect()
+            self._open()
         except (sqlite3.DatabaseError, _Damaged, OSError) as e:
             self.close()
             raise Unavailable(f"cannot build the catalogue {self.path}: {e}") from None
 
-    def _connect(self):
-        import sqlite3
-
-        from .cachedir import cache_dir
+    def _open(self):
+        from ..cachedir import cache_dir
 
         directory = os.path.dirname(self.path)
         if not os.path.isdir(directory):
             os.makedirs(directory, mode=0o700, exist_ok=True)
         cache_dir()  # refused when another user's or writable by others
-        if os.path.lexists(self.path) and not os.path.isfile(self.path):
-            raise OSError(f"{self.path} is not a regular file")
+        for _ in range(3):
+            whose, why = probe(self.path)
+            if whose == "absent":
+                self._make()
+                continue
+            if whose == "legacy":
+                raise _Damaged("made by an older stree")
+            if whose == "foreign":
+                _refuse(self.path, why, self.quiet)
+            return self._connect()
+        raise Unavailable(f"{self.path}: made and gone again (another process?)")
+
+    def _make(self):
+        """A new catalogue, made whole under a temp name and linked into place (never over
+        a file: another process's new catalogue, or a file that is not stree's, stays)."""
+        import sqlite3
+
+        from ..cachedir import create_temp
+
+        fd, tmp = create_temp(self.path)
+        os.close(fd)
+        try:
+            db = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                db.execute(f"PRAGMA application_id={APP_ID}")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("BEGIN")
+                for ddl in _DDL:
+                    db.execute(ddl)
+                db.execute("INSERT INTO meta VALUES ('schema', ?), ('next_gen', 1), ('dead', 0), ('updated', 0)",
+                           (SCHEMA,))
+                db.execute("COMMIT")
+            finally:
+                db.close()
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(tmp + suffix)
+                except OSError:
+                    pass
+
+    def _connect(self):
+        import sqlite3
+
         old = os.umask(0o077)
         try:
-            db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
+            busy = WAIT_MS if self.wait else READ_MS
+            db = sqlite3.connect(self.path, timeout=busy / 1000, isolation_level=None, check_same_thread=False)
         finally:
             os.umask(old)
         self.db = db
-        db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
-        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()
+        db.execute(f"PRAGMA busy_timeout={busy}")
+        db.execute("PRAGMA synchronous=NORMAL")
+        if db.execute("PRAGMA application_id").fetchone()[0] != APP_ID:
+            raise Unavailable(f"{self.path}: changed while opened")
+        mode = db.execute("PRAGMA journal_mode").fetchone()
         if not mode or str(mode[0]).lower() != "wal":
             raise _Damaged("not in WAL mode")
-        db.execute("PRAGMA synchronous=NORMAL")
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        if not tables:
-            self._create()
-            return
-        if not {"meta", "sessions", "entries", "fts", "vocab"} <= tables:
+        if not _TABLES <= tables:
             raise _Damaged("tables missing")
         row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row is None or row[0] != SCHEMA:
@@ -189,22 +246,6 @@ class Catalog:
         if tuple(cols) != SESSION_COLUMNS:
             raise _Damaged("sessions table of another shape")
         db.execute("SELECT count(*) FROM sessions").fetchone()
-
-    def _create(self):
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                db.execute("ROLLBACK")  # another process made it meanwhile
-                return self._connect()
-            for ddl in _DDL:
-                db.execute(ddl)
-            db.execute("INSERT INTO meta VALUES ('schema', ?), ('next_gen', 1), ('dead', 0), ('updated', 0)",
-                       (SCHEMA,))
-            db.execute("COMMIT")
-        except Exception:
-            db.execute("ROLLBACK")
-            raise
 
     def close(self):
         if self.db is not None:
@@ -215,6 +256,10 @@ class Catalog:
             self.db = None
 
     def remove_files(self):
+        """Remove the catalogue: only when its content says stree made it."""
+        whose, why = probe(self.path)
+        if whose == "foreign":
+            _refuse(self.path, why, self.quiet)
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
                 os.unlink(self.path + suffix)
@@ -240,7 +285,7 @@ class Catalog:
             out = {}
             wanted = None if paths is None else set(paths)
             for values in cur:
-                row = _row(values)
+                row = row_of(values)
                 if wanted is None or row["path"] in wanted:
                     out[row["path"]] = row
             return out
@@ -258,10 +303,32 @@ class Catalog:
             return sessions, entries
         return self.guard(read)
 
+    def entries_of(self, gen, start=0):
+        """(row, offset, length, kind, ts, id) of the living entries of the session `gen`
+        from its row `start` on, in order."""
+        def read():
+            lo = gen << ROW_BITS
+            cur = self.db.execute("SELECT rowid, off, len, kind, ts, id FROM entries WHERE rowid >= ? AND rowid < ? "
+                                  "ORDER BY rowid", (lo + start, lo + (1 << ROW_BITS)))
+            return [(rowid - lo, off, length, from_text(kind), ts, from_text(id)) for rowid, off, length, kind, ts, id
+                    in cur]
+        return self.guard(read)
+
     # -- writing ------------------------------------------------------------
 
     def begin(self):
-        self.guard(self.db.execute, "BEGIN IMMEDIATE")
+        """Take the write lock; Busy when another process holds it (a reading command then
+        answers from what the catalogue holds rather than wait)."""
+        import sqlite3
+
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise Busy(str(e)) from None
+            raise Unavailable(f"catalogue {self.path}: {e}") from None
+        except _errors() as e:
+            raise Unavailable(f"catalogue {self.path}: {e}") from None
 
     def commit(self):
         self.guard(self.db.execute, "COMMIT")
@@ -274,9 +341,9 @@ class Catalog:
 
     def current(self, path):
         """The row of `path` as the database holds it now (inside a transaction), or None."""
-        cur = self.db.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE path=?", (_enc(path),))
+        cur = self.db.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE path=?", (enc(path),))
         values = cur.fetchone()
-        return None if values is None else _row(values)
+        return None if values is None else row_of(values)
 
     def new_gen(self):
         db = self.db
@@ -293,22 +360,22 @@ class Catalog:
             n = db.execute("DELETE FROM entries WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << ROW_BITS))).rowcount
             if n > 0:
                 db.execute("UPDATE meta SET value=value+? WHERE key='dead'", (n,))
-        db.execute("DELETE FROM sessions WHERE path=?", (_enc(row["path"]),))
+        db.execute("DELETE FROM sessions WHERE path=?", (enc(row["path"]),))
 
     def put_session(self, row):
         cols = ", ".join(SESSION_COLUMNS)
         marks = ", ".join("?" for _ in SESSION_COLUMNS)
-        self.db.execute(f"INSERT OR REPLACE INTO sessions({cols}) VALUES ({marks})",
-                        [_enc(row.get(c)) if c in JSON_COLUMNS else row.get(c) for c in SESSION_COLUMNS])
+        self.db.execute(f"INSERT OR REPLACE INTO sessions({cols}) VALUES ({marks})", values_of(row))
 
     def put_entries(self, gen, items):
         """items: (row, offset, length, kind, ts ms or None, entry id, text)."""
         db = self.db
         base = gen << ROW_BITS
         db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts, id) VALUES (?, ?, ?, ?, ?, ?)",
-                       [(base + row, off, length, _text(kind), ts, _text(id)) for row, off, length, kind, ts, id, _ in items])
+                       [(base + row, off, length, as_text(kind), ts, as_text(id))
+                        for row, off, length, kind, ts, id, _ in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
-                       [(base + row, _fts_text(text)) for row, _, _, _, _, _, text in items])
+                       [(base + row, index_text(text)) for row, _, _, _, _, _, text in items])
 
     def touch(self):
         import time
@@ -324,6 +391,12 @@ class Catalog:
         return self.guard(read)
 
     # -- the text index -----------------------------------------------------
+
+    def candidates(self, pattern, gens):
+        """The entries of the sessions of `gens` that may match `pattern` (stree.core.grep
+        Pattern): narrowed by the word index, confirmed by the caller."""
+        query = pattern.query(self.terms)
+        return [] if query is False else self.matching(query, gens)
 
     def terms(self, needle, where, limit, fold_i=False):
         """The indexed words that are `needle` ('exact'), start with it ('prefix'), end with it
@@ -352,16 +425,9 @@ class Catalog:
             for rowid, off, length, kind, ts, id in cur:
                 gen = rowid >> ROW_BITS
                 if gen in gens:
-                    out.append((gen, rowid & mask, off, length, _untext(kind), ts, _untext(id)))
+                    out.append((gen, rowid & mask, off, length, from_text(kind), ts, from_text(id)))
             return out
         return self.guard(read)
-
-
-def _row(values):
-    row = dict(zip(SESSION_COLUMNS, values))
-    for c in JSON_COLUMNS:
-        row[c] = _dec(row[c])
-    return row
 
 
 class _Damaged(Exception):

@@ -1,0 +1,356 @@
+"""A shared catalogue (stree.storage.catalog.postgres): which one is configured, `stree
+catalog push`, and the rows and matches `ls`, `grep` and MCP answer from it.
+
+A push brings this machine's SQLite catalogue up to date first (stree.core.catalog: only
+the files that changed are read), then sends what the shared one lacks: nothing for a file
+whose identity it already holds, the appended entries of a file that only grew since it was
+pushed, everything of any other. One transaction per batch of files, each file locked
+(an advisory lock on owner, host and path) and its row read again inside it: a push killed
+at any point leaves whole files, and running it again sends the rest; two pushes at once
+(two machines, or two shells) never send an entry twice."""
+
+import os
+
+from ..errors import StreeError
+
+BATCH_FILES = 64
+EXIT = 5  # the catalogue's server failed or refused (as a model or network failure)
+
+
+def configured(explicit=None):
+    """The shared catalogue's URL, or None for this machine's SQLite catalogue:
+    --catalog, else STREE_CATALOG, else the config's `catalog`."""
+    url = explicit or os.environ.get("STREE_CATALOG")
+    if not url:
+        from ..config import load_config
+
+        url = load_config().get("catalog")
+    if not url or url == "sqlite":
+        return None
+    from ..storage.catalog.postgres import is_url
+
+    if not is_url(url):
+        from ..errors import UsageError
+
+        raise UsageError(f"catalogue {url!r}: not a postgresql:// URL",
+                         hint="use postgresql://USER@HOST/DB (or ?host=/socket/dir), or `sqlite` for this machine's")
+    return url
+
+
+def open_shared(url, migrate=True):
+    from ..storage.catalog import Unavailable
+    from ..storage.catalog.postgres import Catalog
+
+    cat = Catalog(url, migrate=migrate)
+    try:
+        cat.open()
+    except Unavailable as e:
+        raise failed(e) from None
+    return cat
+
+
+def failed(e):
+    return StreeError(str(e), code=EXIT, hint=getattr(e, "hint", None))
+
+
+def records(url, paths=None):
+    """The ls records of the shared catalogue's sessions (of `paths` on this host, or every
+    row this role may see), as core.listing builds them."""
+    from ..storage.catalog import Unavailable
+    from .catalog import record
+
+    cat = open_shared(url, migrate=False)
+    try:
+        rows = cat.rows(host=cat.host if paths is not None else None)
+    except Unavailable as e:
+        raise failed(e) from None
+    finally:
+        cat.close()
+    wanted = None if paths is None else {os.path.abspath(p) for p, *_ in paths}
+    out = []
+    for row in rows.values():
+        if row["ok"] and (wanted is None or row["path"] in wanted):
+            out.append(_record(record, row))
+    return out
+
+
+def _record(record, row):
+    try:
+        return record(row)
+    except OSError:  # (no activity, no timestamp: the file's mtime, which another host's file lacks)
+        return record({**row, "activity": row["mtime_ns"] // 1_000_000 if row["mtime_ns"] else 0})
+
+
+def grep_candidates(url, files, pattern, one=False):
+    """(gen -> row, newest first; candidates with their text) from the shared catalogue:
+    every session this role may see, or with `one` only the file of `files`."""
+    from ..storage.catalog import Unavailable
+    from .catalog import record
+
+    cat = open_shared(url, migrate=False)
+    try:
+        rows = cat.rows(host=cat.host if one else None)
+        named = {os.path.abspath(p) for p, *_ in files}
+        live = [r for r in rows.values() if r["ok"] and (not one or r["path"] in named)]
+        live.sort(key=lambda r: _record(record, r)["_sort"], reverse=True)
+        sessions = {r["gen"]: r for r in live}
+        return sessions, cat.candidates(pattern, sessions)
+    except Unavailable as e:
+        raise failed(e) from None
+    finally:
+        cat.close()
+
+
+def search_stored(pattern, sessions, candidates, keep):
+    """grep.search for candidates that carry their text (a shared catalogue's): the same
+    Matches in the same order (sessions as `sessions` orders them, entries in file order),
+    matched against the text kept rather than read again from a file."""
+    from array import array
+
+    from .grep import Match
+
+    by_gen = {}
+    for c in candidates:
+        if keep(c[4], c[5]):
+            by_gen.setdefault(c[0], []).append(c)
+    for gen, row in sessions.items():
+        found = by_gen.get(gen)
+        if not found:
+            continue
+        on_path = set(array("i", row["path_rows"] or b""))
+        for c in sorted(found, key=lambda c: c[1]):
+            for number, line in pattern.lines(c[7]):
+                yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
+
+
+def push(url, files, prune_roots, progress=None):
+    """Send this machine's sessions (`files`: (path, agent, state, root)) to the shared
+    catalogue; rows of files gone from `prune_roots` are dropped there. Returns
+    {"files": pushed, "entries": sent, "dropped": n, "unchanged": m}."""
+    from ..storage.catalog import Unavailable
+    from . import catalog
+
+    try:
+        local, rows = catalog.sync(files, prune_roots=prune_roots, progress=progress, wait=True, quiet=True)
+    except Unavailable as e:
+        raise StreeError(f"cannot read this machine's catalogue: {e}", hint=getattr(e, "hint", None)
+                         or "check the cache directory (STREE_CACHE_DIR)") from None
+    try:
+        shared = open_shared(url)
+        try:
+            return _push(local, shared, rows, {str(r) for r in prune_roots})
+        except Unavailable as e:
+            raise failed(e) from None
+        finally:
+            shared.close()
+    finally:
+        local.close()
+
+
+def _push(local, shared, rows, roots):
+    remote = shared.guard(shared.rows, None, shared.host, shared.user)
+    todo, unchanged = [], 0
+    for full, row in rows.items():
+        have = remote.get((shared.user, shared.host, full))
+        if have is not None and _same(have, row):
+            unchanged += 1
+            continue
+        todo.append((full, row))
+    gone = [r["path"] for r in remote.values() if r["root"] in roots and r["path"] not in rows]
+    stats = {"files": 0, "entries": 0, "dropped": 0, "unchanged": unchanged}
+    for i in range(0, max(len(todo), 1 if gone else 0), BATCH_FILES):
+        batch = todo[i:i + BATCH_FILES]
+        last = i + BATCH_FILES >= len(todo)
+        shared.guard(_send, local, shared, batch, gone if last else (), stats)
+    from ..storage.cachedir import debug
+
+    debug(f"push: {stats['files']} file(s), {stats['entries']} entries sent, {unchanged} unchanged, "
+          f"{stats['dropped']} dropped")
+    return stats
+
+
+IDENTITY = ("dev", "ino", "size", "mtime_ns", "ctime_ns", "rows", "ok", "agent", "state", "head_crc", "window_crc")
+
+
+def _same(have, row):
+    return all(have[k] == row[k] for k in IDENTITY)
+
+
+def _send(local, shared, batch, gone, stats):
+    from ..storage.catalog.postgres import entry_values, session_values
+    from ..storage.catalog.common import SESSION_COLUMNS
+
+    db = shared.db
+    host = shared.host
+    cols = ["host"] + list(SESSION_COLUMNS) + ["sid"]
+    marks = ", ".join("nextval('sessions_gen')" if c == "gen" else "%s" for c in cols)
+    update = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols if c not in ("host", "path", "gen"))
+    upsert = (f"INSERT INTO sessions({', '.join(cols)}) VALUES ({marks}) "
+              f"ON CONFLICT (owner, host, path) DO UPDATE SET {update}")
+    from ..storage.catalog.common import enc
+
+    with db.transaction():
+        for full, row in batch:
+            key = enc(full)
+            db.execute("SELECT pg_advisory_xact_lock(hashtextextended(current_user || %s || %s, 0))", (host, key))
+            have = db.execute("SELECT size, ino, dev, head_crc, window_crc, covered, rows, ok FROM sessions "
+                              "WHERE owner = current_user AND host = %s AND path = %s FOR UPDATE",
+                              (host, key)).fetchone()
+            start = _appended_from(have, row, full)
+            if start is None:
+                continue  # (pushed meanwhile by another process: as it is now)
+            db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
+                       (host, key, start))
+            items = _items(local, row, full, start) if row["ok"] else []
+            if items:
+                _insert(shared, "entries(host, path, row, off, len, kind, ts, id, text, raw)",
+                        entry_values(None, host, full, items))
+            usages, own = _usages(full, start) if row["ok"] else ([], None)
+            db.execute("DELETE FROM usage WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
+                       (host, key, start))
+            if usages:
+                _insert(shared, "usage(host, path, row, model, ms, input, output, cache_read, cache_write, cost)",
+                        [(host, key, u.row, u.key, u.ms, *u.values) for u in usages])
+            values = session_values(host, row)
+            values.pop(1 + SESSION_COLUMNS.index("gen"))
+            db.execute(upsert, values)
+            db.execute("UPDATE sessions SET own_entries = %s WHERE owner = current_user AND host = %s AND path = %s",
+                       (own, host, key))
+            stats["files"] += 1
+            stats["entries"] += len(items)
+        for path in gone:
+            key = enc(path)
+            db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s", (host, key))
+            n = db.execute("DELETE FROM sessions WHERE owner = current_user AND host = %s AND path = %s",
+                           (host, key)).rowcount
+            stats["dropped"] += n
+
+
+def _insert(shared, table, rows):
+    """Rows into `table` ("name(columns)"): by COPY (one stream) where row-level security does
+    not apply to this role (the tables' owner), else by a pipelined INSERT per row (PostgreSQL
+    refuses COPY FROM under row-level security)."""
+    db = shared.db
+    if shared.copy is None:
+        shared.copy = db.execute("SELECT rolsuper OR rolbypassrls OR pg_has_role(current_user, "
+                                 "(SELECT tableowner FROM pg_tables WHERE tablename = 'entries' "
+                                 "AND schemaname = current_schema()), 'MEMBER') FROM pg_roles "
+                                 "WHERE rolname = current_user").fetchone()[0]
+    with db.cursor() as cur:
+        if shared.copy:
+            with cur.copy(f"COPY {table} FROM STDIN") as copy:
+                for values in rows:
+                    copy.write_row(values)
+        else:
+            marks = ", ".join(["%s"] * len(rows[0]))
+            cur.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+
+
+def _appended_from(have, row, full):
+    """The first entry row to send: the rows the shared catalogue holds when the file only
+    grew since it was pushed, else 0 (all of it); None when it holds the file as it is."""
+    if have is None or not row["ok"]:
+        return 0
+    size, ino, dev, head, window, covered, rows, ok = have
+    if (size, int(ino), int(dev)) == (row["size"], row["ino"], row["dev"]) and rows == row["rows"] \
+            and head == row["head_crc"] and window == row["window_crc"]:
+        return None
+    if not ok or (int(ino), int(dev)) != (row["ino"], row["dev"]) or head != row["head_crc"] or covered != size \
+            or size >= row["size"] or rows is None or rows > row["rows"]:
+        return 0
+    from .catalog import WINDOW, crc_range
+    from ..storage.session import open_file
+
+    try:
+        fd = open_file(full)
+    except StreeError:
+        return 0
+    try:
+        return rows if crc_range(fd, size - WINDOW, size) == window else 0
+    finally:
+        os.close(fd)
+
+
+def _usages(full, start):
+    """(the usages of the file's entries from row `start` on, its own entries): read as
+    `stats --all` reads them (stree.core.usage: a fork's copied prefix is its parent's)."""
+    from ..storage import index
+    from ..storage.session import parse
+    from .tree import Tree
+    from .usage import ParentIds, entry_usages
+
+    try:  # (through the per-session index the local catalogue keeps: nothing parsed again)
+        session = index.load(full)[0] if index.enabled() else parse(full)
+    except (StreeError, OSError):
+        return [], None
+    try:
+        tree = Tree(session.nodes, session.load)
+        skip = ParentIds().of(session.header, full)
+        own = len(session.nodes) - (sum(1 for i in session.nodes.col("id") if i in skip) if skip else 0)
+        return [u for u in entry_usages(tree, skip, session.raw) if u.row >= start], own
+    finally:
+        session.close()
+
+
+def across(url, since=None, until=None):
+    """`stats --all` over the shared catalogue: a stree.core.usage.Across of every session
+    this role may see, one per session id (the same session pushed from two machines, or by
+    two people, counted once: the copy with the most entries)."""
+    from ..storage.catalog import Unavailable
+    from .usage import Across, Usage, day_of, grouped, total, within
+
+    cat = open_shared(url, migrate=False)
+    try:
+        rows, usage = cat.rows(), cat.usage()
+    except Unavailable as e:
+        raise failed(e) from None
+    finally:
+        cat.close()
+    chosen = {}
+    for key in sorted(rows, key=lambda k: (k[2], k[1], k[0])):
+        row = rows[key]
+        if not row["ok"]:
+            continue
+        sid = row["sid"] if row["sid"] is not None else key
+        if sid not in chosen or (row["rows"] or 0) > (rows[chosen[sid]]["rows"] or 0):
+            chosen[sid] = key
+    out = Across(since, until)
+    for key in sorted(chosen.values(), key=lambda k: (k[2], k[1], k[0])):
+        row = rows[key]
+        usages = [u for u in (Usage(*values) for values in usage.get(key, ())) if within(u, since, until)]
+        t = total(usages)
+        t.entries = row["own_entries"] if row["own_entries"] is not None else row["entries"]
+        if t.count or (since is None and until is None):
+            title = row["name"] or row["first_message"] or os.path.basename(row["path"] or "")
+            out.sessions.append((row["id"], row["path"], t, row["name"], row["cwd"], title))
+        for target, by in ((out.models, lambda u: u.key), (out.days, lambda u: day_of(u.ms))):
+            for k, part in grouped(usages, by).items():
+                target.setdefault(k, type(part)()).merge(part)
+        out.total.merge(t)
+    return out
+
+
+def _items(local, row, full, start):
+    """(row, offset, length, kind, ts, id, text) of the file's indexed entries from `start`,
+    their text read again from the file (the local catalogue keeps only where they are)."""
+    from ..format.decode import decode_line
+    from ..storage.session import open_file
+    from .preview import entry_text
+
+    out = []
+    try:
+        fd = open_file(full)
+    except StreeError:
+        return out
+    try:
+        for r, off, length, kind, ts, id in local.entries_of(row["gen"], start):
+            try:
+                entry = decode_line(os.pread(fd, length, off))
+            except ValueError:
+                continue
+            text = entry_text(entry) if isinstance(entry, dict) else ""
+            if text:
+                out.append((r, off, length, kind, ts, id, text))
+    finally:
+        os.close(fd)
+    return out

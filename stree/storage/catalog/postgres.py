@@ -1,0 +1,314 @@
+"""The shared catalogue on PostgreSQL (psycopg 3, the `pg` extra; imported only when a
+postgresql:// URL is used): the sessions many machines push (`stree catalog push`), which
+`ls`, `grep` and `stats` answer from when --catalog / STREE_CATALOG / the config name it.
+
+A session row is keyed by who pushed it (the PostgreSQL role), the host and the path it came
+from; it holds the columns of the SQLite catalogue's row plus the session id. Entries are
+kept with their text (another machine's files cannot be read again), and a trigram index
+(pg_trgm) on the text narrows a search by the literals a pattern must contain; every
+candidate is then matched by the pattern itself, as on SQLite, so the index never decides.
+
+Who sees what: row-level security. `stree_pusher` may insert, change and delete its own
+rows only (the `owner` column, current_user); `stree_reader` reads every row. The schema is
+versioned (stree_schema): an older one is upgraded in place by MIGRATIONS, a newer one is
+refused."""
+
+import socket
+
+from .common import JSON_COLUMNS, SESSION_COLUMNS, Unavailable, enc, from_text, index_text, row_of
+
+SCHEMA = 3
+HINT = "check the URL (--catalog, STREE_CATALOG or the config's `catalog`) and that the server is running"
+
+_COLTYPES = {"path": "text", "root": "text", "agent": "text", "state": "text", "gen": "bigint", "dev": "numeric",
+             "ino": "numeric", "size": "bigint", "mtime_ns": "bigint", "ctime_ns": "bigint", "racy_crc": "bigint",
+             "covered": "bigint", "head_crc": "bigint", "window_crc": "bigint", "ok": "integer", "rows": "integer",
+             "entries": "integer", "messages": "integer", "branch_points": "integer", "activity": "bigint",
+             "input": "bigint", "output": "bigint", "cache_read": "bigint", "cache_write": "bigint",
+             "cost": "double precision", "headerless": "integer", "path_rows": "bytea"}
+
+# each migration takes the schema from its index to the next version (0: an empty database)
+MIGRATIONS = [
+    # 1: sessions and entries, keyed by owner, host and path; the trigram index
+    ["CREATE EXTENSION IF NOT EXISTS pg_trgm",
+     "CREATE TABLE stree_schema(version integer NOT NULL)",
+     "INSERT INTO stree_schema VALUES (0)",
+     "CREATE TABLE sessions(owner name NOT NULL DEFAULT current_user, host text NOT NULL, "
+     + ", ".join(f"{c} {_COLTYPES.get(c, 'text')}" + (" NOT NULL" if c == "path" else "") for c in SESSION_COLUMNS)
+     + ", PRIMARY KEY (owner, host, path))",
+     "CREATE SEQUENCE sessions_gen",
+     "CREATE TABLE entries(owner name NOT NULL DEFAULT current_user, host text NOT NULL, path text NOT NULL, "
+     "row integer NOT NULL, off bigint, len integer, kind text, ts bigint, id text, text text NOT NULL, "
+     "raw text, PRIMARY KEY (owner, host, path, row))",
+     "CREATE INDEX entries_text ON entries USING gin (text gin_trgm_ops)"],
+    # 2: the session id on its own (one session pushed from two machines), and who may see what
+    ["ALTER TABLE sessions ADD COLUMN sid text",
+     "CREATE INDEX sessions_sid ON sessions(sid)",
+     "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'stree_pusher') THEN "
+     "CREATE ROLE stree_pusher NOLOGIN; END IF; IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'stree_reader') "
+     "THEN CREATE ROLE stree_reader NOLOGIN; END IF; END $$",
+     "GRANT SELECT, INSERT, UPDATE, DELETE ON sessions, entries TO stree_pusher",
+     "GRANT USAGE, SELECT ON SEQUENCE sessions_gen TO stree_pusher",
+     "GRANT SELECT ON sessions, entries, stree_schema TO stree_reader, stree_pusher",
+     "ALTER TABLE sessions ENABLE ROW LEVEL SECURITY",
+     "ALTER TABLE entries ENABLE ROW LEVEL SECURITY",
+     "CREATE POLICY own_or_reader ON sessions FOR SELECT USING "
+     "(owner = current_user OR pg_has_role(current_user, 'stree_reader', 'MEMBER'))",
+     "CREATE POLICY own_rows ON sessions FOR ALL USING (owner = current_user) WITH CHECK (owner = current_user)",
+     "CREATE POLICY own_or_reader ON entries FOR SELECT USING "
+     "(owner = current_user OR pg_has_role(current_user, 'stree_reader', 'MEMBER'))",
+     "CREATE POLICY own_rows ON entries FOR ALL USING (owner = current_user) WITH CHECK (owner = current_user)"],
+    # 3: usage per entry (what `stats --all` sums), a session's own entries (a fork's copied prefix left out)
+    ["CREATE TABLE usage(owner name NOT NULL DEFAULT current_user, host text NOT NULL, path text NOT NULL, "
+     "row integer NOT NULL, model text, ms bigint, input bigint, output bigint, cache_read bigint, "
+     "cache_write bigint, cost double precision, PRIMARY KEY (owner, host, path, row))",
+     "ALTER TABLE sessions ADD COLUMN own_entries integer",
+     "GRANT SELECT, INSERT, UPDATE, DELETE ON usage TO stree_pusher",
+     "GRANT SELECT ON usage TO stree_reader",
+     "ALTER TABLE usage ENABLE ROW LEVEL SECURITY",
+     "CREATE POLICY own_or_reader ON usage FOR SELECT USING "
+     "(owner = current_user OR pg_has_role(current_user, 'stree_reader', 'MEMBER'))",
+     "CREATE POLICY own_rows ON usage FOR ALL USING (owner = current_user) WITH CHECK (owner = current_user)"],
+]
+assert len(MIGRATIONS) == SCHEMA
+
+COLUMNS = SESSION_COLUMNS + ("sid", "own_entries")
+
+
+def is_url(value):
+    return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
+
+
+def describe(url):
+    """The URL without its password (for messages)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+            return urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:
+        pass
+    return url
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:
+        raise Unavailable("a PostgreSQL catalogue needs psycopg 3, which is not installed",
+                          hint="pip install 'stree[pg]' (psycopg[binary]), or drop --catalog / STREE_CATALOG") from None
+    return psycopg
+
+
+def failure(e, url):
+    """An Unavailable of one line with a hint, for a psycopg error."""
+    psycopg = _psycopg()
+    text = " ".join(str(e).split()) or e.__class__.__name__
+    where = describe(url)
+    if isinstance(e, psycopg.errors.QueryCanceled):
+        return Unavailable(f"catalogue {where}: statement timeout ({text})",
+                           hint="raise the server's statement_timeout for this role, or push fewer sessions at once "
+                                "(--since, --agent)")
+    if isinstance(e, psycopg.errors.InsufficientPrivilege):
+        return Unavailable(f"catalogue {where}: permission denied ({text})",
+                           hint="ask the catalogue's admin to GRANT stree_pusher (to push) or stree_reader (to read "
+                                "every row) to your role")
+    if isinstance(e, psycopg.OperationalError):
+        return Unavailable(f"catalogue {where}: connection failed or lost ({text})",
+                           hint=HINT + "; a push stopped midway is completed by running it again")
+    return Unavailable(f"catalogue {where}: {text}", hint=HINT)
+
+
+class Catalog:
+    """A shared catalogue. Every method may raise Unavailable (one line, with a hint)."""
+
+    kind = "postgres"
+    stale = ()
+    copy = None  # may this role COPY into the tables (not under row-level security)? (asked once)
+
+    def __init__(self, url, migrate=True):
+        self.url = url
+        self.migrate = migrate
+        self.db = None
+        self.host = socket.gethostname()
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def describe(self):
+        return describe(self.url)
+
+    def open(self):
+        psycopg = _psycopg()
+        try:
+            self.db = psycopg.connect(self.url, connect_timeout=10, autocommit=True)
+            self.user = self.db.execute("SELECT current_user").fetchone()[0]
+            self._schema()
+        except psycopg.Error as e:
+            self.close()
+            raise failure(e, self.url) from None
+
+    def _schema(self):
+        version = self._version()
+        if version > SCHEMA:
+            raise Unavailable(f"catalogue {self.describe()}: schema version {version}, newer than this stree's "
+                              f"({SCHEMA})", hint="upgrade stree on this machine")
+        if version == SCHEMA:
+            return
+        if not self.migrate:
+            what = "no stree catalogue there yet" if version == 0 else \
+                f"schema version {version}, this stree needs {SCHEMA}"
+            raise Unavailable(f"catalogue {self.describe()}: {what}",
+                              hint="run `stree catalog migrate` (or `stree catalog push`) as a role that may "
+                                   "create tables")
+        db = self.db
+        with db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(7307350)")  # (one migrating process at a time)
+            version = self._version()  # (as another process may have left it meanwhile)
+            for step in range(version, SCHEMA):
+                for sql in MIGRATIONS[step]:
+                    db.execute(sql)
+                db.execute("UPDATE stree_schema SET version = %s", (step + 1,))
+
+    def _version(self):
+        have = self.db.execute("SELECT EXISTS (SELECT FROM pg_tables WHERE tablename = 'stree_schema' "
+                               "AND schemaname = current_schema())").fetchone()[0]
+        return self.db.execute("SELECT version FROM stree_schema").fetchone()[0] if have else 0
+
+    def version(self):
+        return self.db.execute("SELECT version FROM stree_schema").fetchone()[0]
+
+    def close(self):
+        if self.db is not None:
+            try:
+                self.db.close()
+            except Exception:
+                pass
+            self.db = None
+
+    def guard(self, fn, *args):
+        psycopg = _psycopg()
+        try:
+            return fn(*args)
+        except psycopg.Error as e:
+            raise failure(e, self.url) from None
+
+    # -- reading ------------------------------------------------------------
+
+    def rows(self, paths=None, host=None, owner=None):
+        """path -> session row of every row this role may see (this host's, or `owner`'s)."""
+        def read():
+            sql = f"SELECT {', '.join(COLUMNS)}, host, owner FROM sessions"
+            where, args = [], []
+            if host is not None:
+                where.append("host = %s")
+                args.append(host)
+            if owner is not None:
+                where.append("owner = %s")
+                args.append(owner)
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            out = {}
+            wanted = None if paths is None else set(paths)
+            for values in self.db.execute(sql, args):
+                row = row_of(values[:len(SESSION_COLUMNS)])
+                row["sid"], row["own_entries"], row["host"], row["owner"] = values[len(SESSION_COLUMNS):]
+                if row["path_rows"] is not None:
+                    row["path_rows"] = bytes(row["path_rows"])
+                for c in ("dev", "ino"):
+                    row[c] = int(row[c]) if row[c] is not None else None
+                if wanted is None or row["path"] in wanted:
+                    out[(row["owner"], row["host"], row["path"])] = row
+            return out
+        return self.guard(read)
+
+    def counts(self):
+        def read():
+            sessions = self.db.execute("SELECT count(*) FROM sessions WHERE ok=1").fetchone()[0]
+            entries = self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
+            return sessions, entries
+        return self.guard(read)
+
+    def usage(self):
+        """(owner, host, path) -> [(row, model, ms, (input, output, cacheRead, cacheWrite, cost))],
+        in file order, of every row this role may see."""
+        def read():
+            out = {}
+            for owner, host, path, row, model, ms, i, o, r, w, c in self.db.execute(
+                    "SELECT owner, host, path, row, model, ms, input, output, cache_read, cache_write, cost "
+                    "FROM usage ORDER BY owner, host, path, row"):
+                out.setdefault((owner, host, _dec(path)), []).append((row, model, ms, (i, o, r, w, c)))
+            return out
+        return self.guard(read)
+
+    def candidates(self, pattern, gens):
+        """(gen, row, offset, length, kind, ts, id, text) of the entries of the sessions of
+        `gens` that may match `pattern`: narrowed by the literals it must contain (trigram
+        index), confirmed by the caller against the text."""
+        def read():
+            sql = ("SELECT s.gen, e.row, e.off, e.len, e.kind, e.ts, e.id, e.text, e.raw FROM entries e "
+                   "JOIN sessions s ON s.owner = e.owner AND s.host = e.host AND s.path = e.path")
+            where, args = [], []
+            for literal in narrowing(pattern):  # (LIKE and ILIKE: what the trigram index answers)
+                where.append("e.text ILIKE %s" if pattern.ignore_case else "e.text LIKE %s")
+                args.append("%" + _like(literal) + "%")
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            sql += " ORDER BY s.gen, e.row"
+            out = []
+            for gen, row, off, length, kind, ts, id, text, raw in self.db.execute(sql, args):
+                if gen in gens:
+                    out.append((gen, row, off, length, from_text(_dec(kind)), ts, from_text(_dec(id)),
+                                _dec(raw) if raw is not None else text))
+            return out
+        return self.guard(read)
+
+
+def _dec(text):
+    import json
+
+    return None if text is None else json.loads(text)
+
+
+def _like(text):
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# Characters Python's re.IGNORECASE matches with others that PostgreSQL's ILIKE may not fold the
+# same way (K and the Kelvin sign, s and the long s, i and the dotted/dotless I, ...): a literal
+# holding one is not used to narrow (the search reads more, never less).
+_FOLDS = set("kKsSiIµμΜΩωåÅſıİ") | {"\u212a", "\u212b", "\u2126"}
+
+
+def narrowing(pattern):
+    """The literals of `pattern` (stree.core.grep.Pattern) an entry's indexed text must contain
+    for the pattern to match it, as PostgreSQL compares them."""
+    out = []
+    for literal in pattern.literals:
+        if not literal or index_text(literal) != literal:
+            continue  # (NUL, a lone surrogate: the indexed text holds U+FFFD there)
+        if pattern.ignore_case and (set(literal) & _FOLDS or not literal.isascii()):
+            continue
+        out.append(literal)
+    return out
+
+
+def entry_values(owner, host, path, items):
+    """Rows of the entries table for `items` ((row, off, len, kind, ts, id, text) each)."""
+    out = []
+    for row, off, length, kind, ts, id, text in items:
+        indexed = index_text(text)
+        out.append((host, enc(path), row, off, length, enc(kind), ts, enc(id), indexed,
+                    None if indexed == text else enc(text)))
+    return out
+
+
+def session_values(host, row):
+    values = [enc(row.get(c)) if c in JSON_COLUMNS else row.get(c) for c in SESSION_COLUMNS]
+    return [host] + values + [row.get("id") if isinstance(row.get("id"), str) else None]
