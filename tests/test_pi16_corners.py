@@ -264,6 +264,8 @@ def test_omp_provider_replayed_compactions_keep_what_omp_keeps(stree, tmp_path, 
         assert messages[1:] == want
     r = stree("-s", path, "context", "--json", "c1")  # at the compaction itself
     assert json.loads(r.out)["messages"][1:] == want[:-1]
+    r = stree("-s", path, "fsck")  # a snapshot's firstKeptEntryId "" is omp's, not a dangling id
+    assert "dangling-first-kept" not in r.out + r.err, r
 
 
 # -- sessions pi cannot open: inline images (pi#9613) ---------------------------------------

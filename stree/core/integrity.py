@@ -268,6 +268,8 @@ def _first_kept(tree, compactions, found, stuck):
             continue  # not the entry pi's byId gives for its id
         node = tree.node(r)
         first = node.aux
+        if first == "":
+            continue  # oh-my-pi's snapshot compaction: providerReplayThroughEntryId says what is kept
         if not _exists(found, first):
             out.append(Problem(node.line, "dangling-first-kept",
                                f"compaction {node.id}: firstKeptEntryId {first} not found", node.id))
