@@ -15,7 +15,7 @@ Examples:
 \b
 Requests (one JSON object per line; `id` is optional and repeated in the response):
   pi 1.5.2's   get_state get_messages get_entries{since} get_tree{lightweight}
-               get_session_stats export_html{outputPath} switch_session{sessionPath}
+               get_session_stats export_html{outputPath,overwrite} switch_session{sessionPath}
                fork{entryId} clone set_session_name{name}
   pi PR #1762  list_sessions{scope} navigate_tree{targetId,summarize,customInstructions,
                replaceInstructions,label} set_label{entryId,label} abort_branch_summary
