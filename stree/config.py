@@ -7,6 +7,7 @@
     max_time = 600                      # seconds a whole request may take (retries, streaming)
     context_window = 128000
     stream = true
+    hook_env = ["EDITOR"]               # variables hooks see besides PATH, HOME, locale, TERM
 
     [anthropic]                         # used when that provider is chosen
     model = "claude-haiku-4-5"
@@ -20,6 +21,7 @@ KEYS = {
     "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float), "max_time": (int, float),
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
     "max_tokens_field": str, "reasoning": bool, "thinking_level": str,
+    "hook_env": list,  # names of the variables passed on to hooks besides the basics (core.hooks)
 }
 SECTIONS = ("openai", "anthropic", "extractive")
 
@@ -73,3 +75,5 @@ def _check(table, path, prefix):
             raise UsageError(f"{path}: unknown setting {prefix}{key}", hint=f"known settings: {known}")
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise UsageError(f"{path}: {prefix}{key} has the wrong type ({type(value).__name__})")
+        if kind is list and (prefix or not all(isinstance(v, str) for v in value)):
+            raise UsageError(f"{path}: {prefix}{key} must be a top-level list of variable names")
