@@ -32,11 +32,22 @@ class Pattern:
         except re.error as e:
             raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
         self.literals = required_literals(text) if regex else [text]
+        self.regex = regex
+        if regex:
+            from .budget import configure_regex
+
+            configure_regex()
 
     def lines(self, text):
-        """(line number from 1, line) of the lines of `text` the pattern matches."""
+        """(line number from 1, line) of the lines of `text` the pattern matches. A regular
+        expression is matched under its time budget (core.budget: RegexTimeout past it)."""
         search = self.re.search
-        return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+        if not self.regex:
+            return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+        from .budget import regex
+
+        with regex(self.text):
+            return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
 
     def query(self, terms):
         """The FTS5 query narrowing to entries that may match, None for no narrowing, or
@@ -284,6 +295,18 @@ def search(pattern, sessions, candidates, keep):
     """The Matches of `pattern` among `candidates` ((gen, row, offset, length, kind, ts, id)
     each, grouped by session) in `sessions` (gen -> catalogue row, in the order wanted):
     each candidate is read again from its file and matched line by line."""
+    from .budget import watch
+
+    by_gen = {}
+    for c in candidates:
+        if keep(c[4], c[5]):
+            by_gen.setdefault(c[0], []).append(c)
+    with watch():
+        yield from _search(pattern, sessions, by_gen)
+
+
+def _search(pattern, sessions, by_gen):
+    import os
     from array import array
 
     from ..errors import StreeError
@@ -291,10 +314,6 @@ def search(pattern, sessions, candidates, keep):
     from ..storage.session import open_file
     from .preview import entry_text
 
-    by_gen = {}
-    for c in candidates:
-        if keep(c[4], c[5]):
-            by_gen.setdefault(c[0], []).append(c)
     for gen, row in sessions.items():
         found = by_gen.get(gen)
         if not found:
@@ -305,8 +324,6 @@ def search(pattern, sessions, candidates, keep):
         except StreeError:
             continue
         try:
-            import os
-
             for _, r, offset, length, kind, ts, id in found:
                 raw = os.pread(fd, length, offset)
                 try:
