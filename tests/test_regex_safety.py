@@ -77,3 +77,69 @@ def test_mcp_grep_with_a_catastrophic_regex_fails_alone_and_ping_is_answered(tmp
         assert m.close() == 0
     finally:
         m.kill()
+
+
+# -- 3. the word index never narrows a pattern to words the text does not hold ---------------
+
+TEXTS = ["the Answer is 42, said AWS", "answer: yes", "AAA batteries; aardvark", "Ångström and Kelvin",
+         "naïve café", "ABBA abba", "x = a1b2; y = \\x41", "fooBar_baz qux-quux", "İstanbul ſtraße",
+         "tab\there", "aaaa" * 5 + "b", "The END", "line one\nline two\nANSWER three"]
+# pieces of patterns: words of the texts, escapes that spell letters, and regex syntax
+PIECES = ["answer", "Answer", "nswer", "AWS", "WS", "42", "said", "the", "aa", "bb", "ab", "rdvark", "café",
+          "Kelvin", "elvin", "straße", "END", "one", "two", "quux", "Bar", "baz",
+          r"\x41", r"\x61", r"\x4e", r"\u0041", r"\u0061", r"\U00000041", r"\101", r"\141", r"\116", r"\0",
+          r"\N{LATIN CAPITAL LETTER A}", r"\N{LATIN SMALL LETTER A}", r"\N{KELVIN SIGN}", r"\x20", r"\t",
+          r"\b", r"\w", r"\W", r"\d", r"\s", r"\S", r"\B", ".", "*", "+", "?", "{2}", "{0,2}", "^", "$",
+          "(", ")", "(?:", "|", "[a-c]", "[^x]", r"\.", r"\:", " ", ",", ";", "(?i)", r"\1"]
+
+
+def _corpus(home):
+    agent = home / "agent"
+    sessions = agent / "sessions" / "--proj--"
+    sessions.mkdir(parents=True)
+    for n in range(0, len(TEXTS), 3):
+        b = SessionBuilder(id=f"0000000{n}-0000-4000-8000-000000000000")
+        for text in TEXTS[n:n + 3]:
+            b.user(text)
+            b.assistant("ok " + text.upper())
+        b.write(sessions / f"s{n}.jsonl")
+    return agent
+
+
+def _answer(pattern, agent, no_cache):
+    from stree.core.sessiongrep import Grep
+
+    q = Grep(pattern, regex=True, agent="pi", agent_dir=str(agent), no_cache=no_cache)
+    return sorted((r["session"], r["entry"], r["lineNumber"]) for r, _ in q.records())
+
+
+def test_fuzzed_patterns_get_the_same_answer_from_the_catalogue_and_without_it(isolated_home):
+    import re
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    agent = _corpus(isolated_home)
+    tried = []
+
+    @settings(max_examples=400, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=5))
+    def check(pieces):
+        pattern = "".join(pieces)
+        try:
+            re.compile(pattern)
+        except (re.error, OverflowError):
+            return
+        tried.append(pattern)
+        assert _answer(pattern, agent, False) == _answer(pattern, agent, True), pattern
+
+    check()
+    # the attacks of the issue, each compared too
+    for pattern in [r"\x41nswer", r"the \u0041nswer", r"\101nswer", r"\N{LATIN CAPITAL LETTER A}nswer",
+                    r"\x41WS", r"(?i)\x61nswer", r"\U00000041nswer"]:
+        tried.append(pattern)
+        got = _answer(pattern, agent, False)
+        assert got and got == _answer(pattern, agent, True), pattern
+    print(f"\n{len(tried)} valid patterns compared (catalogue vs --no-cache)")
+    assert len(tried) > 200

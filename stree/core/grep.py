@@ -32,6 +32,7 @@ class Pattern:
         except re.error as e:
             raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
         self.literals = required_literals(text) if regex else [text]
+        self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
         self.regex = regex
         if regex:
             from .budget import configure_regex
@@ -120,9 +121,9 @@ def required_literals(pattern):
             nxt = pattern[i + 1] if i + 1 < n else ""
             if nxt and not nxt.isalnum() and nxt < "\x80":
                 char, i = nxt, i + 2
-            else:
+            else:  # a class, an anchor, or a character spelled by its code or name: no literal
                 cut()
-                i += 2
+                i = _escape_end(pattern, i)
                 continue
         elif ch == "[":
             cut()
@@ -157,6 +158,34 @@ def required_literals(pattern):
             cut()
     cut()
     return runs
+
+
+_ESCAPE_DIGITS = {"x": 2, "u": 4, "U": 8}
+
+
+def _escape_end(pattern, i):
+    """Where the escape at pattern[i] (a backslash before a letter or digit) ends: all of
+    \x41, \u0041, \U00000041, \N{LATIN CAPITAL LETTER A}, \101 (octal) and \1 / \12
+    (back references) is taken, so none of its letters or digits is read as a literal. What
+    the escape is not sure to be is taken too (dropping a literal only narrows less)."""
+    n = len(pattern)
+    letter = pattern[i + 1] if i + 1 < n else ""
+    j = i + 2
+    if letter in _ESCAPE_DIGITS:
+        k = j
+        while k < n and k - j < _ESCAPE_DIGITS[letter] and pattern[k] in "0123456789abcdefABCDEF":
+            k += 1
+        return k
+    if letter == "N":
+        if pattern[j:j + 1] == "{":
+            end = pattern.find("}", j)
+            return n if end < 0 else end + 1
+        return j
+    if letter.isdigit():  # \0, \012 octal; \1..\99 a group; \101 octal: every digit that follows
+        while j < n and pattern[j].isdigit():
+            j += 1
+        return j
+    return j
 
 
 def _top_level_bar(pattern):
