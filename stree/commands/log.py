@@ -236,7 +236,9 @@ def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, 
         from ..storage import index
 
         index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
-        follow(session, out, filter_, search, no_ids, _reader_gone)
+        from .options import warn_user
+
+        follow(session, out, filter_, search, no_ids, _reader_gone, warn=warn_user)
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.exit(INTERRUPTED)
@@ -264,7 +266,9 @@ def _follow(env, session, out, filter_, search, date_style):
     filtering = filter_ not in (None, "all") or search
     try:
         index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
-        follower = Follower(session)
+        from .options import warn_user
+
+        follower = Follower(session, warn=warn_user)
         while True:
             sys.stdout.flush()
             first = follower.wait(_reader_gone)
