@@ -40,12 +40,12 @@ def test_the_checker_refuses_what_breaks_the_schema():
 def test_documented_requests_validate():
     samples = {
         "get_state": {}, "get_messages": {}, "get_entries": {"since": "abc"}, "get_tree": {"lightweight": True},
-        "get_session_stats": {}, "export_html": {"outputPath": "/tmp/s.html"},
+        "get_session_stats": {}, "export_html": {"outputPath": "/tmp/s.html", "overwrite": True},
         "switch_session": {"sessionPath": "/s.jsonl"}, "fork": {"entryId": "abc"}, "clone": {},
         "set_session_name": {"name": "n"}, "list_sessions": {"scope": "all"},
         "navigate_tree": {"targetId": "a", "summarize": True, "customInstructions": "x", "replaceInstructions": False,
                           "label": "l"},
-        "set_label": {"entryId": "a", "label": "l"}, "abort_branch_summary": {},
+        "set_label": {"entryId": "a", "label": "l"}, "abort_branch_summary": {}, "abort": {},
         "rename_session": {"sessionPath": "/s.jsonl", "name": "n"},
         "delete_session": {"sessionPath": "/s.jsonl", "confirm": True},
         "log": {"revision": "@", "graph": True, "filter": "all", "search": "x", "maxCount": 3, "reverse": False},

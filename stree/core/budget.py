@@ -20,6 +20,7 @@ from ..errors import StreeError, UsageError
 
 TICK = 0.05  # seconds between checks while something is watched
 REGEX_TIMEOUT = 5.0  # seconds one regular expression may spend on one line (STREE_REGEX_TIMEOUT)
+REQUEST_TIMEOUT = 300.0  # seconds a server request may run (STREE_REQUEST_TIMEOUT)
 
 
 class RegexTimeout(UsageError):
@@ -47,6 +48,12 @@ class _State:
 
 
 _state = _State()
+
+
+def request_timeout():
+    from ..errors import env_seconds
+
+    return env_seconds("STREE_REQUEST_TIMEOUT", REQUEST_TIMEOUT)
 
 
 def regex_limit():
