@@ -297,7 +297,7 @@ def session_revisions(ctx):
     """SESSION:ENTRY (as `stree grep` prints them) in a command's revision arguments: the
     session part selects the session (as -s does) when it names one; the entry part is
     the revision. With -s naming another session, a usage error."""
-    import re
+    from .core.sessiongrep import split_rev
 
     env = ctx.find_object(Env)
     if env is None:
@@ -309,31 +309,33 @@ def session_revisions(ctx):
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         changed = False
         for i, v in enumerate(values):
-            m = re.fullmatch(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}):([^/].*)", v) if isinstance(v, str) else None
-            if m is None:
+            parts = split_rev(v) if isinstance(v, str) else None
+            if parts is None:
                 continue
-            path = _session_named(env, m.group(1))
+            sid, entry, encoded = parts
+            path = _session_named(env, sid, encoded)
             if path is None:
                 continue
             if env.session_arg is None:
                 env.session_arg = str(path)
             elif os.path.abspath(str(env.session_path())) != os.path.abspath(str(path)):
-                raise StreeError(f"{v}: names session {m.group(1)}, but -s selects {env.session_arg}", code=2,
-                                 hint=f"drop -s, or give the entry alone: {m.group(2)}")
-            values[i] = m.group(2)
+                raise StreeError(f"{v}: names session {v.partition(':')[0]}, but -s selects {env.session_arg}",
+                                 code=2, hint=f"drop -s, or give the entry alone: {entry}")
+            values[i] = entry
             changed = True
         if changed:
             ctx.params[param.name] = tuple(values) if isinstance(value, (list, tuple)) else values[0]
 
 
-def _session_named(env, name):
-    """The session file an id (prefix) names, or None (a label may hold a colon too)."""
+def _session_named(env, name, encoded=False):
+    """The session file an id (prefix) names, or None (a label may hold a colon too). A
+    percent-encoded one is an id whatever it holds ('/' included), never a path."""
     from .core.store import looks_like_path, resolve_session
 
-    if looks_like_path(name) or os.path.exists(name):
+    if not encoded and (looks_like_path(name) or os.path.exists(name)):
         return None
     try:
-        return resolve_session(name, env.cwd, env.agent_dir, env.session_dir, agents=env.agent)
+        return resolve_session(name, env.cwd, env.agent_dir, env.session_dir, agents=env.agent, by_id=encoded)
     except StreeError:
         return None
 
