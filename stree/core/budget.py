@@ -93,6 +93,7 @@ class watch:
         s = _state
         if s.depth == 0:
             s.previous = signal.signal(signal.SIGALRM, _tick)
+            signal.siginterrupt(signal.SIGALRM, False)  # (system calls under way restart: SQLite's too)
             signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
         s.depth += 1
         return self
