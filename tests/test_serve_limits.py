@@ -68,3 +68,15 @@ def test_end_of_input_ends_the_server_while_a_request_runs(tmp_path):
 def test_a_bad_request_timeout_is_refused_at_start(demo, stree):
     r = stree("-s", demo, "serve", env={"STREE_REQUEST_TIMEOUT": "soon"}, input=b"")
     assert r.code == 2 and "STREE_REQUEST_TIMEOUT" in r.err, r
+
+
+def test_a_request_line_over_the_limit_is_refused_unread_and_the_next_is_answered(demo):
+    s = Server(demo, env={"STREE_LINE_MAX": str(1 << 20)})
+    try:
+        huge = b'{"id":"big","type":"rev_parse","revisions":["' + b"~0" * (3 << 20) + b'"]}\n'
+        s.send(huge)
+        r = s.response(timeout=120)
+        assert (r["success"], r["errorCode"]) == (False, "parse") and "longer than 1048576 bytes" in r["error"], r
+        assert s.data("get_state")["sessionFile"] == str(demo)
+    finally:
+        assert s.close() == 0

@@ -1,4 +1,4 @@
-"""Time budgets for work that might not end: a regular expression that backtracks for ever on
+r"""Time budgets for work that might not end: a regular expression that backtracks for ever on
 one line (`(a+)+$`), and a server request past its deadline or cancelled by its client.
 
 How: while a budget is watched, a timer signal (ITIMER_REAL) ticks on the main thread every

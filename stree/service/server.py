@@ -24,7 +24,13 @@ from .protocol import UNSET, RequestError, encode, failure, parse_line, success
 from .watch import Watcher
 
 TERMINATED = 143
-REQUEST_MAX = 64 << 20  # bytes in one request line; a longer one is skipped to its end and refused
+def _request_max():
+    from ..storage.scan import LINE_MAX
+
+    return min(64 << 20, LINE_MAX)  # (STREE_LINE_MAX lowers it, as for a session's lines)
+
+
+REQUEST_MAX = _request_max()  # bytes in one request line; a longer one is skipped to its end and refused
 
 
 class Terminated(Exception):
@@ -159,7 +165,7 @@ def _read(stdin, inbox, emit, served, under_way, gone):
                 while line and not line.endswith(b"\n"):
                     line = stdin.readline(1 << 20)
                 inbox.put((failure(UNSET, "parse", f"Failed to parse command: a request line longer than "
-                                                   f"{REQUEST_MAX >> 20} MiB", "parse"),))
+                                                   f"{REQUEST_MAX} bytes (not read)", "parse"),))
                 continue
             line = line[:-1] if line.endswith(b"\n") else line
             try:
