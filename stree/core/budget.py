@@ -151,9 +151,21 @@ class request:
 
     def __exit__(self, *exc):
         s = _state
-        s.deadline = s.cancelled = s.regex = None
+        s.deadline = s.cancelled = s.regex = None  # (from here on no tick raises)
         self.watch.__exit__(*exc)
         return False
+
+
+def settle():
+    """Between two requests: nothing watched any more, whatever a tick that fired as the last
+    one ended cut short (its conditions cleared first: no tick raises after that)."""
+    s = _state
+    s.deadline = s.cancelled = s.regex = None
+    if s.depth and threading.current_thread() is threading.main_thread():
+        s.depth = 0
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, s.previous or signal.SIG_DFL)
+        s.previous = None
 
 
 def configure_regex():

@@ -89,6 +89,9 @@ class Job:
         except Exception as e:
             self.error = e
         finally:
+            from ..core.budget import settle
+
+            settle()  # (nothing left watched for the next call)
             self.done.set()
 
 
@@ -119,7 +122,8 @@ def build(workspace, jobs):
         job = Job(tool, workspace, params.arguments)
         jobs.put(job)
         try:
-            await anyio.to_thread.run_sync(job.done.wait, abandon_on_cancel=True)
+            while not job.done.is_set():  # (a poll, not a worker thread: cancellable at every step)
+                await anyio.sleep(0.02)
         except anyio.get_cancelled_exc_class():
             job.cancelled.set()  # (notifications/cancelled, or the end of input: no answer is sent)
             raise

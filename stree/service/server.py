@@ -20,7 +20,8 @@ import threading
 
 from ..errors import INTERRUPTED
 from .handlers import handle
-from .protocol import UNSET, RequestError, encode, failure, parse_line, success
+from ..core.budget import Cancelled, DeadlineExceeded, settle
+from .protocol import UNSET, RequestError, encode, error_code, failure, parse_line, success
 from .watch import Watcher
 
 TERMINATED = 143
@@ -98,8 +99,11 @@ def serve(served, stdin=None, stdout=None):
             cancelled = under_way[0] = threading.Event()
             try:
                 record = handle(served, item, emit, cancelled)
+            except (Cancelled, DeadlineExceeded) as e:  # (a tick that fired as the request ended)
+                record = failure(item.get("id", UNSET), item.get("type", UNSET), str(e), error_code(e))
             finally:
                 under_way[0] = None
+                settle()
             if record is not None:
                 emit(record)
             signals.check()
