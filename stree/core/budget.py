@@ -48,7 +48,7 @@ class _State:
         self.deadline = None  # monotonic time the request must be done by
         self.deadline_what = None
         self.cancelled = None  # a threading.Event set by the client's cancellation
-        self.fired = False
+        self.shield = 0  # inside shielded(): a cancellation or deadline waits for its end
 
 
 _state = _State()
@@ -76,6 +76,8 @@ def _tick(signum, frame):
                            "(it backtracks without end: nested repetition like (a+)+)",
                            hint="simplify the pattern (no repetition inside a repetition), or raise "
                                 "STREE_REGEX_TIMEOUT")
+    if s.shield:
+        return  # (a write to a shared file under way: stopped after it, at the next tick)
     if s.cancelled is not None and s.cancelled.is_set():
         s.cancelled = None
         raise Cancelled("the request was cancelled by the client")
@@ -156,11 +158,24 @@ class request:
         return False
 
 
+class shielded:
+    """`with shielded():` work that must not stop half-way (an update of the catalogue, a
+    cache write): a cancellation or deadline that comes meanwhile takes effect after it."""
+
+    def __enter__(self):
+        _state.shield += 1
+
+    def __exit__(self, *exc):
+        _state.shield -= 1
+        return False
+
+
 def settle():
     """Between two requests: nothing watched any more, whatever a tick that fired as the last
     one ended cut short (its conditions cleared first: no tick raises after that)."""
     s = _state
     s.deadline = s.cancelled = s.regex = None
+    s.shield = 0
     if s.depth and threading.current_thread() is threading.main_thread():
         s.depth = 0
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -29,7 +29,11 @@ class Grep:
         self.files_only = files_only
         self.count = count
         self.max_count = max_count
-        self.sessions, self.candidates = candidates(*files(session_path, agent, agent_dir), self.pattern, no_cache)
+        from .budget import shielded
+
+        with shielded():  # (the catalogue is brought up to date whole, or not at all: never cut short)
+            self.sessions, self.candidates = candidates(*files(session_path, agent, agent_dir), self.pattern,
+                                                        no_cache)
         if cwd is not None:
             want = resolved(os.path.expanduser(cwd))
             self.sessions = {g: r for g, r in self.sessions.items()

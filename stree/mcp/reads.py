@@ -17,7 +17,10 @@ def list_sessions(ws, query=None, all=False, limit=None):
     except (StreeError, OSError):
         current = None
     paths, listed, _ = session_paths(ws.cwd, ws.agent_dir, ws.session_dir, all, ws.agent)
-    infos = session_records(paths, listed, current, no_cache=ws.no_cache)
+    from ..core.budget import shielded
+
+    with shielded():  # (the catalogue is brought up to date whole: never cut short)
+        infos = session_records(paths, listed, current, no_cache=ws.no_cache)
     words = [w for w in (query or "").lower().split() if w]
     if words:
         def text(info):

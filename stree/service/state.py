@@ -89,7 +89,10 @@ class Served:
 
         session, tree = read_session(path, self.no_cache)
         if index.enabled(self.no_cache):
-            index.save(session)
+            from ..core.budget import shielded
+
+            with shielded():  # (a cache write is not cut short by a cancellation)
+                index.save(session)
         return session, tree
 
     def switch(self, path):
