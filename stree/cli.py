@@ -29,7 +29,10 @@ ENV_HELP = f"""\
   STREE_NO_FAST                1: every command through click (no fast path for plain reads, writes)
   STREE_HOOKS_DIR              directory of checkout hooks (default <config dir>/stree/hooks)
   STREE_HOOK_TIMEOUT           seconds a hook may run (default 30)
-  STREE_HOOK_KEYS              1: pass API keys (*_API_KEY, api_key_env) on to hooks (default: not)
+  STREE_HOOK_KEYS              1: pass the whole environment on to hooks (default: an allow-list)
+  STREE_LINE_MAX               bytes: a longer line is skipped with a warning (default 256 MiB)
+  STREE_REGEX_TIMEOUT          seconds grep -E may spend matching one line (default 5)
+  STREE_REQUEST_TIMEOUT        seconds a serve / serve --mcp read request may run (default 300)
   STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
   STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)
   STREE_MAX_TIME               seconds a model request may take in all, retries included (default 600)"""
@@ -297,7 +300,7 @@ def session_revisions(ctx):
     """SESSION:ENTRY (as `stree grep` prints them) in a command's revision arguments: the
     session part selects the session (as -s does) when it names one; the entry part is
     the revision. With -s naming another session, a usage error."""
-    import re
+    from .core.sessiongrep import split_rev
 
     env = ctx.find_object(Env)
     if env is None:
@@ -309,31 +312,33 @@ def session_revisions(ctx):
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         changed = False
         for i, v in enumerate(values):
-            m = re.fullmatch(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}):([^/].*)", v) if isinstance(v, str) else None
-            if m is None:
+            parts = split_rev(v) if isinstance(v, str) else None
+            if parts is None:
                 continue
-            path = _session_named(env, m.group(1))
+            sid, entry, encoded = parts
+            path = _session_named(env, sid, encoded)
             if path is None:
                 continue
             if env.session_arg is None:
                 env.session_arg = str(path)
             elif os.path.abspath(str(env.session_path())) != os.path.abspath(str(path)):
-                raise StreeError(f"{v}: names session {m.group(1)}, but -s selects {env.session_arg}", code=2,
-                                 hint=f"drop -s, or give the entry alone: {m.group(2)}")
-            values[i] = m.group(2)
+                raise StreeError(f"{v}: names session {v.partition(':')[0]}, but -s selects {env.session_arg}",
+                                 code=2, hint=f"drop -s, or give the entry alone: {entry}")
+            values[i] = entry
             changed = True
         if changed:
             ctx.params[param.name] = tuple(values) if isinstance(value, (list, tuple)) else values[0]
 
 
-def _session_named(env, name):
-    """The session file an id (prefix) names, or None (a label may hold a colon too)."""
+def _session_named(env, name, encoded=False):
+    """The session file an id (prefix) names, or None (a label may hold a colon too). A
+    percent-encoded one is an id whatever it holds ('/' included), never a path."""
     from .core.store import looks_like_path, resolve_session
 
-    if looks_like_path(name) or os.path.exists(name):
+    if not encoded and (looks_like_path(name) or os.path.exists(name)):
         return None
     try:
-        return resolve_session(name, env.cwd, env.agent_dir, env.session_dir, agents=env.agent)
+        return resolve_session(name, env.cwd, env.agent_dir, env.session_dir, agents=env.agent, by_id=encoded)
     except StreeError:
         return None
 

@@ -10,6 +10,7 @@
     system_prompt = "~/prompts/pi.md"   # context --as: the instructions (the session has none)
     tools = "~/prompts/tools.json"      # context --as: tool definitions (default: pi's built-in)
     catalog = "postgresql://me@db.example/stree"   # a team's shared catalogue (stree catalog)
+    hook_env = ["EDITOR"]               # variables hooks see besides PATH, HOME, locale, TERM
 
     [anthropic]                         # used when that provider is chosen
     model = "claude-haiku-4-5"
@@ -24,6 +25,7 @@ KEYS = {
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
     "max_tokens_field": str, "reasoning": bool, "thinking_level": str, "system_prompt": str, "tools": str,
     "catalog": str,
+    "hook_env": list,  # names of the variables passed on to hooks besides the basics (core.hooks)
 }
 SECTIONS = ("openai", "anthropic", "extractive")
 
@@ -77,3 +79,5 @@ def _check(table, path, prefix):
             raise UsageError(f"{path}: unknown setting {prefix}{key}", hint=f"known settings: {known}")
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise UsageError(f"{path}: {prefix}{key} has the wrong type ({type(value).__name__})")
+        if kind is list and (prefix or not all(isinstance(v, str) for v in value)):
+            raise UsageError(f"{path}: {prefix}{key} must be a top-level list of variable names")

@@ -64,9 +64,9 @@ def run(argv, session_path):
 
 def _names_a_session(revision):
     """SESSION:ENTRY (stree.cli.session_revisions): click sorts it out."""
-    import re
+    from .core.sessiongrep import split_rev
 
-    return re.fullmatch(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}):([^/].*)", revision) is not None
+    return split_rev(revision) is not None
 
 
 def _check(path):

@@ -608,7 +608,7 @@ def test_hooks_get_no_api_keys_unless_asked(tmp_path, stree, opt_in):
     hook.write_text(f"#!{sys.executable}\nimport json, os, sys\nsys.stdin.read()\n"
                     f"json.dump(dict(os.environ), open({str(seen)!r}, 'w'))\n")
     hook.chmod(0o755)
-    write_config('[openai]\napi_key_env = "MY_SERVER_TOKEN"\n')
+    write_config('hook_env = ["KEEP_ME"]\n[openai]\napi_key_env = "MY_SERVER_TOKEN"\n')
     session = small_session(tmp_path / "s.jsonl")
     env = {"STREE_HOOKS_DIR": str(hooks), "OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY,
            "OPENROUTER_API_KEY": KEY, "MY_SERVER_TOKEN": KEY, "KEEP_ME": "1"}

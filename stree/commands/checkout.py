@@ -44,8 +44,9 @@ customInstructions, replaceInstructions, label) and may print {"cancel": true},
 {newLeafId, oldLeafId, summaryEntry, fromHook, appendedEntries} afterwards.
 A failing, hanging (STREE_HOOK_TIMEOUT, default 30 s) or garbled before-tree
 hook cancels the checkout: nothing is written. A hook or hooks dir owned by another
-user or writable by group/others is refused. Hooks get no API keys in their
-environment (*_API_KEY and the config's api_key_env) unless STREE_HOOK_KEYS=1.""")
+user or writable by group/others is refused. A hook's environment is PATH, HOME,
+LANG/LANGUAGE/LC_*, TERM, TMPDIR, TZ, STREE_HOOK, STREE_SESSION_FILE and what the
+config names in hook_env = [...]; nothing else (no token) unless STREE_HOOK_KEYS=1.""")
 @click.argument("revision", metavar="REV")
 @click.option("--exact", is_flag=True, help="Put the leaf on REV itself, whatever its type.")
 @click.option("--summary", "summary_file", metavar="FILE|-",

@@ -18,7 +18,8 @@ Examples:
 
 \b
 Each match is printed as SESSION:ENTRY MARK ROLE: LINE. SESSION:ENTRY is a revision
-other commands take (stree show SESSION:ENTRY, or stree -s SESSION show ENTRY); MARK is
+other commands take (stree show SESSION:ENTRY, or stree -s SESSION show ENTRY; a session
+id holding ':', '/', '%', spaces or control characters is percent-encoded there); MARK is
 @ when the entry is on its session's active path (root to the leaf), . when it is on
 another branch. A plain PATTERN is a fixed string, matched case-sensitively anywhere in
 a line (as git grep -F); -E makes it a Python regular expression. The text searched is
@@ -53,6 +54,8 @@ def command(env, pattern, ignore_case, word, regex, list_sessions, count, max_co
     """Search the text of every session (or the one -s names) for lines matching PATTERN."""
     from ..core.sessiongrep import Grep
 
+    from ..core.sessiongrep import session_part
+
     grep = Grep(pattern, regex=regex, ignore_case=ignore_case, word=word, roles=roles, types=types, since=since,
                 until=until, cwd=cwd_filter, files_only=list_sessions, count=count, max_count=max_count,
                 session_path=env.session_path() if env.session_arg is not None else None, agent=env.agent,
@@ -63,8 +66,9 @@ def command(env, pattern, ignore_case, word, regex, list_sessions, count, max_co
         if not out.machine:
             short = grep.short_id(rec["session"] or "")
             if m is None:
-                human = f"{short}:{rec['count']}" if count else short
+                human = f"{inert(short, True)}:{rec['count']}" if count else inert(short, True)
             else:
+                short = session_part(short)  # (SESSION:ENTRY: an id holding ':', '/', ... percent-encoded)
                 mark = "@" if m.on_path else "."
                 human = (f"{out.style('id', inert(short, True))}:{out.style('id', inert(m.entry or '', True))} "
                          f"{out.style('accent', mark)} {out.style('muted', m.kind)}: {inert(m.line, True)}")

@@ -280,7 +280,9 @@ def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, 
         from ..storage import index
 
         index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
-        follow(session, out, filter_, search, no_ids, _reader_gone)
+        from .options import warn_user
+
+        follow(session, out, filter_, search, no_ids, _reader_gone, warn=warn_user)
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.exit(INTERRUPTED)
@@ -302,8 +304,10 @@ def _follower(session):
     from ..storage import index
     from ..storage.follow import Follower
 
+    from .options import warn_user
+
     index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
-    follower = Follower(session)
+    follower = Follower(session, warn=warn_user)
     st = getattr(session, "file_stat", None)
     if st is not None and (st.st_dev, st.st_ino) != follower.identity:  # replaced since it was read
         raise BadFile(f"{follower.path}: the file was replaced (a new file at its path); stopped following",

@@ -16,18 +16,21 @@ Examples:
 Requests (one JSON object per line; `id` is optional and repeated in the response):
   pi 1.6.0's   get_state get_messages get_last_assistant_text get_fork_messages
                get_entries{since} get_tree{lightweight} get_session_stats
-               export_html{outputPath} switch_session{sessionPath} fork{entryId} clone
+               export_html{outputPath,overwrite} switch_session{sessionPath} fork{entryId} clone
                set_session_name{name}
   pi PR #1762  list_sessions{scope} navigate_tree{targetId,summarize,customInstructions,
                replaceInstructions,label} set_label{entryId,label} abort_branch_summary
                rename_session{sessionPath,name} delete_session{sessionPath,confirm}
+  pi's         abort
   stree's      log{revision,graph,filter,search,maxCount,reverse} show{revisions}
                rev_parse{revisions,verify} context{revision}
                grep{pattern,ignoreCase,word,regex,filesOnly,count,maxCount,roles,types,
                since,until,cwd,agent,session}
 Responses: {"id", "type": "response", "command", "success": true, "data"} or
 {"success": false, "error", "errorCode"}; errorCode is one of parse, unknown_command,
-bad_params, not_found, ambiguous, bad_file, model, conflict, busy, internal.
+bad_params, not_found, ambiguous, bad_file, model, conflict, busy, cancelled, timeout,
+too_large, internal. {"type": "abort"} is answered at once: the request under way fails
+(cancelled), as one past STREE_REQUEST_TIMEOUT (default 300 s) does (timeout).
 Events: {"type": "entries_appended", "sessionFile", "ids", "leafId"} when entries are
 appended to the served session; {"type": "watch_stopped", "sessionFile", "error"}.
 The JSON Schema of every request and response: stree/data/serve.schema.json; see stree-serve(1).

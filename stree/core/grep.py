@@ -33,11 +33,23 @@ class Pattern:
         except re.error as e:
             raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
         self.literals = required_literals(text) if regex else [text]
+        self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
+        self.regex = regex
+        if regex:
+            from .budget import configure_regex
+
+            configure_regex()
 
     def lines(self, text):
-        """(line number from 1, line) of the lines of `text` the pattern matches."""
+        """(line number from 1, line) of the lines of `text` the pattern matches. A regular
+        expression is matched under its time budget (core.budget: RegexTimeout past it)."""
         search = self.re.search
-        return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+        if not self.regex:
+            return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+        from .budget import regex
+
+        with regex(self.text):
+            return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
 
     def query(self, terms):
         """The FTS5 query narrowing to entries that may match, None for no narrowing, or
@@ -110,9 +122,9 @@ def required_literals(pattern):
             nxt = pattern[i + 1] if i + 1 < n else ""
             if nxt and not nxt.isalnum() and nxt < "\x80":
                 char, i = nxt, i + 2
-            else:
+            else:  # a class, an anchor, or a character spelled by its code or name: no literal
                 cut()
-                i += 2
+                i = _escape_end(pattern, i)
                 continue
         elif ch == "[":
             cut()
@@ -147,6 +159,34 @@ def required_literals(pattern):
             cut()
     cut()
     return runs
+
+
+_ESCAPE_DIGITS = {"x": 2, "u": 4, "U": 8}
+
+
+def _escape_end(pattern, i):
+    """Where the escape at pattern[i] (a backslash before a letter or digit) ends: all of
+    \x41, \u0041, \U00000041, \N{LATIN CAPITAL LETTER A}, \101 (octal) and \1 / \12
+    (back references) is taken, so none of its letters or digits is read as a literal. What
+    the escape is not sure to be is taken too (dropping a literal only narrows less)."""
+    n = len(pattern)
+    letter = pattern[i + 1] if i + 1 < n else ""
+    j = i + 2
+    if letter in _ESCAPE_DIGITS:
+        k = j
+        while k < n and k - j < _ESCAPE_DIGITS[letter] and pattern[k] in "0123456789abcdefABCDEF":
+            k += 1
+        return k
+    if letter == "N":
+        if pattern[j:j + 1] == "{":
+            end = pattern.find("}", j)
+            return n if end < 0 else end + 1
+        return j
+    if letter.isdigit():  # \0, \012 octal; \1..\99 a group; \101 octal: every digit that follows
+        while j < n and pattern[j].isdigit():
+            j += 1
+        return j
+    return j
 
 
 def _top_level_bar(pattern):
@@ -285,6 +325,18 @@ def search(pattern, sessions, candidates, keep):
     """The Matches of `pattern` among `candidates` ((gen, row, offset, length, kind, ts, id)
     each, grouped by session) in `sessions` (gen -> catalogue row, in the order wanted):
     each candidate is read again from its file and matched line by line."""
+    from .budget import watch
+
+    by_gen = {}
+    for c in candidates:
+        if keep(c[4], c[5]):
+            by_gen.setdefault(c[0], []).append(c)
+    with watch():
+        yield from _search(pattern, sessions, by_gen)
+
+
+def _search(pattern, sessions, by_gen):
+    import os
     from array import array
 
     from ..errors import StreeError
@@ -292,10 +344,6 @@ def search(pattern, sessions, candidates, keep):
     from ..storage.session import open_file
     from .preview import entry_text
 
-    by_gen = {}
-    for c in candidates:
-        if keep(c[4], c[5]):
-            by_gen.setdefault(c[0], []).append(c)
     for gen, row in sessions.items():
         found = by_gen.get(gen)
         if not found:
@@ -306,8 +354,6 @@ def search(pattern, sessions, candidates, keep):
         except StreeError:
             continue
         try:
-            import os
-
             for _, r, offset, length, kind, ts, id in found:
                 raw = os.pread(fd, length, offset)
                 try:

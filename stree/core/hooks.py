@@ -42,25 +42,31 @@ def timeout():
 KEYS_OPT_IN = "STREE_HOOK_KEYS"
 
 
-def environment(name, session_path, environ=None):
-    """A hook's environment: stree's own, without API keys. A hook is a script, often
-    someone else's, that needs no model to see a checkout: variables named *_API_KEY
-    and the ones the config names (api_key_env) are left out, unless
-    STREE_HOOK_KEYS=1 lets them through (a hook that calls a model itself)."""
-    env = dict(os.environ if environ is None else environ, STREE_HOOK=name, STREE_SESSION_FILE=str(session_path))
-    if env.get(KEYS_OPT_IN) == "1":
-        return env
-    named = set()
-    try:
-        from ..config import SECTIONS, load_config
+# what a hook's environment holds (besides what the config's hook_env names): the system's
+# basics and the variables stree sets for it. An allow-list: a secret in any other variable
+# (ANTHROPIC_AUTH_TOKEN, AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, ...) never reaches a hook.
+PASSED = ("PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ")
+PASSED_PREFIXES = ("LC_",)  # the locale's categories
+HOOK_VARIABLES = ("STREE_HOOK", "STREE_SESSION_FILE")  # set for each hook (documented in checkout --help)
 
-        config = load_config()
-        for table in [config] + [config.get(s) for s in SECTIONS]:
-            if isinstance(table, dict) and isinstance(table.get("api_key_env"), str):
-                named.add(table["api_key_env"])
-    except StreeError:
-        pass  # an unreadable config names nothing (summaries report it when they need it)
-    return {k: v for k, v in env.items() if not (k.upper().endswith("_API_KEY") or k in named)}
+
+def environment(name, session_path, environ=None):
+    """A hook's environment: an allow-list, not stree's own. A hook is a script, often someone
+    else's, that needs no secret to see a checkout: it gets PATH, HOME, the locale (LANG,
+    LANGUAGE, LC_*), TERM, TMPDIR, TZ, STREE_HOOK and STREE_SESSION_FILE, and the variables
+    the config names in `hook_env`. STREE_HOOK_KEYS=1 passes stree's whole environment on
+    (a hook that calls a model itself)."""
+    source = os.environ if environ is None else environ
+    own = {"STREE_HOOK": name, "STREE_SESSION_FILE": str(session_path)}
+    if source.get(KEYS_OPT_IN) == "1":
+        return dict(source, **own)
+    from ..config import load_config
+
+    named = set(load_config().get("hook_env") or ())  # (a broken config is its UsageError: exit 2)
+    env = {k: v for k, v in source.items()
+           if k in PASSED or k.startswith(PASSED_PREFIXES) or k in named}
+    env.update(own)
+    return env
 
 
 def find(name, warn):

@@ -9,13 +9,13 @@ A name is tried as an exact id, then a label, then an id prefix.
 """
 
 import re
+import sys
 
 from ..errors import Ambiguous, CycleError, NotFound, UsageError
 from ..format.terminal import inert
 from .preview import Previewer, entry_text
 
 MIN_PREFIX = 4
-_SUFFIX = re.compile(r"(~\d*|\^\d*)$")
 _REFLOG = re.compile(r"(?:HEAD)?@\{(-?\d+)\}")
 SYNTAX_HINT = ("revisions: ID, ID prefix, LABEL, @, HEAD, root, :/TEXT, @{N}, REV~N, REV^, A..B, A...B "
                "(see 'stree help')")
@@ -75,29 +75,24 @@ class Resolver:
             return direct
         if spec.startswith(":/"):
             return self._search(spec[2:])
-        base, steps = spec, []
-        while True:
-            m = _SUFFIX.search(base)
-            if not m or m.start() == 0:
-                break
-            steps.append(m.group(1))
-            base = base[:m.start()]
-        steps.reverse()
+        base, steps = _split_steps(spec)
         id = self._name(base)
         tree = self.tree
-        for step in steps:
-            count = int(step[1:]) if step[1:] else 1
-            if step[0] == "^" and count == 0:
-                continue
-            if step[0] == "^" and count > 1:
-                raise UsageError(f"{spec}: entries have one parent; use ~{count} for ancestors")
+        walk = 0  # ancestors still to climb: consecutive steps are one walk (REV~9~9~9...)
+        node = None
+        for kind, count in steps:
+            if kind == "^" and count > 1:
+                raise UsageError(f"{_short(spec)}: entries have one parent; use ~{count} for ancestors")
+            walk += count
+        if walk:
             node = tree.get(id)
-            for _ in range(count):
+            while walk:
                 parent = tree.parent_of(node) if node is not None else None
                 if parent is None:
-                    raise NotFound(f"{spec}: {id} has no parent (it is a root)")
+                    raise NotFound(f"{_short(spec)}: {id} has no parent (it is a root)")
                 node = parent
                 id = node.id
+                walk -= 1
         return id
 
     def _name(self, name, soft=False):
@@ -110,7 +105,8 @@ class Resolver:
             return at
         reflog = _REFLOG.fullmatch(name)
         if reflog:
-            return self._reflog(name, int(reflog.group(1)))
+            digits = reflog.group(1)
+            return self._reflog(name, -1 if digits.startswith("-") else _count(digits))
         if name == "root":
             if self.at is not None:
                 return tree.path(self.at)[0].id
@@ -133,11 +129,12 @@ class Resolver:
         from .navigate import iter_leaf_moves
 
         if n < 0:
-            raise UsageError(f"{name}: N counts moves back from 0 (the newest), it cannot be negative",
+            raise UsageError(f"{_short(name)}: N counts moves back from 0 (the newest), it cannot be negative",
                              hint="'stree checkout -' goes back to where the leaf was before the last move")
-        moves = list(islice(iter_leaf_moves(self.tree), n + 1))  # (the newest n + 1 only)
+        # (the newest n + 1 only; a larger N than any file holds moves is read as "all of them")
+        moves = list(islice(iter_leaf_moves(self.tree), min(n, sys.maxsize - 1) + 1))
         if n >= len(moves):
-            raise NotFound(f"{name}: the leaf has moved only {len(moves)} time(s)",
+            raise NotFound(f"{_short(name)}: the leaf has moved only {len(moves)} time(s)",
                            hint="'stree reflog' lists the moves")
         position = moves[n].position
         if position is None:
@@ -226,6 +223,36 @@ class Resolver:
         if kind == "range":
             return tree.range(ids[0], ids[1])
         return tree.symmetric_range(ids[0], ids[1])
+
+
+def _split_steps(spec):
+    """(base, [(kind, count)]) of REV~N~M^..., read from the end in one pass (linear in the
+    length of the revision: a revision of 20,000 '~' is as quick as one of 20). A base is
+    never empty: '~2' alone is a name (and then bad syntax)."""
+    steps = []
+    end = len(spec)
+    while end > 0:
+        j = end
+        while j > 0 and spec[j - 1].isdigit() and spec[j - 1] < "\x80":
+            j -= 1
+        if j == 0 or spec[j - 1] not in "~^" or j - 1 == 0:
+            break
+        digits = spec[j:end]
+        steps.append((spec[j - 1], _count(digits) if digits else 1))
+        end = j - 1
+    steps.reverse()
+    return spec[:end], steps
+
+
+def _count(digits):
+    """A step's N; past what any tree can be deep, it is only 'more than the tree holds'
+    (int() of a 5,000-digit string would be refused by Python)."""
+    return int(digits) if len(digits) <= 18 else 10 ** 18
+
+
+def _short(spec, limit=80):
+    """A revision as an error message shows it (a 20,000-character one is cut)."""
+    return spec if len(spec) <= limit else spec[:limit] + f"... ({len(spec)} characters)"
 
 
 class _Missing:

@@ -4,6 +4,7 @@ and the records `stree grep --json` prints. The CLI, `stree serve`'s grep reques
 MCP grep tool all ask it (stree.core.grep holds the pattern and the search itself)."""
 
 import os
+import re
 
 from ..errors import UsageError
 from ..format.timestamp import iso_millis
@@ -28,7 +29,11 @@ class Grep:
         self.files_only = files_only
         self.count = count
         self.max_count = max_count
-        self.sessions, self.candidates = candidates(*files(session_path, agent, agent_dir), self.pattern, no_cache)
+        from .budget import shielded
+
+        with shielded():  # (the catalogue is brought up to date whole, or not at all: never cut short)
+            self.sessions, self.candidates = candidates(*files(session_path, agent, agent_dir), self.pattern,
+                                                        no_cache)
         if cwd is not None:
             want = resolved(os.path.expanduser(cwd))
             self.sessions = {g: r for g, r in self.sessions.items()
@@ -70,7 +75,7 @@ class Grep:
 def match_record(m):
     sid = m.session["id"] or ""
     return {"session": sid, "path": m.session["path"], "agent": m.session["agent"], "state": m.session["state"],
-            "entry": m.entry, "rev": f"{sid}:{m.entry}", "role": m.kind if m.type == "message" else None,
+            "entry": m.entry, "rev": session_rev(sid, m.entry), "role": m.kind if m.type == "message" else None,
             "type": m.type, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
             "timestamp": iso_millis(m.ts) if m.ts is not None else None}
 
@@ -78,6 +83,60 @@ def match_record(m):
 def session_record(row, n):
     return {"session": row["id"], "path": row["path"], "agent": row["agent"], "state": row["state"], "count": n,
             "rev": row["id"]}
+
+
+# -- SESSION:ENTRY -------------------------------------------------------------------------
+#
+# A session id of 4+ characters from [0-9A-Za-z_.-] (starting with a letter or digit: a uuid,
+# pi's ids) is written as it is. Any other id (one holding ':', '/', '%', a space, a control
+# character, or shorter) is percent-encoded: each byte of its UTF-8 outside [0-9A-Za-z_.-] as
+# %XX (a short one: every byte), so the session part never holds ':' and a '%XX' marks it as
+# a session. The resolver (split_rev) decodes it; `stree grep` prints it, and its `rev` field
+# holds it, so every SESSION:ENTRY grep shows resolves back to its entry.
+
+_PLAIN = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.-]{3,}")
+_SAFE = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-")
+_REV = re.compile(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}|[0-9A-Za-z_.%-]*%[0-9A-Fa-f]{2}[0-9A-Za-z_.%-]*):([^/].*)", re.S)
+
+
+def session_part(sid):
+    """The session id (or its prefix) as SESSION:ENTRY writes it."""
+    if _PLAIN.fullmatch(sid):
+        return sid
+    data = sid.encode("utf-8", errors="surrogatepass")
+    every = len(sid) < 4
+    return "".join(chr(b) if b in _SAFE and not every else f"%{b:02X}" for b in data)
+
+
+def session_rev(sid, entry):
+    return f"{session_part(sid)}:{entry}"
+
+
+def split_rev(text):
+    """(session id or prefix, entry revision, encoded) of a SESSION:ENTRY, or None when `text`
+    is not one (a label may hold a colon)."""
+    m = _REV.fullmatch(text)
+    if m is None:
+        return None
+    part = m.group(1)
+    if "%" not in part:
+        return part, m.group(2), False
+    out = bytearray()
+    i = 0
+    while i < len(part):
+        if part[i] == "%":
+            digits = part[i + 1:i + 3]
+            if len(digits) != 2 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                return None
+            out.append(int(digits, 16))
+            i += 3
+        else:
+            out += part[i].encode()
+            i += 1
+    try:
+        return out.decode("utf-8", errors="surrogatepass"), m.group(2), True
+    except UnicodeDecodeError:
+        return None
 
 
 def _cwd_of(row):

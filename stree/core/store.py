@@ -197,14 +197,15 @@ def looks_like_path(value):
     return "/" in value or "\\" in value or value.endswith(".jsonl")
 
 
-def resolve_session(value, cwd, agent=None, session_dir=None, agents=None):
+def resolve_session(value, cwd, agent=None, session_dir=None, agents=None, by_id=False):
     """-s PATH|ID-PREFIX (or 'demo') -> a session file path. An id is looked up in pi's
-    directories first, then in the other agents' (--agent)."""
+    directories first, then in the other agents' (--agent). `by_id`: `value` is an id (prefix)
+    whatever it looks like (SESSION:ENTRY's decoded session part may hold '/')."""
     if value is None:
         return newest_session(cwd, agent, session_dir)
-    if value == DEMO_NAME and not os.path.exists(value):
+    if value == DEMO_NAME and not os.path.exists(value) and not by_id:
         return demo_path()
-    if looks_like_path(value) or os.path.exists(value):
+    if not by_id and (looks_like_path(value) or os.path.exists(value)):
         path = expand(value)
         if path.is_dir():
             raise BadFile(f"{value}: is a directory, not a session file",

@@ -18,7 +18,10 @@ def list_sessions(ws, query=None, all=False, limit=None):
     except (StreeError, OSError):
         current = None
     paths, listed, _ = session_paths(ws.cwd, ws.agent_dir, ws.session_dir, all, ws.agent)
-    infos = session_records(paths, listed, current, no_cache=ws.no_cache, everything=all)
+    from ..core.budget import shielded
+
+    with shielded():  # (the catalogue is brought up to date whole: never cut short)
+        infos = session_records(paths, listed, current, no_cache=ws.no_cache, everything=all)
     words = [w for w in (query or "").lower().split() if w]
     if words:
         def text(info):
@@ -56,11 +59,45 @@ def log(ws, session=None, revision="@", max_count=None, filter=None, search=None
     return {"entries": log_records(tree, revision, filter, search, max_count)}
 
 
-def tree_rows(ws, session=None, filter="default", search=None, max_count=None):
-    from ..output.records import graph_records
+def tree_rows(ws, session=None, filter="default", search=None, max_count=None, cursor=None):
+    """One page of the drawing's rows (about PAGE_BYTES of records, each drawn as it is
+    written: the whole drawing is never held), from row `cursor`; `nextCursor` when more."""
+    from ..core.preview import Previewer
+    from ..output.fields import entry_record
+    from ..output.modes import to_json
+    from ..output.render import graph
+    from .tools import page_bytes
 
+    start = 0
+    if cursor is not None:
+        if not cursor.isdigit():
+            raise UsageError(f"argument 'cursor' must be a cursor a tree answer gave (nextCursor), not {cursor!r}")
+        start = int(cursor)
     loaded, tree = ws.load(session)
-    return {"rows": graph_records(tree, filter, search, max_count)}
+    previewer = Previewer(tree)
+    rows = graph(tree, filter or "default", search, previewer=previewer)
+    if max_count is not None:
+        rows = rows[:max_count]
+    total = len(rows)
+    limit = page_bytes()
+    out, size, stop = [], 0, None
+    for i in range(start, total):
+        row = rows[i]
+        record = entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
+                              row=row.text(marker=False))
+        size += len(to_json(record)) + 1
+        if out and size > limit:
+            stop = i
+            break
+        out.append(record)
+    result = {"rows": out}
+    if start or stop is not None:
+        result["total"] = total
+    if stop is not None:
+        result["nextCursor"] = str(stop)
+        result["note"] = (f"rows {start + 1}-{stop} of {total}; call tree again with cursor={stop} for the next "
+                          "page (or narrow it: filter, search, max_count)")
+    return result
 
 
 def show(ws, session=None, revisions=None):
@@ -102,6 +139,15 @@ SEARCH = {"type": "string", "description": "Only entries whose text holds every 
                                            "(case-insensitive, as /tree search)."}
 MAX_COUNT = {"type": "integer", "minimum": 0, "description": "At most this many entries."}
 
+def _paged(schema):
+    schema["properties"].update(
+        total={"type": "integer", "description": "rows in the whole drawing (after filter, search, max_count), when this "
+                                                   "answer is a page of it"},
+        nextCursor={"type": "string", "description": "set when more rows follow: pass it as cursor"},
+        note={"type": "string", "description": "what this page holds, when it is not the whole drawing"})
+    return schema
+
+
 READ_TOOLS = [
     Tool("list_sessions", "List sessions",
          "List pi sessions, newest activity first: this project's (the directory the server runs in), or "
@@ -129,9 +175,12 @@ READ_TOOLS = [
          "(the branch holding the leaf first), with the graph prefix, the drawn row text, and whether the row "
          "is on the active path: the records of `stree log --graph --json`. Use it to see which branches a "
          "session has, where they fork and which one is current; filter and search as /tree does. Every row "
-         "is a record: on a long session narrow it (filter user-only, search, max_count).",
-         {"session": SESSION, "filter": FILTER, "search": SEARCH, "max_count": MAX_COUNT},
-         [], tree_rows, records("rows", GRAPH_FIELDS, "the rows of the drawing, top to bottom")),
+         "is a record: on a long session narrow it (filter user-only, search, max_count). A long answer comes "
+         "in pages: `nextCursor` is set when more rows follow; pass it as `cursor` for the next page.",
+         {"session": SESSION, "filter": FILTER, "search": SEARCH, "max_count": MAX_COUNT,
+          "cursor": {"type": "string", "description": "Where the page starts: the nextCursor of the previous "
+                                                      "page (default: the first row)."}},
+         [], tree_rows, _paged(records("rows", GRAPH_FIELDS, "the rows of the drawing, top to bottom"))),
     Tool("show", "Show entries in full",
          "Entries in full, as they are in the session file (migrated to version 3): the message with all its "
          "content blocks, tool calls and results, usage, summaries: `stree show --json REV...`. Default: the "

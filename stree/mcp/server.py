@@ -1,5 +1,16 @@
 """The MCP server over stdio, with the official `mcp` SDK (2.x, its low-level Server: stree gives
-each tool's schemas itself). Imported only by `stree serve --mcp`."""
+each tool's schemas itself). Imported only by `stree serve --mcp`.
+
+The SDK's event loop runs on a thread of its own, so it answers `ping` and reads
+`notifications/cancelled` while a tool runs; every tool call runs on the main thread, one at a
+time (writes take the file's lock and lease, which need the main thread's signals). A read
+tool runs under its deadline (STREE_REQUEST_TIMEOUT) and its cancellation (core.budget: a
+timer tick raises in it, even inside a backtracking regex): it then fails alone, and the next
+call is served. The end of input ends the loop, cancels the call under way and ends the
+server."""
+
+import queue
+import threading
 
 from .. import __version__
 from ..errors import INTERNAL, StreeError
@@ -49,8 +60,43 @@ def error_result(types, e):
                                 structured_content={"error": message, "hint": hint, "exitCode": code})
 
 
-def build(workspace):
-    """The SDK Server offering `offered(workspace.allow_writes)`."""
+class Job:
+    """One tool call, run by the main thread (run()) and awaited by the event loop (done)."""
+
+    def __init__(self, tool, workspace, arguments):
+        self.tool = tool
+        self.workspace = workspace
+        self.arguments = arguments
+        self.cancelled = threading.Event()
+        self.done = threading.Event()
+        self.result = None  # (data, its JSON text)
+        self.error = None
+
+    def run(self, timeout):
+        from ..core.budget import Cancelled, request
+
+        try:
+            if self.cancelled.is_set():
+                raise Cancelled("the request was cancelled by the client")
+            if self.tool.write:  # a write is never cut short (an append is quick)
+                self.result = self.tool.call(self.workspace, self.arguments)
+            else:
+                with request(f"the {self.tool.name} tool", timeout, self.cancelled):
+                    self.result = self.tool.call(self.workspace, self.arguments)
+        except MemoryError:
+            self.error = StreeError(f"the {self.tool.name} tool's answer did not fit in memory", code=2,
+                                    hint="ask for less: max_count, filter, search, or a cursor page")
+        except Exception as e:
+            self.error = e
+        finally:
+            from ..core.budget import settle
+
+            settle()  # (nothing left watched for the next call)
+            self.done.set()
+
+
+def build(workspace, jobs):
+    """The SDK Server offering `offered(workspace.allow_writes)`; tool calls go to `jobs`."""
     types, Server, _ = sdk()
     tools = {tool.name: tool for tool in offered(workspace.allow_writes)}
 
@@ -64,6 +110,8 @@ def build(workspace):
         return types.ListToolsResult(tools=[listed(tool) for tool in tools.values()])
 
     async def call_tool(ctx, params):
+        import anyio
+
         tool = tools.get(params.name)
         if tool is None:
             from .writes import WRITE_TOOLS
@@ -71,12 +119,18 @@ def build(workspace):
             writes = [t.name for t in WRITE_TOOLS]
             why = " (write tools need 'stree serve --mcp --allow-writes')" if params.name in writes else ""
             return error_result(types, StreeError(f"no tool '{params.name}'{why}", code=2))
+        job = Job(tool, workspace, params.arguments)
+        jobs.put(job)
         try:
-            # run here, not in a thread: a write holds the file's lock and lease (a signal handler)
-            data = tool.call(workspace, params.arguments)
-        except Exception as e:  # never the end of the server
-            return error_result(types, e)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=to_json(data))],
+            while not job.done.is_set():  # (a poll, not a worker thread: cancellable at every step)
+                await anyio.sleep(0.02)
+        except anyio.get_cancelled_exc_class():
+            job.cancelled.set()  # (notifications/cancelled, or the end of input: no answer is sent)
+            raise
+        if job.error is not None:  # never the end of the server
+            return error_result(types, job.error)
+        data, text = job.result
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=data)
 
     return Server("stree", version=__version__, title="stree: pi session trees", instructions=INSTRUCTIONS,
@@ -87,11 +141,33 @@ def serve(workspace):
     """Serve MCP on stdin/stdout until the client closes stdin (or Ctrl-C)."""
     import anyio
 
-    server = build(workspace)
+    from ..core.budget import request_timeout
+
+    timeout = request_timeout()
+    jobs = queue.Queue()
+    server = build(workspace, jobs)
     _, _, stdio_server = sdk()
+    failed = []
 
     async def main():
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(main)
+    def loop():
+        try:
+            anyio.run(main)
+        except BaseException as e:  # (reported by the main thread)
+            failed.append(e)
+        finally:
+            jobs.put(None)
+
+    thread = threading.Thread(target=loop, name="stree-mcp-loop", daemon=True)
+    thread.start()
+    while True:
+        job = jobs.get()
+        if job is None:
+            break
+        job.run(timeout)
+    thread.join()
+    if failed:
+        raise failed[0]

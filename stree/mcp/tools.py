@@ -37,6 +37,23 @@ class Workspace:
         return read_session(self.path(session), self.no_cache)
 
 
+ANSWER_MAX = 32 << 20  # bytes of JSON one tool answer may be (STREE_MCP_ANSWER_MAX)
+PAGE_BYTES = 4 << 20  # bytes of records on one page of the tree tool (STREE_MCP_PAGE_BYTES)
+
+
+def _env_bytes(name, default):
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+def answer_max():
+    return _env_bytes("STREE_MCP_ANSWER_MAX", ANSWER_MAX)
+
+
+def page_bytes():
+    return _env_bytes("STREE_MCP_PAGE_BYTES", PAGE_BYTES)
+
+
 class Tool:
     def __init__(self, name, title, description, properties, required, run, result, write=False):
         self.name = name
@@ -50,11 +67,18 @@ class Tool:
         self.write = write
 
     def call(self, workspace, arguments):
-        """The tool's result as plain JSON data (what the CLI's --json would print, parsed)."""
+        """(the tool's result as plain JSON data, what the CLI's --json would print, parsed; its
+        JSON text). An answer over ANSWER_MAX is refused: ask for less, or page (tree's cursor)."""
         args = _checked(self.input_schema, arguments or {})
         data = self.run(workspace, **args)
         # through the CLI's own JSON writer: non-finite numbers become null, as --json prints them
-        return json.loads(to_json(data))
+        text = to_json(data)
+        del data
+        if len(text) > answer_max():
+            raise UsageError(f"the {self.name} answer is {len(text) >> 20} MiB, over the {answer_max() >> 20} MiB "
+                             "an MCP answer may be",
+                             hint="ask for less: max_count, filter, search, fewer revisions (tree pages by itself)")
+        return json.loads(text), text
 
 
 def _checked(schema, arguments):

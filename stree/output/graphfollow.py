@@ -20,15 +20,16 @@ from . import graphout
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen
 
 
-def follow(session, out, filter_, search, no_ids, idle=None):
+def follow(session, out, filter_, search, no_ids, idle=None, warn=None):
     """Follow `session` (read to its end) until Ctrl-C (KeyboardInterrupt, to the caller) or
-    until the file is replaced (BadFile). `idle` is called while waiting."""
+    until the file is replaced (BadFile). `idle` is called while waiting; `warn` hears of an
+    appended line skipped for its length (the Follower reads in bounded blocks)."""
     from ..core.preview import Previewer
     from ..core.tree import Tree
     from ..storage.follow import Follower
     from .render import graph
 
-    follower = Follower(session)
+    follower = Follower(session, warn=warn)
     st = getattr(session, "file_stat", None)
     if st is not None and (st.st_dev, st.st_ino) != follower.identity:  # replaced since it was read
         from ..errors import BadFile

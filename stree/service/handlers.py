@@ -1,4 +1,10 @@
-"""Every request the service answers, by type, and the one place a request becomes a response."""
+"""Every request the service answers, by type, and the one place a request becomes a response.
+
+A request that only reads (or writes a new file whole, export_html) runs under its deadline
+(STREE_REQUEST_TIMEOUT, default 300 s) and can be cancelled by `abort` (core.budget: a timer
+tick raises in it); it then fails alone (errorCode timeout / cancelled), as it does when it
+runs out of memory (too_large), and the server answers the next request. A write is never
+cut short: appends are quick, and navigate_tree's summary has abort_branch_summary."""
 
 from ..errors import StreeError
 from . import browse, navigate, pi, queries
@@ -10,16 +16,23 @@ COMMANDS.update(browse.COMMANDS)
 COMMANDS["abort_branch_summary"] = navigate.abort_branch_summary
 COMMANDS.update(queries.COMMANDS)
 
+COMMANDS["abort"] = lambda served, request: UNSET  # (answered by the server's reader: see server.py)
+
 # handlers that may answer later, from a worker thread: handler(served, request, reply)
 LATER = {"navigate_tree": navigate.navigate_tree}
+
+# the requests that may be stopped anywhere: they read, or write a whole new file atomically
+INTERRUPTIBLE = {"get_state", "get_messages", "get_entries", "get_tree", "get_session_stats", "export_html",
+                 "list_sessions", "log", "show", "rev_parse", "context", "grep"}
 
 
 def names():
     return sorted(list(COMMANDS) + list(LATER))
 
 
-def handle(served, request, reply):
-    """The response to `request` (a dict), or None when `reply` will be called with it later."""
+def handle(served, request, reply, cancelled=None):
+    """The response to `request` (a dict), or None when `reply` will be called with it later.
+    `cancelled`: a threading.Event the client's abort sets."""
     id = request.get("id", UNSET)
     kind = request.get("type", UNSET)
     if not isinstance(kind, str) or (kind not in COMMANDS and kind not in LATER):
@@ -31,11 +44,19 @@ def handle(served, request, reply):
                 data = LATER[kind](served, request, reply)
                 if data is None:
                     return None
+            elif kind in INTERRUPTIBLE:
+                from ..core.budget import request as budget
+
+                with budget(kind, served.request_timeout, cancelled):
+                    data = COMMANDS[kind](served, request)
             else:
                 data = COMMANDS[kind](served, request)
         return success(id, kind, data)
     except (RequestError, StreeError) as e:
         return failure(id, kind, str(e), error_code(e), getattr(e, "hint", None))
+    except MemoryError:
+        return failure(id, kind, f"{kind}: the answer did not fit in memory", "too_large",
+                       "ask for less (maxCount, a narrower revision or pattern)")
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as e:  # a bug: the client gets an error and the server goes on

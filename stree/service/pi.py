@@ -226,17 +226,19 @@ def append(served, path, make_entries):
 
 
 def export_html(served, request):
+    """pi's export_html; an existing file is replaced only with `overwrite: true`, and a session
+    file never (service.targets)."""
     output = param(request, "outputPath", str)
+    overwrite = param(request, "overwrite", bool, default=False)
     session, tree = served.load()
     if output is None:  # pi: pi-session-<file name>.html in the working directory
         output = f"pi-session-{Path(served.path).name.removesuffix('.jsonl')}.html"
     from .export import html_document
+    from .targets import checked_target
     from ..writing.atomic import write_atomic
 
-    target = Path(os.path.expanduser(output))
-    if not target.is_absolute():
-        target = Path(served.cwd) / target
-    write_atomic(target, html_document(session, tree).encode("utf-8"))
+    target = checked_target(served, output, overwrite)
+    write_atomic(target, html_document(session, tree).encode("utf-8"), replace=overwrite)
     return {"path": output}
 
 

@@ -11,7 +11,7 @@ UNSET = object()
 
 # errorCode values: the typed errors a client can branch on
 ERROR_CODES = ("parse", "unknown_command", "bad_params", "not_found", "ambiguous", "bad_file", "model",
-               "conflict", "busy", "internal")
+               "conflict", "busy", "cancelled", "timeout", "too_large", "internal")
 
 
 class RequestError(Exception):
@@ -44,8 +44,16 @@ def failure(id, command, message, code, hint=None):
 
 def error_code(exc):
     """The errorCode of an exception a command raised."""
+    from ..core.budget import Cancelled, DeadlineExceeded
+
     if isinstance(exc, RequestError):
         return exc.code
+    if isinstance(exc, Cancelled):
+        return "cancelled"
+    if isinstance(exc, DeadlineExceeded):
+        return "timeout"
+    if isinstance(exc, MemoryError):
+        return "too_large"
     if isinstance(exc, Ambiguous):
         return "ambiguous"
     if isinstance(exc, StreeError):

@@ -1,24 +1,37 @@
 """`stree serve`: requests on stdin, responses and events on stdout, JSON Lines as pi's RPC mode.
 
-The main thread reads and answers requests in order; a navigate_tree with a summary answers
-from a worker thread (so abort_branch_summary can be read meanwhile); a watcher thread sends
-an `entries_appended` event when lines are appended to the served session. One lock keeps
-their lines whole on stdout.
+A reader thread reads stdin (a line longer than REQUEST_MAX is refused, not held) and queues
+the requests; the main thread answers them in order. `abort` is answered by the reader at
+once: it cancels the request under way (which fails with errorCode cancelled) and the
+navigate_tree summary under way. A read request also has a deadline (STREE_REQUEST_TIMEOUT):
+see handlers. A navigate_tree with a summary answers from a worker thread (so
+abort_branch_summary can be read meanwhile); a watcher thread sends an `entries_appended`
+event when lines are appended to the served session. One lock keeps their lines whole on
+stdout.
 
 End of input: a summary under way is waited for (its answer is sent), then exit 0. Ctrl-C
 (SIGINT) or SIGTERM: a summary under way is aborted (nothing written), a write under way is
 finished, then exit 130 (SIGINT) or 143 (SIGTERM)."""
 
+import queue
 import signal
 import sys
 import threading
 
 from ..errors import INTERRUPTED
 from .handlers import handle
-from .protocol import UNSET, RequestError, encode, failure, parse_line
+from ..core.budget import Cancelled, DeadlineExceeded, settle
+from .protocol import UNSET, RequestError, encode, error_code, failure, parse_line, success
 from .watch import Watcher
 
 TERMINATED = 143
+def _request_max():
+    from ..storage.scan import LINE_MAX
+
+    return min(64 << 20, LINE_MAX)  # (STREE_LINE_MAX lowers it, as for a session's lines)
+
+
+REQUEST_MAX = _request_max()  # bytes in one request line; a longer one is skipped to its end and refused
 
 
 class Terminated(Exception):
@@ -47,7 +60,7 @@ class _Signals:
 
 def serve(served, stdin=None, stdout=None):
     """Serve until end of input or a signal; returns the exit code."""
-    stdin = stdin or sys.stdin.buffer
+    stdin = _Lines(stdin.fileno() if stdin is not None else sys.stdin.fileno())
     stdout = stdout or sys.stdout.buffer
     out_lock = threading.Lock()
     gone = threading.Event()
@@ -68,22 +81,29 @@ def serve(served, stdin=None, stdout=None):
     signals = _Signals(served)
     previous = signal.signal(signal.SIGTERM, signals)
     previous_int = signal.signal(signal.SIGINT, signals)
+    inbox = queue.Queue()
+    under_way = [None]  # the cancellation Event of the request the main thread answers
+    reader = threading.Thread(target=_read, args=(stdin, inbox, emit, served, under_way, gone),
+                              name="stree-read", daemon=True)
     code = 0
     try:
         watcher.watch(served.path)
+        reader.start()
         while not gone.is_set():
-            line = stdin.readline()  # a binary stream splits on LF only (U+2028 stays inside a line)
-            if not line:
+            item = inbox.get()
+            if item is None:
                 break
-            line = line[:-1] if line.endswith(b"\n") else line
-            try:
-                request = parse_line(line)
-            except RequestError as e:
-                emit(failure(UNSET, "parse", str(e), e.code))
+            if not isinstance(item, dict):  # a response made by the reader (a parse error), in its turn
+                emit(item[0])
                 continue
-            if request.get("type") == "extension_ui_response":
-                continue  # (pi: answers to its dialogs; stree asks none)
-            record = handle(served, request, emit)
+            cancelled = under_way[0] = threading.Event()
+            try:
+                record = handle(served, item, emit, cancelled)
+            except (Cancelled, DeadlineExceeded) as e:  # (a tick that fired as the request ended)
+                record = failure(item.get("id", UNSET), item.get("type", UNSET), str(e), error_code(e))
+            finally:
+                under_way[0] = None
+                settle()
             if record is not None:
                 emit(record)
             signals.check()
@@ -106,3 +126,71 @@ def serve(served, stdin=None, stdout=None):
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
     return code
+
+
+class _Lines:
+    """Lines of a descriptor, read with os.read: no buffered file object whose lock the reader
+    thread would hold while it waits (the interpreter's shutdown would wait for it)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of the buffer known to hold no LF
+        self.eof = False
+
+    def readline(self, limit):
+        """Up to `limit` bytes: one line with its LF, or less at the end of the input."""
+        import os
+
+        while True:
+            nl = self.buffer.find(b"\n", self.scanned, limit)
+            if nl >= 0 or len(self.buffer) >= limit or self.eof:
+                cut = nl + 1 if nl >= 0 else min(limit, len(self.buffer))
+                line = bytes(self.buffer[:cut])
+                del self.buffer[:cut]
+                self.scanned = 0
+                return line
+            self.scanned = len(self.buffer)
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                self.eof = True
+            self.buffer += chunk
+
+
+def _read(stdin, inbox, emit, served, under_way, gone):
+    """The reader thread: each request line to the inbox (None at the end of input); `abort`
+    acted on and answered here, at once."""
+    try:
+        while not gone.is_set():
+            line = stdin.readline(REQUEST_MAX + 1)  # a binary stream splits on LF only (U+2028 stays inside)
+            if not line:
+                break
+            if len(line) > REQUEST_MAX and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):
+                    line = stdin.readline(1 << 20)
+                inbox.put((failure(UNSET, "parse", f"Failed to parse command: a request line longer than "
+                                                   f"{REQUEST_MAX} bytes (not read)", "parse"),))
+                continue
+            line = line[:-1] if line.endswith(b"\n") else line
+            try:
+                request = parse_line(line)
+            except RequestError as e:
+                inbox.put((failure(UNSET, "parse", str(e), e.code),))
+                continue
+            kind = request.get("type")
+            if kind == "extension_ui_response":
+                continue  # (pi: answers to its dialogs; stree asks none)
+            if kind == "abort":
+                cancelled = under_way[0]
+                if cancelled is not None:
+                    cancelled.set()
+                job = served.summary
+                if job is not None and job.abort():
+                    served.summary = None
+                emit(success(request.get("id", UNSET), "abort"))
+                continue
+            inbox.put(request)
+    except (OSError, ValueError):
+        pass  # (stdin closed under us: the end of input)
+    finally:
+        inbox.put(None)

@@ -44,6 +44,9 @@ class Served:
         self.model_flags = model_flags or {}
         self.warn = warn or (lambda message: None)
         self.debug = debug
+        from ..core.budget import request_timeout
+
+        self.request_timeout = request_timeout()  # (a bad STREE_REQUEST_TIMEOUT fails serve at start)
         self.summary = None  # the navigate_tree summary under way (navigate.Job), if any
         self.on_switch = None  # called with the new path when the served session changes (the watcher)
         # held while a session file is read or written: a write (and the watcher's read) closes
@@ -86,7 +89,10 @@ class Served:
 
         session, tree = read_session(path, self.no_cache)
         if index.enabled(self.no_cache):
-            index.save(session)
+            from ..core.budget import shielded
+
+            with shielded():  # (a cache write is not cut short by a cancellation)
+                index.save(session)
         return session, tree
 
     def switch(self, path):

@@ -5,7 +5,9 @@ can ask get_entries with `since`.
 It waits as `stree log --follow` does, with storage.follow's Follower: a stat of the file
 every 0.2 s, nothing opened or read while it is unchanged, only the appended bytes read when
 it grows (no inotify: no dependency, and it works the same on every filesystem, NFS
-included). A file replaced or truncated ends the watch with a `watch_stopped` event."""
+included). A file replaced or truncated ends the watch with a `watch_stopped` event. Appended
+bytes are read a block at a time; a line longer than the reader's limit is skipped with a
+warning on stderr, and the entries after it are announced."""
 
 import threading
 
@@ -21,9 +23,9 @@ class _Locked(Follower):
     """A Follower whose reads of the file hold the server's io lock: the read closes every
     descriptor of the file, which must not happen under a request's read."""
 
-    def __init__(self, s, lock):
+    def __init__(self, s, lock, warn):
         self.lock = lock
-        super().__init__(s)
+        super().__init__(s, warn=warn)
 
     def _read(self):
         with self.lock:
@@ -65,7 +67,7 @@ class Watcher:
         try:
             with self.served.io:
                 session = parse(path)  # its own copy: the Follower appends to it
-                follower = _Locked(session, self.served.io)
+                follower = _Locked(session, self.served.io, self.served.warn)
             while True:
                 first = follower.wait(idle)
                 if stopping.is_set():

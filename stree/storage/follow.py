@@ -3,7 +3,13 @@
 A cheap stat poll: nothing is opened or read while the file is unchanged, and no descriptor
 is held between reads (a writer's lease needs the file open nowhere else). When it grows,
 only the appended bytes are read, and only complete lines (ending with a newline) are
-parsed, by the same line scanner as a full read: pi writes a line in pieces at times."""
+parsed, by the same line scanner as a full read: pi writes a line in pieces at times.
+
+Reads are bounded: the appended bytes are read BLOCK at a time, complete lines parsed as each
+block arrives, and a line not ended is kept only up to scan.LINE_MAX (the normal reader's
+rule, STREE_LINE_MAX): past it the line is skipped to its end, reported through `warn` and
+counted malformed, and the entries after it are read. A crash's gigabyte tail without a
+newline costs a block of memory, not the tail."""
 
 import os
 import time
@@ -11,6 +17,8 @@ import time
 from ..errors import BadFile
 from . import scan as scanner
 from .session import close_files, open_file
+
+BLOCK = 1 << 20  # bytes read at a time
 
 INTERVAL = 0.2  # seconds between two stats of the file
 WINDOW = 4096  # bytes before the end seen last, compared again to notice a rewrite
@@ -31,11 +39,13 @@ def complete_end(fd, size):
 class Follower:
     """Appends the entries of lines pi adds to `s` (a Session read to s.size), batch by batch."""
 
-    def __init__(self, s, interval=INTERVAL):
+    def __init__(self, s, interval=INTERVAL, warn=None):
         self.s = s
         self.path = str(s.path)
         self.interval = interval
+        self.warn = warn or (lambda message: None)
         self.skip = False
+        self.skipping = False  # inside a line longer than LINE_MAX: read to its end, nothing kept
         if s.version < 2:
             raise BadFile(f"{self.path}: a version {s.version} session cannot be followed (pi migrates it when it "
                           "opens it)", hint="run 'stree migrate' first")
@@ -55,6 +65,7 @@ class Follower:
             self.window = self._window(fd, self.size)
         finally:
             os.close(fd)
+        self.scanned = self.pos  # bytes from self.pos to here hold no newline
         self.seen = None  # the first poll reads: lines may have come since the session was read
         close_files(self.path)
 
@@ -99,24 +110,61 @@ class Follower:
             self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             if size == self.size:
                 return None
-            data = os.pread(fd, size - self.pos, self.pos)
-            size = self.pos + len(data)
-            self.window = self._window(fd, size)
-            self.size = size
+            first = len(self.s.nodes)
+            try:
+                self._blocks(fd, size)
+            finally:
+                self.size = self.scanned
+                self.window = self._window(fd, self.size)
         finally:
             os.close(fd)
-        end = data.rfind(b"\n") + 1
-        if not end:
-            return None  # a line begun, not ended yet
-        data, base = data[:end], self.pos
-        self.pos += end
+        s = self.s
+        s.nodes.shape = None  # (an index's shape knows the old rows only: the tree computes it anew)
+        close_files(self.path)  # (previews read entries through the session: not kept open)
+        return first if len(s.nodes) > first else None
+
+    def _blocks(self, fd, size):
+        """Parse the complete lines among bytes [self.scanned, size), a block at a time."""
+        limit = scanner.LINE_MAX
+        while self.scanned < size:
+            block = os.pread(fd, min(BLOCK, size - self.scanned), self.scanned)
+            if not block:
+                break  # (shrunk under us: the next poll says so)
+            at = self.scanned
+            self.scanned += len(block)
+            if self.skipping:
+                nl = block.find(b"\n")
+                if nl < 0:
+                    continue
+                self.skipping = False
+                self.pos = at + nl + 1
+                self._too_long()
+                self.scanned = self.pos  # (the rest of the block is read again, as lines)
+                continue
+            nl = block.rfind(b"\n")
+            if nl < 0:
+                if self.scanned - self.pos > limit:
+                    self.skipping = True  # (what was read of it is dropped: nothing of it is kept)
+                    if self.skip:  # the line whose entry was read already: it ends where it should have
+                        self.skip = False
+                continue
+            end = at + nl + 1  # (what is parsed: at most LINE_MAX carried + a block, as a full read)
+            self._parse(os.pread(fd, end - self.pos, self.pos) if self.pos < at else block[:end - at])
+            self.scanned = end
+
+    def _parse(self, data):
+        base = self.pos
+        self.pos += len(data)
         if self.skip:  # the rest of a line whose entry was read before it ended
             self.skip = False
             cut = data.find(b"\n") + 1
             data, base = data[cut:], base + cut
+        scanner.scan(self.s, data, base, self.pos)
+
+    def _too_long(self):
         s = self.s
-        first = len(s.nodes)
-        scanner.scan(s, data, base, self.pos)
-        s.nodes.shape = None  # (an index's shape knows the old rows only: the tree computes it anew)
-        close_files(self.path)  # (previews read entries through the session: not kept open)
-        return first if len(s.nodes) > first else None
+        s.line += 1
+        reason = f"line longer than {scanner.LINE_MAX >> 20} MiB (not read)" if scanner.LINE_MAX >= 1 << 20 \
+            else f"line longer than {scanner.LINE_MAX} bytes (not read)"
+        s.malformed.append((s.line, reason))
+        self.warn(f"{self.path}: skipped line {s.line}: {reason}")

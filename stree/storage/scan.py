@@ -22,8 +22,14 @@ _fast_scan_once = json.scanner.make_scanner(json.JSONDecoder(parse_constant=reje
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
-LINE_MAX = 256 << 20  # bytes: a longer line is skipped with a warning (far above any real entry,
-#                      images included; below the 512 MiB strings of JavaScript, which pi reads lines into)
+def _line_max(default=256 << 20):
+    """STREE_LINE_MAX (bytes; tests set a small one), else `default`."""
+    value = os.environ.get("STREE_LINE_MAX", "")
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+LINE_MAX = _line_max()  # bytes: a longer line is skipped with a warning (far above any real entry,
+#                         images included; below the 512 MiB strings of JavaScript, which pi reads lines into)
 
 
 def scan_range(s, fd, start, stop, end):
