@@ -42,12 +42,11 @@ def timeout():
 KEYS_OPT_IN = "STREE_HOOK_KEYS"
 
 
-# what a hook's environment holds (besides what the config's hook_env names): the system's
-# basics and the variables stree sets for it. An allow-list: a secret in any other variable
+# what a hook's environment holds (besides what the config's hook_env names, and STREE_HOOK and
+# STREE_SESSION_FILE, which stree sets for it): the system's basics. An allow-list: a secret in any other variable
 # (ANTHROPIC_AUTH_TOKEN, AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, ...) never reaches a hook.
 PASSED = ("PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ")
 PASSED_PREFIXES = ("LC_",)  # the locale's categories
-HOOK_VARIABLES = ("STREE_HOOK", "STREE_SESSION_FILE")  # set for each hook (documented in checkout --help)
 
 
 def environment(name, session_path, environ=None):
