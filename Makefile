@@ -27,7 +27,7 @@ run: $(VENV)/.installed
 
 # the layer contracts first (import-linter, [tool.importlinter] in pyproject.toml), dead code
 # (vulture; what only click, pytest or a server calls by name: tools/vulture_allow.py), then the tests
-VULTURE := $(BIN)/vulture stree tools tests tools/vulture_allow.py --min-confidence 60
+VULTURE := $(BIN)/vulture stree tools tests tools/vulture_allow.py --min-confidence 60 --exclude "*tests/pi/*,*tools/bench/peers/*,*/node_modules/*"
 
 test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 	$(BIN)/lint-imports
