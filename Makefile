@@ -130,12 +130,16 @@ install-completions:
 	install -m 644 completions/stree.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/stree
 	install -m 644 completions/_stree $(DESTDIR)$(ZSH_COMPLETION_DIR)/_stree
 
-# timings against python/click, a plain json.loads loop, pi 1.5.2 (Node 22) and oh-my-pi (Bun),
-# at 1k to 1M entries (~800 MB generated into bench/data; BENCH_MAX=100k stops there) -> bench/results.md
+# timings against python/click, a plain json.loads loop, pi 1.6.0 (Node 22) and oh-my-pi (Bun),
+# at 1k to 1M entries (~800 MB generated into bench/data; BENCH_MAX=100k stops there), the catalogue
+# (first build; PostgreSQL push and grep against SQLite), the export page against pi's -> bench/results.md
 bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS)
 	$(BIN)/python tools/bench/run.py
 	$(BIN)/python tools/bench/catalog.py > bench/.catalog.md
+	$(BIN)/python tools/bench/catalog_build.py >> bench/.catalog.md
+	$(BIN)/python tools/bench/catalog_pg.py >> bench/.catalog.md
 	cat bench/.catalog.md >> bench/results.md && cat bench/.catalog.md && rm bench/.catalog.md
+	$(BIN)/python tools/bench/export_page.py 20000 --runs 3 | tee -a bench/results.md
 
 # stree with the `fast` extra (msgspec), as the bench measures it
 $(VENV)/.installed-fast: $(VENV)/.installed

@@ -3,10 +3,10 @@
 // SessionManager.open + getTree + buildSessionContext. Prints the entry count.
 //   node tools/bench/pi_load.mjs [--pi VERSION] [--context | --tree] FILE   (or PI_VERSION=...; default 0.73.1)
 // --context: SessionManager.open + buildSessionContext only (what `stree context` answers);
-// --tree (0.87.1 / 1.5.2): open + getTree + pi's /tree selector (TreeSelectorComponent) drawn
+// --tree (0.87.1 and later): open + getTree + pi's /tree selector (TreeSelectorComponent) drawn
 // once, 50 rows high: what opening /tree costs.
 // 0.73.1: imported straight from pi's dist/ (the fastest way its code can be loaded).
-// 0.87.1 / 1.5.2 (make test installs them): their self-contained dist/bundle/index.js, the code
+// 0.87.1 / 1.5.2 / 1.6.0 (make test installs them): their self-contained dist/bundle/index.js, the code
 // their `pi` command runs; they need Node >= 22.19: time them with tests/pi/node22/bin/node
 // (under an older node this script runs itself again under that one, which adds its start-up).
 import { spawnSync } from "node:child_process";

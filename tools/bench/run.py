@@ -6,7 +6,7 @@ turns with its baselines (each round runs every command of a group once):
 
   - `python -c "import click"`: the floor for any click program's startup;
   - tools/bench/jsonl_baseline.py: a plain json.loads per line of the file;
-  - pi 1.5.2 under Node 22 (tools/bench/pi_load.mjs, tests/pi/ installs both): its
+  - pi 1.6.0 (the reference) under Node 22 (tools/bench/pi_load.mjs, tests/pi/ installs both): its
     SessionManager.open + getTree + buildSessionContext (the loader pi runs when it opens a
     session), open + buildSessionContext alone (`--context`), and opening `/tree`
     (`--tree`: getTree and its TreeSelectorComponent drawn once);
@@ -39,7 +39,7 @@ from measure import (DATA, ENV, OUTPUT_CAP, PY, ROOT, STATS_ENV, STREE, clear_ca
 RESULTS = ROOT / "bench" / "results.md"
 PI_DIR = ROOT / "tests" / "pi"
 NODE22 = PI_DIR / "node22" / "bin" / "node"
-PI_VERSION = "1.5.2"
+PI_VERSION = "1.6.0"
 PEERS = ROOT / "tools" / "bench" / "peers"
 OMP = PEERS / "node_modules" / "@oh-my-pi" / "pi-coding-agent" / "package.json"
 RUNS = int(os.environ.get("BENCH_RUNS", "9"))
