@@ -67,8 +67,8 @@ class Rows:
 
 def main():
     started = time.time()
-    pi152 = PI_DIR / "versions" / PI_VERSION / "dist" / "bundle" / "index.js"
-    if not (NODE22.exists() and pi152.exists()):
+    bundle = PI_DIR / "versions" / PI_VERSION / "dist" / "bundle" / "index.js"
+    if not (NODE22.exists() and bundle.exists()):
         sys.exit(f"bench: pi {PI_VERSION} or Node 22 is missing; run `make bench` (it installs tests/pi first)")
     bun_bin = bun()
     if not (OMP.exists() and bun_bin):
@@ -139,7 +139,7 @@ def main():
     warm_rss = t[f"warm `log -n 20`, {big_name}"][1]
     work.unlink()
 
-    # context at @, next to pi 1.5.2 and oh-my-pi
+    # context at @, next to pi and oh-my-pi
     ctx = STREE + ["-s", big, "context"]
     t = rounds({"pi": (pi + ["--context", big], None, None),
                 "omp": (omp[0] + [big], None, omp[1]),
