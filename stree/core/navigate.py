@@ -48,7 +48,7 @@ class Checkout:
             target = node.id
         self.old_leaf = position(tree)
         if is_bookkeeping(node):
-            self.target, self.new_leaf, self.editor_text = target, None, None
+            self.target, self.new_leaf, self.new_position, self.editor_text = target, None, None, None
             nodes, self.common_ancestor = tree.abandoned(self.old_leaf, None)
             self.abandoned = [tree.load(n) for n in nodes]
             return

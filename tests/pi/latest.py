@@ -281,7 +281,7 @@ def main(argv):
         return 2
     os.environ["STREE_PI_LATEST"] = version
     os.environ["STREE_PI_LATEST_DIR"] = str(latest_dir)
-    sys.path[:0] = [str(TESTS), str(ROOT)]
+    sys.path[:0] = [str(TESTS / "lib"), str(TESTS), str(ROOT)]
     from pi_harness import PINNED, REFERENCE
 
     if version in PINNED:
