@@ -232,7 +232,7 @@ def _read(cat, full, st, old, row):
     try:
         fd = open_file(full)
     except StreeError as e:
-        return _failed(cat, old, row, st, str(e))
+        return _failed(cat, old, row, st, _about_file(e))
     try:
         st = os.fstat(fd)
         grown = _grown(old, fd, st)
@@ -242,17 +242,31 @@ def _read(cat, full, st, old, row):
             else:
                 session = parse(full)
         except StreeError as e:
-            return _failed(cat, old, row, st, str(e))
+            return _failed(cat, old, row, st, _about_file(e))
         try:
             if session.size != st.st_size:
                 raise StreeError(f"{full}: changed while reading")
             return _fill(cat, session, fd, st, old if grown else None, row)
         except StreeError as e:
-            return _failed(cat, old, row, st, str(e))
+            return _failed(cat, old, row, st, _about_file(e))
         finally:
             session.close()
     finally:
         os.close(fd)
+
+
+def _about_file(error):
+    """The message of `error` when it says what the file is (not a readable session: its row
+    says so until the file changes); else `error` raised again: a request stopped meanwhile
+    (a client's cancellation, a deadline: stree.core.budget raises them wherever the work is,
+    in the middle of a parse too) is no news about the file, and recorded as its answer it
+    would leave the row's identity without the file's entries (grep finding nothing in it
+    until the file changes). Raised, it rolls the transaction back: the file is read again."""
+    from .budget import Cancelled, DeadlineExceeded, RegexTimeout
+
+    if isinstance(error, (Cancelled, DeadlineExceeded, RegexTimeout)):
+        raise error
+    return str(error)
 
 
 def _identity(row, fd, st, covered):
@@ -330,7 +344,8 @@ def _fill(cat, session, fd, st, old, row):
     tree = Tree(nodes, session.load)
     try:
         path_rows = tree.path_rows(tree.leaf) if tree.leaf is not None else []
-    except StreeError:
+    except StreeError as e:
+        _about_file(e)
         path_rows = []
     parents = {}
     for parent in nodes.col("parent"):
