@@ -9,7 +9,13 @@ through its per-session index (stree.storage.index): only the appended lines are
 only the new entries decoded. Anything else is read again whole; a file under INDEX_MIN is
 parsed without writing an index (a first build over thousands of small sessions writes the
 catalogue only: reading one of them whole again when it grows costs less than its index).
-Entry text is what `:/TEXT` searches (stree.core.preview.entry_text)."""
+Entry text is what `:/TEXT` searches (stree.core.preview.entry_text).
+
+An update stopped part-way (Ctrl-C, a kill, a request cancelled or past its deadline: those
+are raised wherever the work is, a parse too) keeps the batches committed before and nothing
+of the one under way: a row's identity is only ever committed with its entries, so the files
+of that batch are read again next time. A file is kept as unreadable (ok=0, not read again
+until it changes) only on an error that says so of the file (_about_file)."""
 
 import os
 from binascii import crc32
