@@ -11,8 +11,10 @@ import subprocess
 import sys
 import time
 
+import pytest
 from builders import SessionBuilder
 from conftest import interruptible
+from pgkit import pg_server, pg_url  # noqa: F401  (fixtures)
 
 PROJECT = "--home-dev-proj--"
 SESSIONS = 300
@@ -76,7 +78,7 @@ def test_ctrl_c_or_sigkill_at_any_point_of_an_update_leaves_grep_and_ls_right(st
     start = time.monotonic()
     assert stree("grep", "-c", WORD).code == 0  # (how long a whole update takes here, to spread the signals over)
     span = time.monotonic() - start
-    for step in range(12):
+    for step in range(9):
         if step % 3 == 0:
             for suffix in ("", "-wal", "-shm"):  # (a first build: every file read)
                 path = str(catalogue(isolated_home)) + suffix
@@ -147,3 +149,35 @@ def test_an_update_cancelled_anywhere_is_redone_by_the_next_command(stree, isola
         for _ in range(2):
             assert answers(stree) == expected, (step, at, outcomes[-1])
     assert "cancelled" in outcomes, outcomes  # (the update was stopped part-way at least once)
+
+
+@pytest.mark.pg
+def test_a_push_stopped_at_any_point_is_whole_or_absent_in_the_shared_catalogue(stree, isolated_home, pg_url):
+    """The same of the shared catalogue (tests/pgkit.py: a throwaway PostgreSQL server):
+    `stree catalog push` interrupted by Ctrl-C or SIGKILL, then pushed again: grep through
+    the shared catalogue answers what grep answers from the files."""
+    paths = corpus(isolated_home, n=200, big=4)
+    rng = random.Random(11)
+    push = ["--catalog", pg_url, "catalog", "push"]
+    start = time.monotonic()
+    assert stree(*push).code == 0
+    span = time.monotonic() - start
+    landed = 0
+    for step in range(6):
+        change(paths, rng, step)
+        expected = sorted(stree("--no-cache", "grep", "-c", WORD).out.splitlines())
+        sig = signal.SIGKILL if step % 3 == 2 else signal.SIGINT
+        proc = subprocess.Popen(stree_cmd(*push), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=interruptible)
+        try:
+            proc.communicate(timeout=rng.uniform(0.05, 1.2) * span)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        landed += proc.returncode in (130, -signal.SIGINT, -signal.SIGKILL)
+        r = stree(*push)
+        assert r.code == 0 and "Traceback" not in r.err, r
+        shared = stree("--catalog", pg_url, "grep", "-c", WORD)
+        assert shared.code == 0 and "Traceback" not in shared.err, shared
+        assert sorted(shared.out.splitlines()) == expected, (step, sig)
+    assert landed >= 2, landed
