@@ -133,7 +133,7 @@ def test_an_update_cancelled_anywhere_is_redone_by_the_next_command(stree, isola
     paths = corpus(isolated_home)
     rng = random.Random(7)
     outcomes = []
-    for step, at in enumerate((1, 30, 90, 160, 230, 5, 60, 120)):
+    for step, at in enumerate((1, 30, 90, 160, 230, 5, 60, 120, 10, 45, 200, 20)):
         if step % 2 == 0:
             for suffix in ("", "-wal", "-shm"):
                 path = str(catalogue(isolated_home)) + suffix
@@ -146,8 +146,7 @@ def test_an_update_cancelled_anywhere_is_redone_by_the_next_command(stree, isola
                            timeout=120)
         assert r.returncode == 0 and b"Traceback" not in r.stderr, r
         outcomes.append(r.stdout.decode().strip())
-        for _ in range(2):
-            assert answers(stree) == expected, (step, at, outcomes[-1])
+        assert answers(stree) == expected, (step, at, outcomes[-1])  # (the update redone by this grep)
     assert "cancelled" in outcomes, outcomes  # (the update was stopped part-way at least once)
 
 
