@@ -9,7 +9,13 @@ through its per-session index (stree.storage.index): only the appended lines are
 only the new entries decoded. Anything else is read again whole; a file under INDEX_MIN is
 parsed without writing an index (a first build over thousands of small sessions writes the
 catalogue only: reading one of them whole again when it grows costs less than its index).
-Entry text is what `:/TEXT` searches (stree.core.preview.entry_text)."""
+Entry text is what `:/TEXT` searches (stree.core.preview.entry_text).
+
+An update stopped part-way (Ctrl-C, a kill, a request cancelled or past its deadline: those
+are raised wherever the work is, a parse too) keeps the batches committed before and nothing
+of the one under way: a row's identity is only ever committed with its entries, so the files
+of that batch are read again next time. A file is kept as unreadable (ok=0, not read again
+until it changes) only on an error that says so of the file (_about_file)."""
 
 import os
 from binascii import crc32
@@ -232,7 +238,7 @@ def _read(cat, full, st, old, row):
     try:
         fd = open_file(full)
     except StreeError as e:
-        return _failed(cat, old, row, st, str(e))
+        return _failed(cat, old, row, st, _about_file(e))
     try:
         st = os.fstat(fd)
         grown = _grown(old, fd, st)
@@ -242,17 +248,31 @@ def _read(cat, full, st, old, row):
             else:
                 session = parse(full)
         except StreeError as e:
-            return _failed(cat, old, row, st, str(e))
+            return _failed(cat, old, row, st, _about_file(e))
         try:
             if session.size != st.st_size:
                 raise StreeError(f"{full}: changed while reading")
             return _fill(cat, session, fd, st, old if grown else None, row)
         except StreeError as e:
-            return _failed(cat, old, row, st, str(e))
+            return _failed(cat, old, row, st, _about_file(e))
         finally:
             session.close()
     finally:
         os.close(fd)
+
+
+def _about_file(error):
+    """The message of `error` when it says what the file is (not a readable session: its row
+    says so until the file changes); else `error` raised again: a request stopped meanwhile
+    (a client's cancellation, a deadline: stree.core.budget raises them wherever the work is,
+    in the middle of a parse too) is no news about the file, and recorded as its answer it
+    would leave the row's identity without the file's entries (grep finding nothing in it
+    until the file changes). Raised, it rolls the transaction back: the file is read again."""
+    from .budget import Cancelled, DeadlineExceeded, RegexTimeout
+
+    if isinstance(error, (Cancelled, DeadlineExceeded, RegexTimeout)):
+        raise error
+    return str(error)
 
 
 def _identity(row, fd, st, covered):
@@ -330,7 +350,8 @@ def _fill(cat, session, fd, st, old, row):
     tree = Tree(nodes, session.load)
     try:
         path_rows = tree.path_rows(tree.leaf) if tree.leaf is not None else []
-    except StreeError:
+    except StreeError as e:
+        _about_file(e)
         path_rows = []
     parents = {}
     for parent in nodes.col("parent"):

@@ -1,0 +1,184 @@
+"""An update of the catalogue stopped part-way (Ctrl-C, SIGKILL, a request cancelled or past
+its deadline) is whole or absent: whatever point it was stopped at, the next `grep` and
+`ls --all` answer what they answer without the catalogue (--no-cache). Real processes,
+real signals, real files in a temporary HOME."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from builders import SessionBuilder
+from conftest import interruptible
+from pgkit import pg_server, pg_url  # noqa: F401  (fixtures)
+
+PROJECT = "--home-dev-proj--"
+SESSIONS = 300
+WORD = "zebra"
+
+
+def corpus(home, n=SESSIONS, big=0):
+    """`n` sessions of a few kB each (under the per-session index's threshold: each is parsed
+    whole, the longest part of an update), every one with WORD in it; the first `big` of them
+    over the threshold (read through their per-session index, only appended lines parsed)."""
+    d = home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    paths = []
+    for i in range(n):
+        b = SessionBuilder(cwd="/home/dev/proj", id=f"0199aaaa-0000-7000-8000-{i:012d}",
+                           start_ms=1_795_000_000_000 + i * 1000)
+        for j in range(6 if i >= big else 80):
+            b.user(f"{WORD} question {i} {j} " + "filler words " * 25)
+            b.assistant(f"answer {i} {j} " + "more text here " * 25)
+        paths.append(b.write(d / f"s{i:04d}.jsonl"))
+    return paths
+
+
+def stree_cmd(*args):
+    return [sys.executable, "-m", "stree", *args]
+
+
+def answers(stree, *extra):
+    """What a user reads: grep's count per session and ls --all's records."""
+    g = stree(*extra, "grep", "-c", WORD)
+    assert g.code == 0 and "Traceback" not in g.err, g
+    ls = stree(*extra, "ls", "--all", "--json")
+    assert ls.code == 0 and "Traceback" not in ls.err, ls
+    return sorted(g.out.splitlines()), [json.loads(x) for x in ls.out.splitlines()]
+
+
+def change(paths, rng, step):
+    """Work for the next update: lines appended to some files (read incrementally), others
+    rewritten (read whole)."""
+    for p in rng.sample(paths, len(paths) // 3):
+        last = json.loads(p.read_text().splitlines()[-1])
+        with open(p, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"type": "message", "id": f"{rng.getrandbits(32):08x}", "parentId": last["id"],
+                                "timestamp": "2027-01-01T00:00:00.000Z",
+                                "message": {"role": "user", "content": f"{WORD} again {step}",
+                                            "timestamp": 1798761600000}}) + "\n")
+    for p in rng.sample(paths, len(paths) // 10):
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(p.read_text().replace("filler", f"padding{step}"))
+        os.replace(tmp, p)
+
+
+def catalogue(home):
+    return home / ".cache" / "stree" / "catalog.sqlite"
+
+
+def test_ctrl_c_or_sigkill_at_any_point_of_an_update_leaves_grep_and_ls_right(stree, isolated_home):
+    paths = corpus(isolated_home, big=8)
+    rng = random.Random(20261126)
+    landed = 0
+    start = time.monotonic()
+    assert stree("grep", "-c", WORD).code == 0  # (how long a whole update takes here, to spread the signals over)
+    span = time.monotonic() - start
+    for step in range(9):
+        if step % 3 == 0:
+            for suffix in ("", "-wal", "-shm"):  # (a first build: every file read)
+                path = str(catalogue(isolated_home)) + suffix
+                if os.path.exists(path):
+                    os.unlink(path)
+        else:
+            change(paths, rng, step)
+        expected = answers(stree, "--no-cache")
+        sig = signal.SIGKILL if step % 4 == 3 else signal.SIGINT
+        command = ["grep", "-c", WORD] if step % 2 else ["ls", "--all"]
+        proc = subprocess.Popen(stree_cmd(*command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=interruptible)
+        try:
+            proc.communicate(timeout=rng.uniform(0.05, 1.2) * span)  # (at any point: before, during, after)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        landed += proc.returncode in (130, -signal.SIGINT, -signal.SIGKILL)
+        for _ in range(2):  # the next run repairs what was left; the one after agrees too
+            assert answers(stree) == expected, (step, sig, command)
+    assert landed >= 2, landed  # (most signals came before the command was done)
+
+
+CANCEL = r"""
+import sys, threading
+from stree.core.budget import Cancelled, request
+from stree.core.listing import session_paths, session_records
+
+at = int(sys.argv[1])
+paths, listed, _ = session_paths(sys.argv[2], all_=True)
+cancelled = threading.Event()
+seen = [0]
+
+def advance():  # (called as each file is read into the catalogue)
+    seen[0] += 1
+    if seen[0] == at:
+        cancelled.set()  # (the next tick of the budget raises Cancelled, wherever the work is then)
+
+with request("a test's update", None, cancelled):
+    try:
+        session_records(paths, listed, None, advance)
+        print("finished")
+    except Cancelled:
+        print("cancelled")
+"""
+
+
+def test_an_update_cancelled_anywhere_is_redone_by_the_next_command(stree, isolated_home):
+    """The cancellation of the MCP server (stree.core.budget: raised by a timer tick in the
+    middle of whatever runs, a parse too), the catalogue updated by `ls`'s own code: the file
+    being read when it came is read again next time, not kept as unreadable."""
+    paths = corpus(isolated_home)
+    rng = random.Random(7)
+    outcomes = []
+    for step, at in enumerate((1, 30, 90, 160, 230, 5, 60, 120, 10, 45, 200, 20)):
+        if step % 2 == 0:
+            for suffix in ("", "-wal", "-shm"):
+                path = str(catalogue(isolated_home)) + suffix
+                if os.path.exists(path):
+                    os.unlink(path)
+        else:
+            change(paths, rng, step)
+        expected = answers(stree, "--no-cache")
+        r = subprocess.run([sys.executable, "-c", CANCEL, str(at), "/home/dev/proj"], capture_output=True,
+                           timeout=120)
+        assert r.returncode == 0 and b"Traceback" not in r.stderr, r
+        outcomes.append(r.stdout.decode().strip())
+        assert answers(stree) == expected, (step, at, outcomes[-1])  # (the update redone by this grep)
+    assert "cancelled" in outcomes, outcomes  # (the update was stopped part-way at least once)
+
+
+@pytest.mark.pg
+def test_a_push_stopped_at_any_point_is_whole_or_absent_in_the_shared_catalogue(stree, isolated_home, pg_url):
+    """The same of the shared catalogue (tests/pgkit.py: a throwaway PostgreSQL server):
+    `stree catalog push` interrupted by Ctrl-C or SIGKILL, then pushed again: grep through
+    the shared catalogue answers what grep answers from the files."""
+    paths = corpus(isolated_home, n=200, big=4)
+    rng = random.Random(11)
+    push = ["--catalog", pg_url, "catalog", "push"]
+    assert stree(*push).code == 0
+    change(paths, rng, -1)
+    start = time.monotonic()
+    assert stree(*push).code == 0
+    span = time.monotonic() - start  # (how long a push of what changed takes here, to spread the signals over)
+    landed = 0
+    for step in range(6):
+        change(paths, rng, step)
+        expected = sorted(stree("--no-cache", "grep", "-c", WORD).out.splitlines())
+        sig = signal.SIGKILL if step % 3 == 2 else signal.SIGINT
+        proc = subprocess.Popen(stree_cmd(*push), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=interruptible)
+        try:
+            proc.communicate(timeout=rng.uniform(0.05, 1.2) * span)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        landed += proc.returncode in (130, -signal.SIGINT, -signal.SIGKILL)
+        r = stree(*push)
+        assert r.code == 0 and "Traceback" not in r.err, r
+        shared = stree("--catalog", pg_url, "grep", "-c", WORD)
+        assert shared.code == 0 and "Traceback" not in shared.err, shared
+        assert sorted(shared.out.splitlines()) == expected, (step, sig)
+    assert landed >= 2, landed
