@@ -104,3 +104,92 @@ def test_lightweight_tree_sets_each_call_once_at_any_size(tmp_path, seed):
         assert work == calls  # each call set once: linear in the session (the old walk copied them all
         works.append(work)    #  at every assistant message below them)
     assert works[-1] <= 10 * works[0]
+
+
+# -- a server that stays warm: a request decodes only what it has not decoded yet ---------------
+
+from serve_kit import Server  # noqa: E402
+
+
+def decoded_per_request(stderr):
+    """[(kind, entries decoded)] from the server's STREE_DEBUG_STATS lines, in order."""
+    out = []
+    for line in stderr.splitlines():
+        if line.startswith("stree: stats: ") and ": decoded " in line:
+            kind, rest = line[len("stree: stats: "):].split(": decoded ")
+            out.append((kind, int(rest.split()[0])))
+    return out
+
+
+def answers(server):
+    return [server.data("get_state"), server.data("get_entries"), server.data("log", maxCount=50),
+            server.data("context"), server.data("get_tree")]
+
+
+def test_a_warm_server_decodes_only_what_it_has_not_decoded(tmp_path):
+    whole = generated(tmp_path, 1200)
+    lines = whole.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "served.jsonl"
+    path.write_bytes(b"".join(lines[:1001]))  # the header and 1000 entries; 199 appended below
+    s = Server(path, env={"STREE_DEBUG_STATS": "1", "STREE_NO_CACHE": "1"})
+    try:
+        for _ in range(2):
+            s.data("get_state")
+            s.data("get_entries")
+            s.data("log", maxCount=50)
+        with open(path, "ab") as f:  # as pi appends
+            f.write(b"".join(lines[1001:]))
+        appended = len(lines) - 1001
+        seen = []
+        while len(seen) < appended:
+            event = s.event()
+            if event["type"] == "entries_appended":
+                seen += event["ids"]
+        after = [s.data("get_entries"), s.data("get_state"), s.data("log", maxCount=50)]
+        warm = answers(s)
+        assert s.close() == 0
+    finally:
+        s.kill()
+    counts = decoded_per_request(s.stderr())
+    kinds = [k for k, _ in counts]
+    assert kinds[:9] == ["get_state", "get_entries", "log"] * 2 + ["get_entries", "get_state", "log"]
+    first, second, third = counts[0:3], counts[3:6], counts[6:9]
+    assert first[0][1] > 0 and first[1][1] > 0  # the first requests decode
+    assert [n for _, n in second] == [0, 0, 0]  # asked again: nothing decoded again
+    assert third[0][1] == appended  # after the append: the appended entries, each once
+    assert [n for _, n in third[1:]] == [0, 0]
+    assert all(n == 0 for _, n in counts[9:14])  # (get_tree, context: every entry decoded already)
+    assert len(after[0]["entries"]) == 1200 and after[0]["leafId"] == seen[-1]
+    fresh = Server(path)
+    try:
+        assert encode(answers(fresh)) == encode(warm)  # as a fresh server answers
+        assert encode([fresh.data("get_entries"), fresh.data("get_state"), fresh.data("log", maxCount=50)]) \
+            == encode(after)
+        assert fresh.close() == 0
+    finally:
+        fresh.kill()
+
+
+def test_serve_mcp_keeps_what_it_decoded_between_tool_calls(tmp_path):
+    from mcp_kit import McpServer
+
+    whole = generated(tmp_path, 600)
+    lines = whole.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "served.jsonl"
+    path.write_bytes(b"".join(lines[:501]))
+    s = McpServer("-s", path, env={"STREE_DEBUG_STATS": "1", "STREE_NO_CACHE": "1"})
+    try:
+        first = [s.call("context")["structuredContent"], s.call("show", revisions=["@", "@~3"])["structuredContent"]]
+        again = [s.call("context")["structuredContent"], s.call("show", revisions=["@", "@~3"])["structuredContent"]]
+        with open(path, "ab") as f:
+            f.write(b"".join(lines[501:]))
+        after = s.call("show", revisions=["@", "@~3"])["structuredContent"]
+        assert s.close() == 0
+    finally:
+        s.kill()
+    assert again == first
+    counts = decoded_per_request(s.stderr())
+    assert [k for k, _ in counts] == ["context", "show", "context", "show", "show"]
+    assert counts[0][1] > 0 and counts[2][1] == 0 and counts[3][1] == 0
+    assert 0 < counts[4][1] <= 2  # after the append: the new entries it shows, and nothing else
+    assert [e["id"] for e in after["entries"]][0] == json.loads(lines[-1])["id"]
