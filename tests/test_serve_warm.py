@@ -193,3 +193,21 @@ def test_serve_mcp_keeps_what_it_decoded_between_tool_calls(tmp_path):
     assert counts[0][1] > 0 and counts[2][1] == 0 and counts[3][1] == 0
     assert 0 < counts[4][1] <= 2  # after the append: the new entries it shows, and nothing else
     assert [e["id"] for e in after["entries"]][0] == json.loads(lines[-1])["id"]
+
+
+def test_entries_spliced_as_text_are_the_entries_encoded(tmp_path, demo):
+    from stree.service.protocol import Texts, json_text, success
+
+    for path in (demo, generated(tmp_path, 800, seed=3)):
+        session, tree = read_session(str(path), True)
+        try:
+            entries = [tree.load(node) for node in tree.nodes]
+        finally:
+            session.close()
+        entries.append({"type": "custom", "id": "x", "data": {"a": "\u2028\x1b[31m", "n": 1e400}})  # escaped alike
+        plain = success("r1", "get_entries", {"entries": entries, "leafId": tree.leaf})
+        spliced = success("r1", "get_entries", {"entries": Texts([json_text(e) for e in entries]),
+                                                "leafId": tree.leaf})
+        assert encode(spliced) == encode(plain)
+        empty = success("r2", "get_entries", {"entries": Texts([]), "leafId": None})
+        assert encode(empty) == encode(success("r2", "get_entries", {"entries": [], "leafId": None}))

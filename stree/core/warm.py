@@ -35,14 +35,14 @@ class Kept:
                 self._read[path] = kept
                 return kept[1], kept[2]
             session, tree = self.parse(path)
-            entries = {}
+            entries = None
             if kept is not None:
                 if _appended(kept, identity, session):
-                    entries = kept[3]
+                    entries = kept[3].entries
                 if kept[1] is not session:
                     kept[1].close()
-            tree.load = _keeping(tree.load, entries)
-            self._read[path] = (identity, session, tree, entries)
+            tree.load = Entries(tree.load, entries)
+            self._read[path] = (identity, session, tree, tree.load)
             pinned = self.pinned()
             others = [p for p in self._read if p != pinned]
             for old in others[:max(0, len(others) - self.keep)]:
@@ -70,20 +70,32 @@ def _appended(kept, identity, session):
     return header.get("id") == old_header.get("id") and session.version == old_session.version
 
 
-def _keeping(load, entries):
-    """`load` (node -> entry) keeping each entry it decodes, by byte range and id. The entries
-    are shared between requests: the callers copy what they change (core.context does)."""
+class Entries:
+    """A Tree's `load` (node -> entry) keeping each entry it decodes, by byte range and id, and
+    the JSON text of those a request sent whole (text()). The entries are shared between
+    requests: their callers copy what they change (core.context does)."""
 
-    def kept(node):
-        key = node.offset
-        hit = entries.get(key)
+    def __init__(self, load, entries=None):
+        self.decode = load
+        self.entries = {} if entries is None else entries  # offset -> [length, id, entry, text]
+
+    def __call__(self, node):
+        hit = self.entries.get(node.offset)
         if hit is not None and hit[0] == node.length and hit[1] == node.id:
             return hit[2]
-        entry = load(node)
-        entries[key] = (node.length, node.id, entry)
+        entry = self.decode(node)
+        self.entries[node.offset] = [node.length, node.id, entry, None]
         return entry
 
-    return kept
+    def text(self, node, encode):
+        """encode(entry) of `node`'s entry, made once."""
+        hit = self.entries.get(node.offset)
+        if hit is None or hit[0] != node.length or hit[1] != node.id:
+            self(node)
+            hit = self.entries[node.offset]
+        if hit[3] is None:
+            hit[3] = encode(hit[2])
+        return hit[3]
 
 
 class Counted:

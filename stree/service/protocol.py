@@ -89,7 +89,7 @@ def _reason(e):
 
 def encode(record):
     """One record as the bytes of its line (JSON as pi's JSON.stringify writes it)."""
-    return (_encode_text(record) + "\n").encode("utf-8", errors="surrogatepass")
+    return (encode_text(record) + "\n").encode("utf-8", errors="surrogatepass")
 
 
 # -- parameters ---------------------------------------------------------------
@@ -112,6 +112,40 @@ def param(request, name, kind, required=False, default=None, choices=None):
         raise RequestError(f"{request.get('type')}: field '{name}' must be one of "
                            + ", ".join(repr(c) for c in choices))
     return value
+
+
+class Texts:
+    """A JSON array whose items' text is made already (kept by a warm server: core.warm), put
+    into the answer as it is, unparsed. A field of a response's data."""
+
+    def __init__(self, texts):
+        self.texts = texts
+
+
+_SPLICE = "\x00stree-texts\x00"
+
+
+def encode_text(record):
+    """The JSON text of `record` (pi's JSON.stringify spelling); a Texts field of its data is
+    spliced in as it is."""
+    data = record.get("data") if record.__class__ is dict else None
+    if isinstance(data, dict) and any(v.__class__ is Texts for v in data.values()):
+        spliced = [v.texts for v in data.values() if v.__class__ is Texts]
+        record = dict(record, data={k: (_SPLICE if v.__class__ is Texts else v) for k, v in data.items()})
+        from ..output.modes import to_json
+
+        mark = to_json(_SPLICE)
+        parts = _encode_text(record).split(mark)
+        out = [parts[0]]
+        for texts, part in zip(spliced, parts[1:]):
+            out += ["[", ",".join(texts), "]", part]
+        return "".join(out)
+    return _encode_text(record)
+
+
+def json_text(value):
+    """The JSON text of one value, as encode() spells it."""
+    return _encode_text(value)
 
 
 def _encode_text(record):

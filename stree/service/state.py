@@ -47,6 +47,7 @@ class Served:
         from ..core.budget import request_timeout
 
         self.request_timeout = request_timeout()  # (a bad STREE_REQUEST_TIMEOUT fails serve at start)
+        self.context_counts = None  # (Tree, thinkingLevel, messageCount) of get_state's last answer
         self.summary = None  # the navigate_tree summary under way (navigate.Job), if any
         self.on_switch = None  # called with the new path when the served session changes (the watcher)
         # held while a session file is read or written: a write (and the watcher's read) closes
