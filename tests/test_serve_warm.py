@@ -196,7 +196,7 @@ def test_serve_mcp_keeps_what_it_decoded_between_tool_calls(tmp_path):
 
 
 def test_entries_spliced_as_text_are_the_entries_encoded(tmp_path, demo):
-    from stree.service.protocol import Texts, json_text, success
+    from stree.service.protocol import Texts, json_bytes, success
 
     for path in (demo, generated(tmp_path, 800, seed=3)):
         session, tree = read_session(str(path), True)
@@ -206,7 +206,7 @@ def test_entries_spliced_as_text_are_the_entries_encoded(tmp_path, demo):
             session.close()
         entries.append({"type": "custom", "id": "x", "data": {"a": "\u2028\x1b[31m", "n": 1e400}})  # escaped alike
         plain = success("r1", "get_entries", {"entries": entries, "leafId": tree.leaf})
-        spliced = success("r1", "get_entries", {"entries": Texts([json_text(e) for e in entries]),
+        spliced = success("r1", "get_entries", {"entries": Texts([json_bytes(e) for e in entries]),
                                                 "leafId": tree.leaf})
         assert encode(spliced) == encode(plain)
         empty = success("r2", "get_entries", {"entries": Texts([]), "leafId": None})

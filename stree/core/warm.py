@@ -87,6 +87,22 @@ class Entries:
         self.entries[node.offset] = [node.length, node.id, entry, None]
         return entry
 
+    def texts(self, nodes, start, encode):
+        """text() of the entries of rows `start`... of `nodes` (read from their columns: no Node
+        made for an entry whose text is kept)."""
+        if not hasattr(nodes, "col"):
+            return [self.text(nodes[row], encode) for row in range(start, len(nodes))]
+        offsets, lengths, ids = nodes.col("offset"), nodes.col("length"), nodes.col("id")
+        get = self.entries.get
+        out = []
+        for row in range(start, len(nodes)):
+            hit = get(offsets[row])
+            if hit is None or hit[3] is None or hit[0] != lengths[row] or hit[1] != ids[row]:
+                out.append(self.text(nodes[row], encode))
+            else:
+                out.append(hit[3])
+        return out
+
     def text(self, node, encode):
         """encode(entry) of `node`'s entry, made once."""
         hit = self.entries.get(node.offset)
