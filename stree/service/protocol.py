@@ -144,11 +144,6 @@ def json_bytes(value):
     return _encode_text(value).encode("utf-8", errors="surrogatepass")
 
 
-def json_text(value):
-    """The JSON text of one value, as encode() spells it."""
-    return _encode_text(value)
-
-
 def _encode_text(record):
     from ..output.modes import to_json
 
