@@ -126,12 +126,16 @@ def answers(server):
             server.data("context"), server.data("get_tree")]
 
 
-def test_a_warm_server_decodes_only_what_it_has_not_decoded(tmp_path):
+@pytest.mark.parametrize("cache", ["index", "no-cache"])
+def test_a_warm_server_decodes_only_what_it_has_not_decoded(tmp_path, cache):
     whole = generated(tmp_path, 1200)
     lines = whole.read_bytes().splitlines(keepends=True)
     path = tmp_path / "served.jsonl"
     path.write_bytes(b"".join(lines[:1001]))  # the header and 1000 entries; 199 appended below
-    s = Server(path, env={"STREE_DEBUG_STATS": "1", "STREE_NO_CACHE": "1"})
+    env = {"STREE_DEBUG_STATS": "1", "STREE_CACHE_DIR": str(tmp_path / "cache")}
+    if cache == "no-cache":
+        env["STREE_NO_CACHE"] = "1"
+    s = Server(path, env=env)
     try:
         for _ in range(2):
             s.data("get_state")
