@@ -142,6 +142,7 @@ def serve(workspace):
     import anyio
 
     from ..core.budget import request_timeout
+    from ..core.warm import Counted
 
     timeout = request_timeout()
     jobs = queue.Queue()
@@ -163,11 +164,13 @@ def serve(workspace):
 
     thread = threading.Thread(target=loop, name="stree-mcp-loop", daemon=True)
     thread.start()
+    counted = Counted()
     while True:
         job = jobs.get()
         if job is None:
             break
-        job.run(timeout)
+        with counted(job.tool.name):
+            job.run(timeout)
     thread.join()
     if failed:
         raise failed[0]

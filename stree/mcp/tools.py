@@ -22,6 +22,9 @@ class Workspace:
         self.cwd = cwd or os.getcwd()
         self.no_cache = no_cache
         self.allow_writes = allow_writes
+        from ..core.warm import Kept
+
+        self._kept = Kept(no_cache)  # the sessions read, kept warm between tool calls
 
     def path(self, session=None):
         """The file of `session` (PATH or id prefix, as -s), by default the server's session."""
@@ -30,11 +33,9 @@ class Workspace:
         return str(resolve_session(session or self.session, self.cwd, self.agent_dir, self.session_dir, self.agent))
 
     def load(self, session=None):
-        """(Session, Tree) of a session as it is now (through the index, as the CLI reads it;
-        the index keeps a file read before warm between requests)."""
-        from ..core.store import read_session
-
-        return read_session(self.path(session), self.no_cache)
+        """(Session, Tree) of a session as it is now: read through the index, as the CLI reads it,
+        and kept between tool calls with the entries decoded for them (core.warm)."""
+        return self._kept.load(os.path.abspath(self.path(session)))
 
 
 ANSWER_MAX = 32 << 20  # bytes of JSON one tool answer may be (STREE_MCP_ANSWER_MAX)

@@ -5,6 +5,7 @@ response's data (protocol.UNSET: a response without data)."""
 import os
 from pathlib import Path
 
+from ..core.warm import Entries
 from ..errors import StreeError
 from ..format.text import js_string, js_trim
 from .protocol import UNSET, RequestError, param
@@ -16,13 +17,21 @@ def get_entries(served, request):
     nodes = tree.nodes
     start = 0
     if since is not None:
-        for row in range(len(nodes)):  # pi: findIndex, the first entry with that id
-            if nodes[row].id == since:
-                start = row + 1
-                break
-        else:
-            raise RequestError(f"Entry not found: {since}", "not_found")
-    return {"entries": [tree.load(nodes[row]) for row in range(start, len(nodes))], "leafId": tree.leaf}
+        try:  # pi: findIndex, the first entry with that id
+            start = _ids(nodes).index(since) + 1
+        except ValueError:
+            raise RequestError(f"Entry not found: {since}", "not_found") from None
+    load = tree.load
+    if isinstance(load, Entries):  # kept warm: each entry's text made once, then spliced in as it is
+        from .protocol import Texts, json_bytes
+
+        return {"entries": Texts(load.texts(nodes, start, json_bytes)), "leafId": tree.leaf}
+    return {"entries": [load(nodes[row]) for row in range(start, len(nodes))], "leafId": tree.leaf}
+
+
+def _ids(nodes):
+    """The entries' ids in file order (a column of the index when it has one)."""
+    return nodes.col("id") if hasattr(nodes, "col") else [node.id for node in nodes]
 
 
 def get_tree(served, request):
@@ -111,9 +120,12 @@ def get_state(served, request):
     thinking level (pi clamps it to what its model supports: "off" without one), nothing
     streaming, compacting or pending, and pi's default modes."""
     session, tree = served.load()
-    context = tree.build_context(tree.leaf)
+    kept = served.context_counts
+    if kept is None or kept[0] is not tree:  # (a tree is read again when its file changes)
+        context = tree.build_context(tree.leaf)
+        kept = served.context_counts = (tree, context["thinkingLevel"], len(context["messages"]))
     state = {
-        "thinkingLevel": context["thinkingLevel"],
+        "thinkingLevel": kept[1],
         "isStreaming": False,
         "isCompacting": False,
         "steeringMode": "one-at-a-time",
@@ -124,7 +136,7 @@ def get_state(served, request):
     name = tree.name()
     if name is not None:
         state["sessionName"] = name
-    state.update(autoCompactionEnabled=True, messageCount=len(context["messages"]), pendingMessageCount=0)
+    state.update(autoCompactionEnabled=True, messageCount=kept[2], pendingMessageCount=0)
     return state
 
 

@@ -10,6 +10,8 @@ from ..core.preview import format_tool_call, tool_calls
 from ..format.text import js_slice, js_string, js_trim
 
 DROPPED = ("label", "session_info", "custom")
+STATS = {"calls": 0}  # calls set in the branch's map (each once: linear; tests count it)
+_ABSENT = object()
 ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSummary")
 
 
@@ -23,14 +25,21 @@ def project(session, tree):
             for call_id, name, args in _calls(loaded[row].get("message")):
                 everywhere[call_id] = (name, args)
     roots = []
-    stack = [(tree.row_of(n), roots, None, {}) for n in reversed(tree.roots)]
+    # one map of the calls along the branch walked, undone as the walk leaves an assistant
+    # message's subtree (an _Undo on the stack): each call is set once and undone once
+    calls = {}
+    stack = [(tree.row_of(n), roots, None) for n in reversed(tree.roots)]
     while stack:
-        row, target, parent_id, calls = stack.pop()
+        item = stack.pop()
+        if type(item) is _Undo:
+            item.apply(calls)
+            continue
+        row, target, parent_id = item
         node = tree.node(row)
         children = tree.child_rows(row)
         if node.type in DROPPED:
             for child in reversed(children):
-                stack.append((child, target, parent_id, calls))
+                stack.append((child, target, parent_id))
             continue
         entry = loaded.pop(row, None) or tree.load(node)
         base = {"id": node.id, "parentId": parent_id, "timestamp": entry.get("timestamp")}
@@ -39,17 +48,33 @@ def project(session, tree):
             base["label"] = label
         kids = []
         base["children"] = kids
-        child_calls = calls
+        target.append(_node(base, entry, calls, everywhere))
         if node.type == "message" and node.role == "assistant":
             own = _calls(entry.get("message"))
             if own:
-                child_calls = dict(calls)
-                for call_id, name, args in own:
-                    child_calls[call_id] = (name, args)
-        target.append(_node(base, entry, calls, everywhere))
+                stack.append(_Undo(calls, own))
         for child in reversed(children):
-            stack.append((child, kids, node.id, child_calls))
+            stack.append((child, kids, node.id))
     return {"tree": roots, "leafId": _visible_leaf(tree)}
+
+
+class _Undo:
+    """Sets an assistant message's calls in the branch's map; apply() puts back what they hid."""
+
+    __slots__ = ("saved",)
+
+    def __init__(self, calls, own):
+        self.saved = [(call_id, calls.get(call_id, _ABSENT)) for call_id, _, _ in own]
+        STATS["calls"] += len(own)
+        for call_id, name, args in own:
+            calls[call_id] = (name, args)
+
+    def apply(self, calls):
+        for call_id, previous in reversed(self.saved):
+            if previous is _ABSENT:
+                calls.pop(call_id, None)
+            else:
+                calls[call_id] = previous
 
 
 def _calls(message):

@@ -21,6 +21,7 @@ import threading
 from ..errors import INTERRUPTED
 from .handlers import handle
 from ..core.budget import Cancelled, DeadlineExceeded, settle
+from ..core.warm import Counted
 from .protocol import UNSET, RequestError, encode, error_code, failure, parse_line, success
 from .watch import Watcher
 
@@ -85,6 +86,7 @@ def serve(served, stdin=None, stdout=None):
     under_way = [None]  # the cancellation Event of the request the main thread answers
     reader = threading.Thread(target=_read, args=(stdin, inbox, emit, served, under_way, gone),
                               name="stree-read", daemon=True)
+    counted = Counted()
     code = 0
     try:
         watcher.watch(served.path)
@@ -98,7 +100,8 @@ def serve(served, stdin=None, stdout=None):
                 continue
             cancelled = under_way[0] = threading.Event()
             try:
-                record = handle(served, item, emit, cancelled)
+                with counted(item.get("type")):
+                    record = handle(served, item, emit, cancelled)
             except (Cancelled, DeadlineExceeded) as e:  # (a tick that fired as the request ended)
                 record = failure(item.get("id", UNSET), item.get("type", UNSET), str(e), error_code(e))
             finally:

@@ -1,12 +1,12 @@
 """What a running server keeps between requests: the session it serves, the sessions it has
 read (kept warm: read again only when their file changed, and then through the index, which
-parses only the appended lines), and one write lock per session file."""
+parses only the appended lines; the entries decoded for a request are kept for the next ones,
+through an append too: core.warm), and one write lock per session file."""
 
 import os
 import threading
 from contextlib import contextmanager
 
-from ..errors import StreeError
 from .protocol import RequestError
 
 KEPT = 4  # sessions kept read besides the served one
@@ -47,41 +47,25 @@ class Served:
         from ..core.budget import request_timeout
 
         self.request_timeout = request_timeout()  # (a bad STREE_REQUEST_TIMEOUT fails serve at start)
+        self.context_counts = None  # (Tree, thinkingLevel, messageCount) of get_state's last answer
         self.summary = None  # the navigate_tree summary under way (navigate.Job), if any
         self.on_switch = None  # called with the new path when the served session changes (the watcher)
         # held while a session file is read or written: a write (and the watcher's read) closes
         # every descriptor of the file, which must not happen under another thread's read
         self.io = IoLock()
-        self._read = {}  # path -> (identity, Session, Tree), newest last
-        self._read_lock = threading.Lock()
+        from ..core.warm import Kept
+
+        self._kept = Kept(no_cache, KEPT, pinned=lambda: self.path, parse=self._parse)
         self._writes = {}  # path -> threading.Lock
         self._writes_lock = threading.Lock()
 
     # -- reading -------------------------------------------------------------
 
     def load(self, path=None):
-        """(Session, Tree) of `path` (default: the served session) as the file is now."""
+        """(Session, Tree) of `path` (default: the served session) as the file is now; the
+        entries it decodes are kept for the next requests (core.warm)."""
         path = os.path.abspath(str(path)) if path is not None else self.path
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            raise StreeError(f"{path}: no such session file", code=3) from None
-        except OSError as e:
-            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        with self._read_lock:
-            kept = self._read.pop(path, None)
-            if kept is not None and kept[0] == identity:
-                self._read[path] = kept
-                return kept[1], kept[2]
-            session, tree = self._parse(path)
-            if kept is not None and kept[1] is not session:
-                kept[1].close()
-            self._read[path] = (identity, session, tree)
-            others = [p for p in self._read if p != self.path]
-            for old in others[:max(0, len(others) - KEPT)]:
-                self._read.pop(old)[1].close()
-            return session, tree
+        return self._kept.load(path)
 
     def _parse(self, path):
         from ..core.store import read_session
@@ -136,7 +120,4 @@ class Served:
             lock.release()
 
     def close(self):
-        with self._read_lock:
-            for _, session, _ in self._read.values():
-                session.close()
-            self._read.clear()
+        self._kept.close()

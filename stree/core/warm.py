@@ -1,0 +1,156 @@
+"""Sessions a server keeps read between requests (serve, serve --mcp): each file's Session and
+Tree, read again only when the file changed (through the index: only the appended lines are
+parsed), and the entries decoded for a request, kept for the next ones. An append keeps them:
+an entry is kept by its byte range and id, which an append does not move. A file replaced or
+cut short starts afresh."""
+
+import os
+import threading
+
+from ..errors import StreeError
+
+
+class Kept:
+    """path -> (Session, Tree) as the file is now, the newest `keep` read besides `pinned()`."""
+
+    def __init__(self, no_cache=False, keep=4, pinned=None, parse=None):
+        self.no_cache = no_cache
+        self.keep = keep
+        self.pinned = pinned or (lambda: None)
+        self.parse = parse or self._parse
+        self._read = {}  # path -> (identity, Session, Tree, entries), newest last
+        self._lock = threading.Lock()
+
+    def load(self, path):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise StreeError(f"{path}: no such session file", code=3) from None
+        except OSError as e:
+            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        with self._lock:
+            kept = self._read.pop(path, None)
+            if kept is not None and kept[0] == identity:
+                self._read[path] = kept
+                return kept[1], kept[2]
+            session, tree = self.parse(path)
+            entries = None
+            if kept is not None:
+                if _appended(kept, identity, session):
+                    entries = kept[3].entries
+                if kept[1] is not session:
+                    kept[1].close()
+            tree.load = Entries(tree.load, entries)
+            self._read[path] = (identity, session, tree, tree.load)
+            pinned = self.pinned()
+            others = [p for p in self._read if p != pinned]
+            for old in others[:max(0, len(others) - self.keep)]:
+                self._read.pop(old)[1].close()
+            return session, tree
+
+    def _parse(self, path):
+        from .store import read_session
+
+        return read_session(path, self.no_cache)
+
+    def close(self):
+        with self._lock:
+            for kept in self._read.values():
+                kept[1].close()
+            self._read.clear()
+
+
+def _appended(kept, identity, session):
+    """Whether the file read again is the one kept, grown (its entries are where they were)."""
+    old, old_session = kept[0], kept[1]
+    if identity[:2] != old[:2] or identity[2] < old[2]:
+        return False
+    header, old_header = session.header or {}, old_session.header or {}
+    return header.get("id") == old_header.get("id") and session.version == old_session.version
+
+
+class Entries:
+    """A Tree's `load` (node -> entry) keeping each entry it decodes, by byte range and id, and
+    the JSON text of those a request sent whole (text()). The entries are shared between
+    requests: their callers copy what they change (core.context does)."""
+
+    def __init__(self, load, entries=None):
+        self.decode = load
+        self.entries = {} if entries is None else entries  # offset -> [length, id, entry, text]
+
+    def __call__(self, node):
+        hit = self.entries.get(node.offset)
+        if hit is not None and hit[0] == node.length and hit[1] == node.id:
+            return hit[2]
+        entry = self.decode(node)
+        self.entries[node.offset] = [node.length, node.id, entry, None]
+        return entry
+
+    def texts(self, nodes, start, encode):
+        """text() of the entries of rows `start`... of `nodes` (read from their columns: no Node
+        made for an entry whose text is kept)."""
+        if not hasattr(nodes, "col"):
+            return [self.text(nodes[row], encode) for row in range(start, len(nodes))]
+        offsets, lengths, ids = nodes.col("offset"), nodes.col("length"), nodes.col("id")
+        get = self.entries.get
+        out = []
+        for row in range(start, len(nodes)):
+            hit = get(offsets[row])
+            if hit is None or hit[3] is None or hit[0] != lengths[row] or hit[1] != ids[row]:
+                out.append(self.text(nodes[row], encode))
+            else:
+                out.append(hit[3])
+        return out
+
+    def text(self, node, encode):
+        """encode(entry) of `node`'s entry, made once."""
+        hit = self.entries.get(node.offset)
+        if hit is None or hit[0] != node.length or hit[1] != node.id:
+            self(node)
+            hit = self.entries[node.offset]
+        if hit[3] is None:
+            hit[3] = encode(hit[2])
+        return hit[3]
+
+
+class Counted:
+    """With STREE_DEBUG_STATS set, a line on stderr after each request: the entries it decoded
+    and the lines parsed meanwhile (the watcher's included), as `stree: stats: KIND: ...`."""
+
+    def __init__(self):
+        self.on = bool(os.environ.get("STREE_DEBUG_STATS"))
+
+    def __call__(self, kind):
+        return _Count(kind) if self.on else _NOTHING
+
+
+class _Count:
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __enter__(self):
+        from ..storage import scan
+
+        self.before = scan.STATS["decoded"], scan.STATS["parsed"]
+        return self
+
+    def __exit__(self, *exc):
+        import sys
+
+        from ..storage import scan
+
+        decoded, parsed = scan.STATS["decoded"] - self.before[0], scan.STATS["parsed"] - self.before[1]
+        print(f"stree: stats: {self.kind}: decoded {decoded} entries, parsed {parsed} lines", file=sys.stderr,
+              flush=True)
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+_NOTHING = _Nothing()
