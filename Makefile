@@ -135,6 +135,7 @@ install-completions:
 # (first build; PostgreSQL push and grep against SQLite), the export page against pi's -> bench/results.md
 bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS)
 	$(BIN)/python tools/bench/run.py
+	$(BIN)/python tools/bench/serve.py >> bench/results.md
 	$(BIN)/python tools/bench/catalog.py > bench/.catalog.md
 	$(BIN)/python tools/bench/catalog_build.py >> bench/.catalog.md
 	$(BIN)/python tools/bench/catalog_pg.py >> bench/.catalog.md

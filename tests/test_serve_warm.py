@@ -215,3 +215,27 @@ def test_entries_spliced_as_text_are_the_entries_encoded(tmp_path, demo):
         assert encode(spliced) == encode(plain)
         empty = success("r2", "get_entries", {"entries": Texts([]), "leafId": None})
         assert encode(empty) == encode(success("r2", "get_entries", {"entries": [], "leafId": None}))
+
+
+def test_past_its_budget_a_server_decodes_again_and_answers_the_same(tmp_path):
+    """STREE_SERVE_KEEP bounds what a server keeps decoded (a session far larger than memory
+    would otherwise be kept whole): past it, entries are decoded at each request, the answers
+    unchanged."""
+    path = generated(tmp_path, 600)
+    size = path.stat().st_size
+    for budget, again in ((0, True), (size // 4, True), (size * 2, False)):
+        s = Server(path, env={"STREE_DEBUG_STATS": "1", "STREE_SERVE_KEEP": str(budget)})
+        try:
+            got = [s.data("get_entries"), s.data("get_entries"), s.data("log", maxCount=600)]
+            assert s.close() == 0
+        finally:
+            s.kill()
+        first, second = [n for _, n in decoded_per_request(s.stderr())][:2]
+        assert first >= 600 and (second > 0) == again, (budget, first, second)
+        fresh = Server(path)
+        try:
+            assert encode([fresh.data("get_entries"), fresh.data("get_entries"),
+                           fresh.data("log", maxCount=600)]) == encode(got)
+            assert fresh.close() == 0
+        finally:
+            fresh.kill()

@@ -70,6 +70,19 @@ def _appended(kept, identity, session):
     return header.get("id") == old_header.get("id") and session.version == old_session.version
 
 
+KEEP_BYTES = 64 << 20  # entries kept decoded between requests, counted by their size in the file
+
+
+def keep_budget():
+    """How many bytes of entries (as the file holds them) a server keeps decoded between requests:
+    STREE_SERVE_KEEP (bytes), default KEEP_BYTES. A decoded entry and its JSON text take several
+    times its size in memory; past the budget, entries are decoded again at each request."""
+    try:
+        return max(0, int(os.environ.get("STREE_SERVE_KEEP", KEEP_BYTES)))
+    except ValueError:
+        return KEEP_BYTES
+
+
 class Entries:
     """A Tree's `load` (node -> entry) keeping each entry it decodes, by byte range and id, and
     the JSON text of those a request sent whole (text()). The entries are shared between
@@ -78,13 +91,17 @@ class Entries:
     def __init__(self, load, entries=None):
         self.decode = load
         self.entries = {} if entries is None else entries  # offset -> [length, id, entry, text]
+        self.kept = sum(hit[0] for hit in self.entries.values())  # bytes of the file they stand for
+        self.budget = keep_budget()
 
     def __call__(self, node):
         hit = self.entries.get(node.offset)
         if hit is not None and hit[0] == node.length and hit[1] == node.id:
             return hit[2]
         entry = self.decode(node)
-        self.entries[node.offset] = [node.length, node.id, entry, None]
+        if hit is not None or self.kept + node.length <= self.budget:  # past the budget: decoded each time
+            self.kept += node.length - (hit[0] if hit is not None else 0)
+            self.entries[node.offset] = [node.length, node.id, entry, None]
         return entry
 
     def texts(self, nodes, start, encode):
@@ -107,8 +124,10 @@ class Entries:
         """encode(entry) of `node`'s entry, made once."""
         hit = self.entries.get(node.offset)
         if hit is None or hit[0] != node.length or hit[1] != node.id:
-            self(node)
-            hit = self.entries[node.offset]
+            entry = self(node)
+            hit = self.entries.get(node.offset)
+            if hit is None or hit[2] is not entry:  # not kept (the budget is spent)
+                return encode(entry)
         if hit[3] is None:
             hit[3] = encode(hit[2])
         return hit[3]
