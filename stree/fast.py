@@ -18,6 +18,16 @@ LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "
 
 
 def main():
+    try:
+        _main()
+    except KeyboardInterrupt:  # Ctrl-C before a command's own boundary (while click loads): no traceback
+        from .errors import INTERRUPTED
+
+        sys.stderr.write("stree: interrupted\n")
+        sys.exit(INTERRUPTED)
+
+
+def _main():
     if sys.stdout is None:  # started with stdout closed: treated as a reader that went away
         sys.stdout = _ClosedOutput()
     if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
