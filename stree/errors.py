@@ -36,6 +36,13 @@ class StreeError(Exception):
         self.hint = hint
 
 
+class Stopped(StreeError):
+    """Work stopped from outside while under way: a client's cancellation, a request's deadline,
+    a regular expression past its time (stree.core.budget raises them from a timer, wherever the
+    work is). Never news about a file: code that treats a failure as "not there" (a damaged
+    cache is a miss) lets these through."""
+
+
 class NotFound(StreeError):
     code = NOT_FOUND
 

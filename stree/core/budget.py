@@ -20,22 +20,22 @@ import signal
 import threading
 import time
 
-from ..errors import StreeError, UsageError
+from ..errors import Stopped, UsageError
 
 TICK = 0.05  # seconds between checks while something is watched
 REGEX_TIMEOUT = 5.0  # seconds one regular expression may spend on one line (STREE_REGEX_TIMEOUT)
 REQUEST_TIMEOUT = 300.0  # seconds a server request may run (STREE_REQUEST_TIMEOUT)
 
 
-class RegexTimeout(UsageError):
+class RegexTimeout(UsageError, Stopped):
     """A regular expression that took longer than its budget on one line (exit 2)."""
 
 
-class Cancelled(StreeError):
+class Cancelled(Stopped):
     """The client cancelled the request under way."""
 
 
-class DeadlineExceeded(StreeError):
+class DeadlineExceeded(Stopped):
     """A request that ran past its deadline."""
 
 

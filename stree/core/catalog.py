@@ -268,9 +268,9 @@ def _about_file(error):
     in the middle of a parse too) is no news about the file, and recorded as its answer it
     would leave the row's identity without the file's entries (grep finding nothing in it
     until the file changes). Raised, it rolls the transaction back: the file is read again."""
-    from .budget import Cancelled, DeadlineExceeded, RegexTimeout
+    from ..errors import Stopped
 
-    if isinstance(error, (Cancelled, DeadlineExceeded, RegexTimeout)):
+    if isinstance(error, Stopped):
         raise error
     return str(error)
 

@@ -29,7 +29,7 @@ from .nodes import FIELDS, Nodes
 from .cachedir import cache_dir, crc_mapped, debug, write_file
 from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_column
 from .previews import PreviewCache
-from ..errors import BadFile
+from ..errors import BadFile, Stopped
 
 FORMAT = 9  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
@@ -135,9 +135,13 @@ def _load(path, defer=False, own=None):
         else:
             os.close(fd)
         return same[1], "fresh"
-    covered = _covered(fd, size)
-    target = index_path(st)
-    s = _restore(target, path, fd, st, covered)
+    try:
+        covered = _covered(fd, size)
+        target = index_path(st)
+        s = _restore(target, path, fd, st, covered)
+    except BaseException:  # (a cancellation: stree.errors.Stopped)
+        os.close(fd)
+        raise
     state = "fresh"
     if s is None:
         s = sessions.Session(path)
@@ -361,9 +365,11 @@ def _restore(target, path, fd, st, covered):
                                   release=(lambda off, n: blobs.release((pv[0] + off, n))) if pv else None)
         return s
     except Exception as e:  # corrupt, truncated, from another version: a miss, never an error
-        debug(f"ignoring index {target}: {type(e).__name__}: {e}")
         if not f.closed:
             f.close()
+        if isinstance(e, Stopped):
+            raise  # a cancellation or deadline meanwhile: no news about the index
+        debug(f"ignoring index {target}: {type(e).__name__}: {e}")
         return None
 
 
@@ -430,6 +436,8 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         s.index_blobs = Parts(area.chunks)  # what the new meta's segments point into
         s.ready = None
         return meta
+    except Stopped:
+        raise  # a cancellation or deadline meanwhile (the temp file is gone: write_file)
     except Exception as e:
         debug(f"cannot write index {target}: {type(e).__name__}: {e}")
     return None
@@ -471,6 +479,8 @@ def save(s):
         current, _ = meta_of(target)
         if current is None or current.get("covered") != meta["covered"]:
             return
+    except Stopped:
+        raise
     except Exception:
         return
     s.index_meta = _write(target, s, st, s.fd, s.path, meta["rows"], cache.section(s))
