@@ -63,7 +63,6 @@ class Env:
         self.color = color
         self.pager = pager
         self.debug = debug
-        self.index_state = "off"
         self.agent = None  # --agent NAME|all (stree.core.store.selected_agents)
         self._loaded = None
 
@@ -75,26 +74,11 @@ class Env:
     def load(self, warn=True):
         """(Session, Tree) of the selected session; warns once about skipped lines."""
         if self._loaded is None:
-            from .storage import index
-            from .core.tree import Tree
+            from .core.loading import COMMAND, finish, open_session
 
-            import gc
-
-            path = str(self.session_path())
-            gc.disable()  # parsing makes many objects and no cycles: collections would only cost time
-            try:
-                if index.enabled(self.no_cache):
-                    session, self.index_state = index.load(path, defer=True)
-                    click.get_current_context().call_on_close(lambda: index.save(session))
-                else:
-                    from .storage.session import parse
-
-                    session = parse(path)
-            except OSError as e:  # an I/O error in the middle of reading (a failing disk, a vanished mount)
-                raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-            tree = Tree(session.nodes, session.load, session.previews)
-            gc.freeze()  # the session stays for the whole command: later collections skip it
-            gc.enable()
+            session, tree, _ = open_session(self.session_path(), self.no_cache, defer=True, freeze=True,
+                                            report=COMMAND)
+            click.get_current_context().call_on_close(lambda: finish(session))
             if warn and session.headerless:
                 warn_user(f"{session.path}: no session header (OpenClaw keeps some): read-only; "
                           "entries whose parent is missing are shown as roots")
@@ -105,6 +89,13 @@ class Env:
                           f"{lines}{more} (run 'stree fsck' for details)")
             self._loaded = (session, tree)
         return self._loaded
+
+    @property
+    def report(self):
+        """The command's load report (STREE_DEBUG_STATS: stree.core.loading.COMMAND)."""
+        from .core.loading import COMMAND
+
+        return COMMAND
 
     def output(self, json_mode=False, fmt=None, nul=False, fields=None):
         from .output.modes import Output
@@ -247,7 +238,7 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     ctx.obj.agent = agent
     if os.environ.get("STREE_DEBUG_STATS"):
-        ctx.call_on_close(lambda: _print_stats(ctx.obj))
+        ctx.call_on_close(_print_stats)
 
 
 def _apply_global(ctx, param, value):
@@ -352,16 +343,13 @@ def _chdir(directory):
     return os.getcwd()
 
 
-def _print_stats(env):
+def _print_stats():
+    """The command's load report (its first read: the fast path's, before click took over, the
+    Env's, or a writer's), as STREE_DEBUG_STATS prints it."""
+    from .core.loading import COMMAND
     from .output.stats import stats_line
 
-    session = sys.modules.get("stree.storage.scan")
-    fast = sys.modules.get("stree.fastread")  # a first load there, before click took over, did the work
-    state = fast.LOADED if fast is not None and fast.LOADED else env.index_state
-    writer = sys.modules.get("stree.writing.append")
-    if state == "off" and writer is not None and writer.FIRST_READ:  # (a write that read nothing before)
-        state = writer.FIRST_READ
-    click.echo(stats_line(session.STATS["parsed"] if session else 0, state), err=True)
+    click.echo(stats_line(COMMAND), err=True)
 
 
 def run():

@@ -114,7 +114,9 @@ def _kept_graph(argv):
     found = graphcache.find(path, options)
     if found is None:
         return False
-    state = "graph-cache"
+    from .core.loading import LoadReport
+
+    report = LoadReport("graph-cache")  # (nothing read)
     patched = None
     if found[0] == "same":
         found = found[1]
@@ -122,7 +124,7 @@ def _kept_graph(argv):
         patched = _appended(found[1], options, got, max_count, path)
         if patched is None:
             return False
-        state = patched[-1]
+        report = patched[-1]
     def work():
         if patched is None:
             graphcache.write(found)
@@ -144,13 +146,12 @@ def _kept_graph(argv):
     if os.environ.get("STREE_DEBUG_STATS"):
         from .output.stats import stats_line
 
-        parsed = sys.modules.get("stree.storage.scan")
-        print(stats_line(parsed.STATS["parsed"] if parsed else 0, state), file=sys.stderr)
+        print(stats_line(report), file=sys.stderr)
     return True
 
 
 def _appended(grown, options, got, max_count, path):
-    """(pieces, state blob, kept file, session, index state) of `log --graph` patched from a
+    """(pieces, state blob, kept file, session, load report) of `log --graph` patched from a
     kept output after entries were appended under the leaf, or None (click does the whole job,
     errors included). Nothing is printed yet."""
     from .output import graphout
@@ -162,24 +163,22 @@ def _appended(grown, options, got, max_count, path):
     if patch is None:
         return None
     try:
+        from .core.loading import open_session
         from .core.preview import Previewer
-        from .core.tree import Tree
         from .output.fields import GRAPH_FIELDS
         from .output.graphpatch import chain
         from .output.modes import Output
-        from .storage import index
 
-        session, state = index.load(path)
+        session, tree, report = open_session(path)
         if session.malformed or session.headerless or session.version < 2:
             raise LookupError  # (warnings, migrations: click's)
-        tree = Tree(session.nodes, session.load, session.previews)
         out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
                      "--no-pager" not in got, GRAPH_FIELDS)
         done = chain(tree, out, patch, got.get("filter", "default"), got.get("search"), bool(got.get("no_ids")),
                      max_count, Previewer(tree))
         if done is None:
             raise LookupError
-        found, patch = (*done, patch.kept, session, state), None
+        found, patch = (*done, patch.kept, session, report), None
         return found
     except Exception:  # anything unexpected: click does it all, and says what is wrong
         return None

@@ -27,7 +27,6 @@ COMMANDS = {  # command: (options with a value, flags, how many operands)
 }
 DATES = ("local", "iso", "relative", "unix", "utc")
 ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
-LOADED = None  # the index state of a session loaded here before click took over (STREE_DEBUG_STATS)
 
 
 def parse(argv, commands=COMMANDS):
@@ -109,19 +108,16 @@ def run(argv, session_path):
 
 def _prepare(command, got, operands, path):
     """(session, index state, output, what writes the records) with everything resolved, or None."""
+    from .core.loading import COMMAND, open_session
     from .core.preview import Previewer
     from .core.revs import Resolver
-    from .core.tree import Tree
     from .output import fields
     from .output.modes import Output
-    from .storage import index
 
-    global LOADED
-    session, state = index.load(path, defer=True)
-    LOADED = state
+    session, tree, report = open_session(path, defer=True, report=COMMAND)  # (click's, if it takes over)
+    state = report.index
     if session.malformed or session.headerless or not len(session.nodes):
         return None  # (a warning, or "no entries yet": said by the command)
-    tree = Tree(session.nodes, session.load, session.previews)
     resolver = Resolver(tree)
     record_fields = {"log": fields.GRAPH_FIELDS, "rev-parse": fields.REV_FIELDS, "label": fields.LABEL_FIELDS}
     out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
@@ -193,16 +189,15 @@ def guarded(work):
 
 def finish(session):
     """What a command does when it ends: the index a load deferred (or new previews) written,
-    and the STREE_DEBUG_STATS line (the index state of the first load: LOADED)."""
+    and the STREE_DEBUG_STATS line (the command's load report: its first read)."""
+    from .core import loading
+
     if session is not None:
         try:
-            from .storage import index
-
-            index.save(session)
+            loading.finish(session)
         except Exception:
             pass
     if os.environ.get("STREE_DEBUG_STATS"):
         from .output.stats import stats_line
 
-        scan = sys.modules.get("stree.storage.scan")
-        print(stats_line(scan.STATS["parsed"] if scan else 0, LOADED), file=sys.stderr)
+        print(stats_line(loading.COMMAND), file=sys.stderr)

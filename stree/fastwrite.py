@@ -95,8 +95,7 @@ def _label(path, got, operands):
     """(None, the write) of `label [-f] NAME [REV]` or `label -d NAME|REV`, or None. The changes
     are worked out once on the session as it is now (an error or a surprise: None); the write
     works them out again under the lock, as the command does."""
-    from .core.tree import Tree
-    from .storage import index
+    from .core.loading import COMMAND, open_session
     from .writing.label import delete_changes, set_changes, write_labels
 
     if "delete" in got:
@@ -104,10 +103,11 @@ def _label(path, got, operands):
     else:
         name, revision = operands[0], operands[1] if len(operands) > 1 else None
         changes = set_changes(name, revision, bool(got.get("force")))
-    session, fastread.LOADED = index.load(path)  # (as the write's first read does: stree.writing.append)
+    # (read as the write's first read reads it: stree.writing.append)
+    session, tree, _ = open_session(path, previews=False, report=COMMAND)
     if not _usable(session):
         return None
-    changes(Tree(session.nodes, session.load), [])
+    changes(tree, [])
 
     def work():
         for line in write_labels(path, changes, say=_warn):
@@ -117,22 +117,15 @@ def _label(path, got, operands):
 
 def _checkout(path, got, operands):
     """(session, the write) of `checkout [--exact] REV` when no hook is configured, or None."""
-    import gc
-
     from .core import hooks
-    from .core.tree import Tree
-    from .storage import index
+    from .core.loading import COMMAND, open_session
     from .writing.moves import (LIVE_PI_SECONDS, editor_text, live_pi_age, moved_line, noop_line, plan_checkout,
                                 write_checkout)
 
     directory = hooks.hooks_dir()
     if any(os.path.lexists(directory / name) for name in (hooks.BEFORE_TREE, hooks.TREE)):
         return None
-    gc.disable()  # as stree.cli's Env.load reads a session
-    session, fastread.LOADED = index.load(path, defer=True)
-    tree = Tree(session.nodes, session.load, session.previews)
-    gc.freeze()
-    gc.enable()
+    session, tree, _ = open_session(path, defer=True, freeze=True, report=COMMAND)  # (as stree.cli's Env.load)
     if not _usable(session):
         return None
     plan = plan_checkout(tree, operands[0], bool(got.get("exact")))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stree.core.store import read_session
+from stree.core.loading import open_session
 from stree.service.protocol import encode
 from stree.service import projection
 from stree.service.projection import DROPPED, _calls, _node, _visible_leaf
@@ -75,7 +75,7 @@ def tool_calls_in(path):
 
 
 def projected(path):
-    session, tree = read_session(str(path), True)
+    session, tree, _ = open_session(str(path), no_cache=True)
     try:
         before = projection.STATS["calls"]
         new = projection.project(session, tree)
@@ -203,7 +203,7 @@ def test_entries_spliced_as_text_are_the_entries_encoded(tmp_path, demo):
     from stree.service.protocol import Texts, json_bytes, success
 
     for path in (demo, generated(tmp_path, 800, seed=3)):
-        session, tree = read_session(str(path), True)
+        session, tree, _ = open_session(str(path), no_cache=True)
         try:
             entries = [tree.load(node) for node in tree.nodes]
         finally:

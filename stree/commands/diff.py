@@ -118,19 +118,10 @@ def _load(env, path):
 
     key = os.path.abspath(path)
     if key not in _LOADED:
-        from ..core.tree import Tree
-        from ..storage import index
+        from ..core.loading import open_session
 
-        try:
-            if index.enabled(env.no_cache):
-                session, _ = index.load(path)
-            else:
-                from ..storage.session import parse
-
-                session = parse(path)
-        except OSError as e:
-            raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-        _LOADED[key] = (session, Tree(session.nodes, session.load, session.previews))
+        session, tree, _ = open_session(path, env.no_cache)
+        _LOADED[key] = (session, tree)
     return _LOADED[key]
 
 

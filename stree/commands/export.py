@@ -67,12 +67,11 @@ def command(env, revision, output_file, fmt, force, links, date_style):
     session, tree = env.load()
     if revision:
         from ..core.revs import Resolver
-        from ..core.tree import Tree
 
         resolver = Resolver(tree)
         kind, *ends = resolver.resolve_range(revision)
         # the path root -> REV, or a range's entries (A..B, A...B): their own tree, the last its leaf
-        tree = Tree(tree.path(ends[0]) if kind == "single" else resolver.nodes_of(revision), tree.load)
+        tree = tree.of_entries(tree.path(ends[0]) if kind == "single" else resolver.nodes_of(revision))
     dirs = blob_dirs(session.path)
     doc = Document(session, tree, images=lambda data: image_base64(data, dirs))
     if fmt == "html":

@@ -176,7 +176,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
         found = graphcache.find(path, options)
         kept = found[1] if found is not None and found[0] == "same" else None
         if kept is not None:
-            env.index_state = "graph-cache"
+            env.report.index = "graph-cache"  # (nothing read)
             if out is None:
                 graphcache.write(kept)
                 return
@@ -319,7 +319,7 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
     """Print the entries appended to the file, in file order, until Ctrl-C (exit 130, quietly)
     or until the file is replaced or truncated (exit 4)."""
     from ..core.preview import Previewer
-    from ..core.tree import Tree
+    from ..core.loading import tree_of
     from ..errors import INTERRUPTED
 
     filtering = filter_ not in (None, "all") or search or only
@@ -327,7 +327,7 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
         while True:
             sys.stdout.flush()
             first = follower.wait(_reader_gone)
-            tree = Tree(session.nodes, session.load, session.previews)
+            tree = tree_of(session)  # (as the file is now: the follower grew the session)
             previewer = Previewer(tree)
             rows = range(first, len(session.nodes))
             if filtering:

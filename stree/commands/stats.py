@@ -148,10 +148,9 @@ def _all(env, out, usage, since, until):
     import os
 
     from ..core.listing import session_paths
-    from ..core.tree import Tree
+    from ..core.loading import open_session
     from ..errors import StreeError
     from ..output.progress import Progress
-    from ..storage.session import parse
 
     from ..core.teamcatalog import across as shared_across, configured
 
@@ -171,12 +170,12 @@ def _all(env, out, usage, since, until):
             counted = set() if len(family) > 1 else None  # the ids counted in the family so far
             for path in family:
                 try:
-                    session = parse(path)
+                    session, tree, _ = open_session(path, no_cache=True)  # (parsed: no index written per file)
                 except StreeError:
                     progress.advance()
                     continue
                 try:
-                    across.add(session, Tree(session.nodes, session.load), counted)
+                    across.add(session, tree, counted)
                 finally:
                     session.close()
                 progress.advance()

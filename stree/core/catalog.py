@@ -232,8 +232,8 @@ def _grown(old, fd, st):
 
 
 def _read(cat, full, st, old, row):
-    from ..storage import index
-    from ..storage.session import open_file, parse
+    from ..storage.session import open_file
+    from .loading import open_session
 
     try:
         fd = open_file(full)
@@ -243,10 +243,8 @@ def _read(cat, full, st, old, row):
         st = os.fstat(fd)
         grown = _grown(old, fd, st)
         try:
-            if (grown or st.st_size >= INDEX_MIN) and index.enabled():  # (next time: only appended lines parsed)
-                session = index.load(full)[0]
-            else:
-                session = parse(full)
+            # through the index (next time: only the appended lines parsed) unless the file is small
+            session = open_session(full, no_cache=not (grown or st.st_size >= INDEX_MIN), previews=False).session
         except StreeError as e:
             return _failed(cat, old, row, st, _about_file(e))
         try:
@@ -297,7 +295,7 @@ def _failed(cat, old, row, st, error):
 def _fill(cat, session, fd, st, old, row):
     from array import array
 
-    from .tree import Tree
+    from .loading import tree_of
     from .preview import entry_text
     from ..format.text import full_text, normalize
 
@@ -347,7 +345,7 @@ def _fill(cat, session, fd, st, old, row):
             items.append((r, node.offset, node.length, node.role if etype == "message" else etype,
                           ts_millis(node.ts), node.id, text))
     session.data = None
-    tree = Tree(nodes, session.load)
+    tree = tree_of(session, previews=False)
     try:
         path_rows = tree.path_rows(tree.leaf) if tree.leaf is not None else []
     except StreeError as e:

@@ -378,18 +378,16 @@ def direct(files):
 
     from ..errors import StreeError
     from ..format.timestamp import ts_millis
-    from ..storage.session import parse
-    from .tree import Tree
+    from .loading import open_session
 
     sessions, candidates = {}, []
     for gen, (path, agent, state) in enumerate(files):
         try:
-            s = parse(path)
+            s, tree, _ = open_session(path, no_cache=True)  # (no catalogue: no index either)
         except (StreeError, OSError):
             continue
         try:
             nodes = s.nodes
-            tree = Tree(nodes, s.load)
             try:
                 rows = tree.path_rows(tree.leaf) if tree.leaf is not None else []
             except StreeError:

@@ -6,9 +6,7 @@ from itertools import accumulate, compress
 
 from ..errors import BadFile
 from ..format.header import CURRENT_VERSION
-from ..storage.session import parse
 from .entrytypes import known
-from .tree import Tree
 from ..storage.shape import positions
 from ..format.timestamp import ts_millis
 
@@ -46,17 +44,16 @@ def check(path, data=None, no_cache=False):
     """Every problem in the file at `path`, in line order. The file is read through its index
     (stree.storage.index: checked against the file as for every command, the lines appended
     since parsed) unless `no_cache` or `data` (the file's bytes) is given."""
-    from ..storage import index
+    from .loading import open_session
 
     try:
-        session = parse(path, data) if data is not None or not index.enabled(no_cache) else index.load(path)[0]
+        session, tree, _ = open_session(path, no_cache, data=data, previews=False)
     except BadFile as e:
         message = str(e).split(": ", 1)[-1]
         m = re.match(r"line (\d+)", message) or re.search(r"\(line (\d+)", message)
         return [Problem(int(m.group(1)) if m else None, "header", message)], None
     problems = [Problem(line, "malformed", reason) for line, reason in session.malformed]
     problems += _header(session)
-    tree = Tree(session.nodes, session.load)
     problems += _entries(session, tree)
     problems.sort(key=lambda p: (p.line or 0))
     return problems, session

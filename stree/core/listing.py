@@ -6,10 +6,8 @@ from . import catalog
 from ..errors import StreeError
 from ..format.text import full_text, normalize
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
-from ..storage.session import parse
 from .store import (agent_files, all_session_dirs, project_agent_files, project_session_dir, project_sessions,
                     selected_agents, session_files)
-from .tree import Tree
 
 
 def session_paths(cwd, agent_dir=None, session_dir=None, all_=False, agent=None):
@@ -98,12 +96,13 @@ def _from_catalogue(paths, listed, advance):
 
 def session_info(path):
     """The ls record of one file, or None when it is not a readable session."""
+    from .loading import open_session
+
     try:
-        session = parse(path)
+        session, tree, _ = open_session(path, no_cache=True)  # (parsed: no index written per file)
     except StreeError:
         return None
     try:
-        tree = Tree(session.nodes, session.load)
         header = session.header
         messages = [n for n in session.nodes if n.type == "message"]
         first = ""

@@ -53,11 +53,10 @@ def export(paths, target, text=True):
 
 
 def _write(pa, paths, work, text):
-    from .tree import Tree
+    from .loading import open_session
     from .usage import ParentIds, day_of, entry_usages, total
     from .preview import entry_text
     from ..format.timestamp import ts_millis
-    from ..storage.session import parse
 
     host = socket.gethostname()
     parents = ParentIds()
@@ -66,11 +65,10 @@ def _write(pa, paths, work, text):
     part = 0
     for i, path in enumerate(paths):
         try:
-            session = parse(path)
+            session, tree, _ = open_session(path, no_cache=True)  # (parsed: no index written per file)
         except (StreeError, OSError):
             continue
         try:
-            tree = Tree(session.nodes, session.load)
             header = session.header
             sid = header.get("id")
             full = os.path.abspath(str(path))

@@ -272,26 +272,19 @@ class _completion_tree:
     through the index when it is enabled (saved again, with the previews computed, on success)."""
 
     def __init__(self, path):
-        from ..storage import index
+        from .loading import open_session
 
-        self.index = index if index.enabled() else None
-        if self.index is not None:
-            self.session, _ = index.load(str(path), defer=True)
-        else:
-            from ..storage.session import parse
-
-            self.session = parse(str(path))
+        self.session, self.tree, _ = open_session(path, defer=True)
 
     def __enter__(self):
-        from .tree import Tree
-
-        tree = Tree(self.session.nodes, self.session.load, self.session.previews)
-        return tree, Previewer(tree)
+        return self.tree, Previewer(self.tree)
 
     def __exit__(self, kind, value, traceback):
+        from .loading import finish
+
         try:
-            if kind is None and self.index is not None:
-                self.index.save(self.session)
+            if kind is None:
+                finish(self.session)
         finally:
             self.session.close()
 

@@ -469,21 +469,3 @@ def resolved(path):
     """A path as pi compares session cwds (~ expanded, absolute, normalised)."""
     return _resolved(str(path))
 
-
-def read_session(path, no_cache=False):
-    """(Session, Tree) of a session file as it is now: through its index (only the lines
-    appended since are parsed), or parsed whole with --no-cache. An I/O error in the middle
-    of reading is a StreeError."""
-    from ..storage import index
-    from .tree import Tree
-
-    try:
-        if index.enabled(no_cache):
-            session = index.load(path)[0]
-        else:
-            from ..storage.session import parse
-
-            session = parse(path)
-    except OSError as e:
-        raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-    return session, Tree(session.nodes, session.load, session.previews)

@@ -274,17 +274,14 @@ def _appended_from(have, row, full):
 def _usages(full, start):
     """(the usages of the file's entries from row `start` on, its own entries): read as
     `stats --all` reads them (stree.core.usage: a fork's copied prefix is its parent's)."""
-    from ..storage import index
-    from ..storage.session import parse
-    from .tree import Tree
+    from .loading import open_session
     from .usage import ParentIds, entry_usages
 
     try:  # (through the per-session index the local catalogue keeps: nothing parsed again)
-        session = index.load(full)[0] if index.enabled() else parse(full)
+        session, tree, _ = open_session(full, previews=False)
     except (StreeError, OSError):
         return [], None
     try:
-        tree = Tree(session.nodes, session.load)
         skip = ParentIds().of(session.header, full)
         own = len(session.nodes) - (sum(1 for i in session.nodes.col("id") if i in skip) if skip else 0)
         return [u for u in entry_usages(tree, skip, session.raw) if u.row >= start], own

@@ -101,6 +101,11 @@ class Tree:
         n = len(self._nodes)
         self.leaf = self._nodes[n - 1].id if n else None
 
+    def of_entries(self, nodes):
+        """A tree of some of this one's entries (a path, a range's entries: export), the last
+        its leaf; their content read as this tree reads it."""
+        return Tree(nodes, self.load)
+
     # -- rows ----------------------------------------------------------
 
     @property

@@ -219,10 +219,10 @@ def inherited_ids(header, path, ids):
 
 
 def _ids_of(path):
-    from ..storage.session import parse
+    from .loading import open_session
 
     try:
-        session = parse(path)
+        session = open_session(path, no_cache=True).session
     except (StreeError, OSError):
         return frozenset()
     try:

@@ -50,9 +50,10 @@ class Kept:
             return session, tree
 
     def _parse(self, path):
-        from .store import read_session
+        from .loading import open_session
 
-        return read_session(path, self.no_cache)
+        session, tree, _ = open_session(path, self.no_cache)
+        return session, tree
 
     def close(self):
         with self._lock:

@@ -25,7 +25,7 @@ def follow(session, out, filter_, search, no_ids, idle=None, warn=None):
     until the file is replaced (BadFile). `idle` is called while waiting; `warn` hears of an
     appended line skipped for its length (the Follower reads in bounded blocks)."""
     from ..core.preview import Previewer
-    from ..core.tree import Tree
+    from ..core.loading import tree_of
     from ..storage.follow import Follower
     from .render import graph
 
@@ -39,7 +39,7 @@ def follow(session, out, filter_, search, no_ids, idle=None, warn=None):
     window = out.tty and not out.machine
     seen = None
     while True:
-        tree = Tree(session.nodes, session.load, session.previews)
+        tree = tree_of(session)  # (as the file is now: the follower grew the session)
         previewer = Previewer(tree)
         drawing = graph(tree, filter_, search, previewer=previewer)
         if window:

@@ -17,7 +17,9 @@ STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
 
 import marshal
 
-STATS = {"drawn": 0, "kept": 0, "how": "drawn"}  # how: drawn, laid out (patched), appended (graphpatch)
+from ..storage import counters
+
+STATS = counters.register("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (graphpatch)
 VERSION = 3  # of the rows' state below
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
 DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)

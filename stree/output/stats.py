@@ -1,27 +1,23 @@
-"""The statistics line of STREE_DEBUG_STATS (read by the fast path too: no imports)."""
+"""The statistics line of STREE_DEBUG_STATS, from the command's load report
+(stree.core.loading.LoadReport; read by the fast paths too: no imports at the top)."""
 
 import sys
 
 
-def stats_line(parsed, state):
+def stats_line(report):
     """The line STREE_DEBUG_STATS prints at the end of a command."""
     import resource
 
     unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    session = sys.modules.get("stree.storage.scan")
-    decoded = session.STATS["decoded"] if session else 0
-    columns = sys.modules.get("stree.storage.columns")
-    values = columns.STATS["values"] if columns else 0
-    line = (f"stree: stats: parsed {parsed} lines, index {state}, decoded {decoded} entries, "
-            f"index values {values}, peak rss {own * unit // 1024} KiB")
-    graph = sys.modules.get("stree.output.graphout")
+    line = (f"stree: stats: parsed {report.parsed} lines, index {report.index}, decoded {report.decoded} entries, "
+            f"index values {report.values}, peak rss {own * unit // 1024} KiB")
+    graph = report.graph
     if graph is not None:
-        line += f", graph rows drawn {graph.STATS['drawn']}, kept {graph.STATS['kept']} ({graph.STATS['how']})"
-        render = sys.modules.get("stree.output.render")
-        if render is not None:
-            line += f", connector levels walked {render.STATS['levels']}"
-    workers = session.STATS["workers"] if session else 0
+        line += f", graph rows drawn {graph['drawn']}, kept {graph['kept']} ({graph['how']})"
+        if report.levels is not None:
+            line += f", connector levels walked {report.levels}"
+    workers = report.workers
     if workers:  # the largest of them (the parse workers are this process's only children then)
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         line += f", {workers} parse worker(s), peak rss {child * unit // 1024} KiB"

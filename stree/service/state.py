@@ -68,15 +68,12 @@ class Served:
         return self._kept.load(path)
 
     def _parse(self, path):
-        from ..core.store import read_session
-        from ..storage import index
+        from ..core.budget import shielded
+        from ..core.loading import finish, open_session
 
-        session, tree = read_session(path, self.no_cache)
-        if index.enabled(self.no_cache):
-            from ..core.budget import shielded
-
-            with shielded():  # (a cache write is not cut short by a cancellation)
-                index.save(session)
+        session, tree, _ = open_session(path, self.no_cache)
+        with shielded():  # (a cache write is not cut short by a cancellation)
+            finish(session)
         return session, tree
 
     def switch(self, path):

@@ -57,7 +57,7 @@ class Watcher:
             self.thread = None
 
     def _run(self, path, stopping):
-        from ..storage.session import parse
+        from ..core.loading import open_session
 
         def idle():
             if stopping.is_set():
@@ -66,7 +66,7 @@ class Watcher:
         session = None
         try:
             with self.served.io:
-                session = parse(path)  # its own copy: the Follower appends to it
+                session = open_session(path, no_cache=True).session  # its own copy: the Follower appends to it
                 follower = _Locked(session, self.served.io, self.served.warn)
             while True:
                 first = follower.wait(idle)

@@ -41,37 +41,30 @@ def _lock(fd, path):
 
 
 def _read_locked(path, fd, own=False):
-    """The session as it is under our lock: through the index (only appended lines
+    """(session, tree) as the file is under our lock: through the index (only appended lines
     are parsed) unless STREE_NO_CACHE, else a full read of the locked file. With `own`,
     read through `fd` (a lease is held: opening the file again would break it)."""
-    from ..storage import index
-    from ..storage.session import parse
+    from ..core.loading import open_session, use_index
 
-    if index.enabled():
-        session = index.load(path, fd=fd if own else None)[0]
+    if use_index():
+        session, tree, _ = open_session(path, fd=fd if own else None, previews=False)
         if not session.needs_migration:  # a migration rewrites every byte: it reads them all
-            return session
+            return session, tree
         session.close()
-    return parse(path, _read_all(fd))
-
-
-FIRST_READ = None  # the index state of a write's first read (STREE_DEBUG_STATS: the command read nothing before)
+    session, tree, _ = open_session(path, data=_read_all(fd), previews=False)  # (through the locked descriptor)
+    return session, tree
 
 
 def _warm(path):
     """Before the lock: parse a cold file and write its index now, so that the re-read under
     the lock parses only what was appended since (pi appends without the lock: the shorter
     the locked window, the less it can move the leaf under us)."""
-    from ..storage import index
+    from ..core.loading import COMMAND, finish, open_session, use_index
 
-    global FIRST_READ
-
-    if not index.enabled():
+    if not use_index():
         return
-    try:
-        session, state = index.load(path)
-        FIRST_READ = FIRST_READ or state
-        index.save(session)  # (a read deferred its index to the end of the command: write it now)
+    try:  # (the command's first read, if it read nothing before: STREE_DEBUG_STATS)
+        finish(open_session(path, report=COMMAND).session)  # (a read deferred its index to the end of the command: write it now)
     except StreeError:
         pass  # the locked read reports it
 
@@ -174,7 +167,6 @@ def append_entries(path, make_entries, dry_run=False, say=None):
     line. Returns the entries written (or that would be, with dry_run).
     """
     from ..format.header import as_v3
-    from ..core.tree import Tree
 
     path = str(path)
     refuse_bundled(path)
@@ -204,7 +196,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                     current = None
                 if current is None or (current.st_ino, current.st_dev) != (st.st_ino, st.st_dev):
                     continue  # renamed over (migrated) while we waited: lock the new file
-            session = _read_locked(path, fd)
+            session, tree = _read_locked(path, fd)
             refuse_headerless(session)
             if session.needs_migration and not dry_run:
                 old = session.version
@@ -214,7 +206,6 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                 continue
             for _ in range(REBUILDS):
                 tail = _tail(fd, session.size)
-                tree = Tree(session.nodes, session.load)
                 entries = make_entries(session, tree, NewEntries(Taken(tree)))
                 if not entries or dry_run:
                     return entries or []
@@ -234,7 +225,7 @@ def append_entries(path, make_entries, dry_run=False, say=None):
                     lease = None
                 # read again (only the appended lines are parsed); with the lease kept, pi waits
                 # until the rebuilt entries are written, so the next check holds
-                session = _read_locked(path, fd, own=lease is not None)
+                session, tree = _read_locked(path, fd, own=lease is not None)
                 if session.needs_migration:
                     raise StreeError(f"{path}: the file was rewritten while stree was writing; nothing written",
                                      code=CONFLICT, hint="run the command again")
