@@ -8,6 +8,7 @@ import click
 from . import __version__
 from .commands import COMMANDS, load
 from .commands.options import warn_user
+from .core.workspace import Workspace
 from .errors import EXIT_CODES, StreeError
 from .format import agents
 from .globalopts import OPTIONS
@@ -51,33 +52,23 @@ def _exit_help():
     return "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES)
 
 
-class Env:
-    """Global options and the session they select, shared by every command."""
+class Env(Workspace):
+    """The CLI's workspace (stree.core.workspace: the global options and the session they
+    select), shared by every command, with how it prints (colour, pager) and --debug."""
 
     def __init__(self, session, agent_dir, session_dir, cwd, color, pager, debug, no_cache=False):
-        self.session_arg = session
-        self.no_cache = no_cache
-        self.agent_dir = agent_dir
-        self.session_dir = session_dir
-        self.cwd = cwd
+        super().__init__(session, cwd, agent_dir, session_dir, no_cache=no_cache)
         self.color = color
         self.pager = pager
         self.debug = debug
-        self.agent = None  # --agent NAME|all (stree.core.store.selected_agents)
         self._loaded = None
-
-    def session_path(self):
-        from .core.store import resolve_session
-
-        return resolve_session(self.session_arg, self.cwd, self.agent_dir, self.session_dir, self.agent)
 
     def load(self, warn=True):
         """(Session, Tree) of the selected session; warns once about skipped lines."""
         if self._loaded is None:
-            from .core.loading import COMMAND, finish, open_session
+            from .core.loading import COMMAND, finish
 
-            session, tree, _ = open_session(self.session_path(), self.no_cache, defer=True, freeze=True,
-                                            report=COMMAND)
+            session, tree, _ = self.open(defer=True, freeze=True, report=COMMAND)
             click.get_current_context().call_on_close(lambda: finish(session))
             if warn and session.headerless:
                 warn_user(f"{session.path}: no session header (OpenClaw keeps some): read-only; "
@@ -237,6 +228,7 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
         os.environ["STREE_CATALOG"] = catalog
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     ctx.obj.agent = agent
+    ctx.obj.catalog = catalog
     if os.environ.get("STREE_DEBUG_STATS"):
         ctx.call_on_close(_print_stats)
 
@@ -260,6 +252,7 @@ def _apply_global(ctx, param, value):
         setattr(env, name, True)
     elif name == "catalog":
         os.environ["STREE_CATALOG"] = value
+        env.catalog = value
     else:
         setattr(env, name, value)
 

@@ -83,8 +83,7 @@ def command(env, mcp, allow_writes, **model_flags):
         from ..mcp.server import serve as serve_mcp
         from ..mcp.tools import Workspace
 
-        serve_mcp(Workspace(env.session_arg, env.agent_dir, env.session_dir, env.cwd, env.no_cache, allow_writes,
-                            env.agent))
+        serve_mcp(Workspace(allow_writes, **env.where()))
         return
     if allow_writes:
         raise UsageError("--allow-writes goes with --mcp (stree serve's own write requests need no flag)",
@@ -92,7 +91,7 @@ def command(env, mcp, allow_writes, **model_flags):
     from ..service.server import serve
     from ..service.state import Served
 
-    served = Served(env.session_path(), env.cwd, env.agent_dir, env.session_dir, env.no_cache,
-                    {name: model_flags[name] for name in MODEL_FLAGS}, warn_user, env.debug, env.agent)
+    served = Served(env.session_path(), {name: model_flags[name] for name in MODEL_FLAGS}, warn_user, env.debug,
+                    **env.where())
     served.load()  # a session it can read, else the error now (exit 3/4), before any request
     raise SystemExit(serve(served))

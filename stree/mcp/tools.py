@@ -5,32 +5,26 @@ question; and the Workspace the server was started with. No MCP SDK here."""
 import json
 import os
 
+from ..core import workspace as core_workspace
 from ..errors import UsageError
 from ..output.modes import to_json
 
 
-class Workspace:
-    """What the server was started with (the global options): where sessions are looked for, the
-    default session (-s, else the newest of the directory), and whether writes are offered."""
+class Workspace(core_workspace.Workspace):
+    """What the server was started with (stree.core.workspace: the global options, the default
+    session: -s, else the newest of the directory), whether writes are offered, and the sessions
+    read, kept warm between tool calls."""
 
-    def __init__(self, session=None, agent_dir=None, session_dir=None, cwd=None, no_cache=False,
-                 allow_writes=False, agent=None):
-        self.session = session
-        self.agent = agent  # --agent: the agents whose sessions are listed and found
-        self.agent_dir = agent_dir
-        self.session_dir = session_dir
-        self.cwd = cwd or os.getcwd()
-        self.no_cache = no_cache
+    def __init__(self, allow_writes=False, **where):
+        super().__init__(**where)
         self.allow_writes = allow_writes
         from ..core.warm import Kept
 
-        self._kept = Kept(no_cache)  # the sessions read, kept warm between tool calls
+        self._kept = Kept(self.no_cache)  # the sessions read, kept warm between tool calls
 
     def path(self, session=None):
         """The file of `session` (PATH or id prefix, as -s), by default the server's session."""
-        from ..core.store import resolve_session
-
-        return str(resolve_session(session or self.session, self.cwd, self.agent_dir, self.session_dir, self.agent))
+        return str(self.session_path(session))
 
     def load(self, session=None):
         """(Session, Tree) of a session as it is now: read through the index, as the CLI reads it,

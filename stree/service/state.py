@@ -7,6 +7,7 @@ import os
 import threading
 from contextlib import contextmanager
 
+from ..core.workspace import Workspace
 from .protocol import RequestError
 
 KEPT = 4  # sessions kept read besides the served one
@@ -32,15 +33,13 @@ class IoLock:
         self._lock.release()
 
 
-class Served:
-    def __init__(self, path, cwd, agent_dir=None, session_dir=None, no_cache=False, model_flags=None,
-                 warn=None, debug=False, agent=None):
+class Served(Workspace):
+    """What `stree serve` was started with (stree.core.workspace: the global options), the
+    session it serves (`path`) and what it keeps between requests."""
+
+    def __init__(self, path, model_flags=None, warn=None, debug=False, **where):
+        super().__init__(**where)
         self.path = os.path.abspath(str(path))
-        self.agent = agent  # --agent: whose sessions grep searches
-        self.cwd = cwd
-        self.agent_dir = agent_dir
-        self.session_dir = session_dir
-        self.no_cache = no_cache
         self.model_flags = model_flags or {}
         self.warn = warn or (lambda message: None)
         self.debug = debug
@@ -55,7 +54,7 @@ class Served:
         self.io = IoLock()
         from ..core.warm import Kept
 
-        self._kept = Kept(no_cache, KEPT, pinned=lambda: self.path, parse=self._parse)
+        self._kept = Kept(self.no_cache, KEPT, pinned=lambda: self.path, parse=self._parse)
         self._writes = {}  # path -> threading.Lock
         self._writes_lock = threading.Lock()
 
@@ -69,9 +68,9 @@ class Served:
 
     def _parse(self, path):
         from ..core.budget import shielded
-        from ..core.loading import finish, open_session
+        from ..core.loading import finish
 
-        session, tree, _ = open_session(path, self.no_cache)
+        session, tree, _ = self.open(path)
         with shielded():  # (a cache write is not cut short by a cancellation)
             finish(session)
         return session, tree
