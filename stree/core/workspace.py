@@ -10,7 +10,9 @@ class Workspace:
     """Where sessions are looked for (--agent-dir, --session-dir, the directory stree runs in),
     the session selected (-s: a path, an id prefix or 'demo'; None: the newest of the directory),
     whose sessions are listed and searched (--agent), whether the per-session index is used
-    (--no-cache), the shared catalogue (--catalog; else STREE_CATALOG or the config's)."""
+    (--no-cache), the shared catalogue given (--catalog; stree.core.teamcatalog.configured reads it
+    from STREE_CATALOG, which the CLI sets, else from the config). The cache directory and the
+    config are the process's (STREE_CACHE_DIR, stree.config), the same for every front end."""
 
     def __init__(self, session=None, cwd=None, agent_dir=None, session_dir=None, agent=None, no_cache=False,
                  catalog=None):
@@ -40,21 +42,3 @@ class Workspace:
         from .loading import open_session
 
         return open_session(path if path is not None else self.session_path(), self.no_cache, **options)
-
-    def catalog_url(self):
-        """The shared catalogue's URL, or None for this machine's SQLite catalogue."""
-        from .teamcatalog import configured
-
-        return None if self.no_cache else configured(self.catalog)
-
-    def config(self):
-        """stree's config file, read (stree.config)."""
-        from ..config import load_config
-
-        return load_config()
-
-    def cache_dir(self):
-        """Where indexes, kept graphs and the catalogue live (STREE_CACHE_DIR, else the platform's)."""
-        from ..storage.cachedir import cache_dir
-
-        return cache_dir()
