@@ -27,7 +27,7 @@ class LoadReport:
     def _count(kind, name):
         from ..storage import counters
 
-        counts = counters.get(kind)
+        counts = counters(kind)
         return counts[name] if counts is not None else 0
 
     @property
@@ -51,14 +51,14 @@ class LoadReport:
         """{drawn, kept, how} of the graph rows written, or None when no graph was."""
         from ..storage import counters
 
-        return counters.get("graph")
+        return counters("graph")
 
     @property
     def levels(self):
         """Connector levels walked to draw a graph, or None."""
         from ..storage import counters
 
-        render = counters.get("render")
+        render = counters("render")
         return render["levels"] if render is not None else None
 
     def first(self, index):

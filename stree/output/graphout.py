@@ -17,9 +17,9 @@ STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
 
 import marshal
 
-from ..storage import counters
+from ..storage import register_counters
 
-STATS = counters.register("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (graphpatch)
+STATS = register_counters("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (graphpatch)
 VERSION = 3  # of the rows' state below
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
 DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)

@@ -4,10 +4,10 @@ A port of TreeList (flattenTree, applyFilter, recalculateVisualStructure,
 render) without the interactive parts. Iterative throughout.
 """
 
-from ..storage import counters
+from ..storage import register_counters
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
-STATS = counters.register("render", {"levels": 0})  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
+STATS = register_counters("render", {"levels": 0})  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
 _SETTINGS = _NEVER = None  # the types of the filter classes setting and never (stree.core.entrytypes)
 
 

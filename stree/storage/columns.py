@@ -10,10 +10,10 @@ from itertools import accumulate, repeat
 from operator import add
 
 from ..errors import BadFile
-from . import counters
+from . import register_counters
 
 INT_FIELDS = ("offset", "length", "line", "index")
-STATS = counters.register("columns", {"values": 0})  # values made from index columns (STREE_DEBUG_STATS): those of the text
+STATS = register_counters("columns", {"values": 0})  # values made from index columns (STREE_DEBUG_STATS): those of the text
 #                        columns decoded whole or in chunks, of marshalled parts (the aux column)
 
 

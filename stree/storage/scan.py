@@ -10,11 +10,11 @@ from ..format.decode import DECODER, FAST_INT_DIGITS as _FAST_INT_DIGITS, JS_WHI
     reject_constant
 from ..format.entry import entry_fields
 from ..format.header import read_header
-from . import counters
+from . import register_counters
 from .nodes import Columns
 
 BLOCK = 1 << 20  # bytes read at a time
-STATS = counters.register("scan", {"parsed": 0, "workers": 0, "decoded": 0})  # lines handed to the JSON decoder (by this process
+STATS = register_counters("scan", {"parsed": 0, "workers": 0, "decoded": 0})  # lines handed to the JSON decoder (by this process
 #   and its parse workers), workers forked, entries' content loaded (Session.load) (STREE_DEBUG_STATS)
 _scan_once = json.scanner.make_scanner(DECODER)
 # the line scanner's fast path: Python's own int() (C speed), limited to 3998 digits while it
