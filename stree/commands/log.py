@@ -277,9 +277,9 @@ def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, 
         session, _ = env.load()
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
         out.pager = False
-        from ..storage import index
+        from ..core.loading import finish
 
-        index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+        finish(session)  # (what a command writes when it ends: this one ends when it is stopped)
         from .options import warn_user
 
         follow(session, out, filter_, search, no_ids, _reader_gone, warn=warn_user)
@@ -300,13 +300,13 @@ def _check_follow(as_graph, reverse, revision):
 def _follower(session):
     """A Follower of `session`, taken right after it was read: its identity and last bytes are
     the file's as read, so a replace or rewrite from then on ends the following (exit 4)."""
+    from ..core.loading import finish
     from ..errors import BadFile
-    from ..storage import index
     from ..storage.follow import Follower
 
     from .options import warn_user
 
-    index.save(session)  # (what a command writes when it ends: this one ends when it is stopped)
+    finish(session)  # (what a command writes when it ends: this one ends when it is stopped)
     follower = Follower(session, warn=warn_user)
     st = getattr(session, "file_stat", None)
     if st is not None and (st.st_dev, st.st_ino) != follower.identity:  # replaced since it was read
