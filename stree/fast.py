@@ -1,9 +1,9 @@
 """stree's entry point: what can be answered before click loads, then stree.cli.
 
-`log --graph` into a pipe, when stree.storage.graphcache kept its output for the file as
+`log --graph` into a pipe, when stree.storage.keptgraph kept its output for the file as
 it is, is printed without loading click (half of stree's startup); when the file only
 had entries appended under its leaf since, the kept output is patched
-(stree.output.graphpatch), also without click. Only the plain
+(stree.output.keptgraph.patch), also without click. Only the plain
 spellings of the options that command takes are read here; anything else (-C,
 --debug, --help, a value this does not know, a cache miss, an error) goes to
 click, which reads the command line again and does the whole job.
@@ -88,14 +88,14 @@ def parse_log_graph(argv):
 
 def _kept_graph(argv):
     """Print a kept `log --graph` output for this command line; False when click must run."""
-    from .storage import graphcache
+    from .storage import keptgraph as kept_store
 
-    if not graphcache.applies():
+    if not kept_store.applies():
         return False
     got = parse_log_graph(argv)
     if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
         return False
-    from .output.render import FILTERS
+    from .output.graph import FILTERS
 
     max_count = got.get("max_count")
     if max_count is not None:
@@ -108,10 +108,10 @@ def _kept_graph(argv):
     path = _session_path(got)
     if path is None:
         return False
-    options = graphcache.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
+    options = kept_store.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
                                  bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
-    found = graphcache.find(path, options)
+    found = kept_store.find(path, options)
     if found is None:
         return False
     state = "graph-cache"
@@ -125,13 +125,13 @@ def _kept_graph(argv):
         state = patched[-1]
     def work():
         if patched is None:
-            graphcache.write(found)
+            kept_store.write(found)
         else:
             pieces, blob, kept, session, _ = patched
-            capture = graphcache.Capture(session, options)
+            capture = kept_store.Capture(session, options)
             try:
-                graphcache.emit(pieces, kept, capture)
-                graphcache.store(session, options, capture, blob)
+                kept_store.emit(pieces, kept, capture)
+                kept_store.store(session, options, capture, blob)
             finally:
                 capture.close()
                 kept.close()
@@ -153,19 +153,19 @@ def _appended(grown, options, got, max_count, path):
     """(pieces, state blob, kept file, session, index state) of `log --graph` patched from a
     kept output after entries were appended under the leaf, or None (click does the whole job,
     errors included). Nothing is printed yet."""
-    from .output import graphout
+    from .output import keptgraph
 
     import gc
 
     gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
-    patch = graphout.base(grown)
+    patch = keptgraph.base(grown)
     if patch is None:
         return None
     try:
         from .core.preview import Previewer
         from .core.tree import Tree
         from .output.fields import GRAPH_FIELDS
-        from .output.graphpatch import chain
+        from .output.keptgraph.patch import chain
         from .output.modes import Output
         from .storage import index
 

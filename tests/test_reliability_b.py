@@ -415,11 +415,11 @@ def _whole(path, options):
     streamed output must equal byte for byte."""
     import io
 
-    from stree.output.graphout import graph_line as _graph_line
+    from stree.output.keptgraph import graph_line as _graph_line
     from stree.output.fields import entry_record
     from stree.output.modes import Output
     from stree.core.preview import Previewer
-    from stree.output.render import graph
+    from stree.output.graph import graph
     from stree.storage.session import parse
     from stree.core.tree import Tree
 

@@ -7,7 +7,7 @@ from ..output.dates import date_option
 from ..errors import NEGATIVE, UsageError
 from ..output.fields import GRAPH_FIELDS, describe, entry_record
 from ..output.reads import log_line, path_log
-from ..output.render import FILTERS
+from ..output.graph import FILTERS
 from ..core.grep import ROLES
 
 
@@ -157,15 +157,15 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
 
 def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False, only=None):
     """log --graph: printed again as kept while the file is unchanged, patched from what was
-    kept when the file only grew, else drawn whole (stree.output.graphout)."""
-    from ..storage import graphcache
+    kept when the file only grew, else drawn whole (stree.output.keptgraph)."""
+    from ..storage import keptgraph as kept_store
 
     out = None
     options = found = None
-    if not follow and only is None and graphcache.applies(env.no_cache, terminal=True):
+    if not follow and only is None and kept_store.applies(env.no_cache, terminal=True):
         # the whole output depends on these and on the file only: a graph drawn before for the
         # same file as it is now is printed again as it was
-        options = graphcache.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
+        options = kept_store.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
                                      nul, env.color)
         if sys.stdout.isatty():
             from ..output.modes import terminal_width
@@ -173,19 +173,19 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
             out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
             options += ("terminal", terminal_width(), out.color, out.pager)
         path = str(env.session_path())
-        found = graphcache.find(path, options)
+        found = kept_store.find(path, options)
         kept = found[1] if found is not None and found[0] == "same" else None
         if kept is not None:
             env.index_state = "graph-cache"
             if out is None:
-                graphcache.write(kept)
+                kept_store.write(kept)
                 return
             if _replay(out, kept):
                 out.close()
                 return
-    from ..output import graphout
+    from ..output import keptgraph
 
-    patch = graphout.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
+    patch = keptgraph.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
     try:
         _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only)
     finally:
@@ -195,26 +195,26 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
 
 def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only=None):
     from ..core.preview import Previewer
-    from ..output import graphout
-    from ..output.render import graph
-    from ..storage import graphcache
+    from ..output import keptgraph
+    from ..output.graph import graph
+    from ..storage import keptgraph as kept_store
 
     session, tree = env.load()
     if out is None:
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     if options is not None:
-        out.capture = graphcache.Capture(session, options)
+        out.capture = kept_store.Capture(session, options)
     try:
         previewer = Previewer(tree)
         if patch is not None and not session.malformed and not session.headerless:
-            from ..output.graphpatch import chain
+            from ..output.keptgraph.patch import chain
 
             done = chain(tree, out, patch, filter_, search, no_ids, max_count, previewer)
             if done is not None:  # entries appended under the leaf: the kept output, a few rows drawn
                 pieces, state = done
-                graphout.put(out, pieces, patch.kept)
+                keptgraph.put(out, pieces, patch.kept)
                 out.close()
-                graphcache.store(session, options, out.capture, state)
+                kept_store.store(session, options, out.capture, state)
                 return
         test = only(tree) if only is not None else None
         rows = graph(tree, filter_, search, previewer=previewer, keep=test)  # drawn row by row as they are written
@@ -226,10 +226,10 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
                 out.close()
                 sys.exit(NEGATIVE)  # as grep: nothing matched
         keep = options is not None and bool(rows) and not session.malformed and not session.headerless
-        state = graphout.write(out, tree, rows, previewer, no_ids, keep, patch)
+        state = keptgraph.write(out, tree, rows, previewer, no_ids, keep, patch)
         out.close()
         if keep and state is not None:
-            graphcache.store(session, options, out.capture, state)
+            kept_store.store(session, options, out.capture, state)
     finally:
         if out.capture is not None:
             out.capture.close()
@@ -237,14 +237,14 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
 
 def _replay(out, kept):
     """A kept graph on a terminal, through the pager as drawn."""
-    from ..output import graphout
+    from ..output import keptgraph
 
     try:
         data = kept.read(0, kept.length)
     finally:
         kept.close()
     try:
-        graphout.replay(out, data)
+        keptgraph.replay(out, data)
     except UnicodeError:
         return False
     return True
@@ -267,9 +267,9 @@ def _reader_gone():
 
 def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul):
     """log --graph --follow: on a terminal the graph redrawn in place at each append; into a
-    pipe the graph, then each row as it appears (stree.output.graphfollow)."""
+    pipe the graph, then each row as it appears (stree.output.graph_follow)."""
     from ..errors import INTERRUPTED
-    from ..output.graphfollow import follow
+    from ..output.graph_follow import follow
 
     try:
         if not sys.stdout.isatty() or json_mode or fmt is not None:
@@ -350,7 +350,7 @@ def _filtered(tree, rows, filter_, search, only=None):
     """The rows that pass a /tree filter, every word of the search and `only` (--since, --until,
     --role, --model), in their order."""
     from ..core.navigate import position
-    from ..output.render import shown
+    from ..output.graph import shown
 
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
@@ -362,7 +362,7 @@ def _filtered(tree, rows, filter_, search, only=None):
 
 def _nothing_shown(tree, filter_, search, test, previewer):
     """Say that the graph has no row, and what would show some: --filter all only when it would."""
-    from ..output.render import graph
+    from ..output.graph import graph
 
     if filter_ != "all" and graph(tree, "all", search, previewer=previewer, keep=test):
         click.echo("stree: no entries to show (try --filter all)", err=True)

@@ -15,12 +15,12 @@ def stats_line(parsed, state):
     values = columns.STATS["values"] if columns else 0
     line = (f"stree: stats: parsed {parsed} lines, index {state}, decoded {decoded} entries, "
             f"index values {values}, peak rss {own * unit // 1024} KiB")
-    graph = sys.modules.get("stree.output.graphout")
+    graph = sys.modules.get("stree.output.keptgraph")
     if graph is not None:
         line += f", graph rows drawn {graph.STATS['drawn']}, kept {graph.STATS['kept']} ({graph.STATS['how']})"
-        render = sys.modules.get("stree.output.render")
-        if render is not None:
-            line += f", connector levels walked {render.STATS['levels']}"
+        drawing = sys.modules.get("stree.output.graph")
+        if drawing is not None:
+            line += f", connector levels walked {drawing.STATS['levels']}"
     workers = session.STATS["workers"] if session else 0
     if workers:  # the largest of them (the parse workers are this process's only children then)
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
