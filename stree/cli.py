@@ -242,7 +242,7 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
     cwd = _chdir(chdir) if chdir else os.getcwd()
     if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
         os.environ["STREE_NO_CACHE"] = "1"
-    if catalog:  # as STREE_CATALOG, for every layer (stree.core.teamcatalog.configured)
+    if catalog:  # as STREE_CATALOG, for every layer (stree.core.catalog_shared.configured)
         os.environ["STREE_CATALOG"] = catalog
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     ctx.obj.agent = agent
@@ -301,7 +301,7 @@ def session_revisions(ctx):
     """SESSION:ENTRY (as `stree grep` prints them) in a command's revision arguments: the
     session part selects the session (as -s does) when it names one; the entry part is
     the revision. With -s naming another session, a usage error."""
-    from .core.sessiongrep import split_rev
+    from .core.grep_sessions import split_rev
 
     env = ctx.find_object(Env)
     if env is None:
@@ -353,7 +353,7 @@ def _chdir(directory):
 
 
 def _print_stats(env):
-    from .output.stats import stats_line
+    from .output.debug_stats import stats_line
 
     session = sys.modules.get("stree.storage.scan")
     fast = sys.modules.get("stree.fastread")  # a first load there, before click took over, did the work

@@ -142,7 +142,7 @@ def _kept_graph(argv):
     if code:
         sys.exit(code)
     if os.environ.get("STREE_DEBUG_STATS"):
-        from .output.stats import stats_line
+        from .output.debug_stats import stats_line
 
         parsed = sys.modules.get("stree.storage.scan")
         print(stats_line(parsed.STATS["parsed"] if parsed else 0, state), file=sys.stderr)

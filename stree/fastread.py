@@ -133,7 +133,7 @@ def _prepare(command, got, operands, path):
             return None
         max_count = got.get("max_count")
         rows = tree.ancestor_rows(ends[0], max_count) if max_count is not None else resolver.rows_of(revision)[::-1]
-        from .core.navigate import position
+        from .core.leaf import position
         from .output.reads import path_log
 
         at = position(tree)
@@ -202,7 +202,7 @@ def finish(session):
         except Exception:
             pass
     if os.environ.get("STREE_DEBUG_STATS"):
-        from .output.stats import stats_line
+        from .output.debug_stats import stats_line
 
         scan = sys.modules.get("stree.storage.scan")
         print(stats_line(scan.STATS["parsed"] if scan else 0, LOADED), file=sys.stderr)

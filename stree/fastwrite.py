@@ -64,7 +64,7 @@ def run(argv, session_path):
 
 def _names_a_session(revision):
     """SESSION:ENTRY (stree.cli.session_revisions): click sorts it out."""
-    from .core.sessiongrep import split_rev
+    from .core.grep_sessions import split_rev
 
     return split_rev(revision) is not None
 

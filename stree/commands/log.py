@@ -8,7 +8,7 @@ from ..errors import NEGATIVE, UsageError
 from ..output.fields import GRAPH_FIELDS, describe, entry_record
 from ..output.reads import log_line, path_log
 from ..output.graph import FILTERS
-from ..core.grep import ROLES
+from ..core.grep_match import ROLES
 
 
 class LogCommand(click.Command):
@@ -142,7 +142,7 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
             rows = rows[:max_count]
     if reverse:
         rows.reverse()
-    from ..core.navigate import position
+    from ..core.leaf import position
 
     at = position(tree)
     if kind == "single" and ends[0] == at:
@@ -332,7 +332,7 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
             rows = range(first, len(session.nodes))
             if filtering:
                 rows = _filtered(tree, list(rows), filter_, search, only)
-            from ..core.navigate import position
+            from ..core.leaf import position
 
             at = position(tree)
             active = set(tree.path_rows(at)) if at else set()
@@ -349,7 +349,7 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
 def _filtered(tree, rows, filter_, search, only=None):
     """The rows that pass a /tree filter, every word of the search and `only` (--since, --until,
     --role, --model), in their order."""
-    from ..core.navigate import position
+    from ..core.leaf import position
     from ..output.graph import shown
 
     tokens = [t for t in (search or "").lower().split() if t]
@@ -381,7 +381,7 @@ def _entry_filter(since, until, roles, models):
     """--since, --until, --role and --model as one test: tree -> (row -> shown?), or None."""
     if not (since or until or roles or models):
         return None
-    from ..core.grep import parse_when
+    from ..core.grep_match import parse_when
 
     low = parse_when(since, "--since") if since else None
     high = parse_when(until, "--until") if until else None

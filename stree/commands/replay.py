@@ -6,7 +6,7 @@ import click
 
 from ..errors import INTERRUPTED, NEGATIVE, MODEL, UsageError
 from ..format.terminal import inert
-from ..core.navigate import position
+from ..core.leaf import position
 from ..core.replay_compare import DEFAULT_THRESHOLD
 from ..core.revs import Resolver
 from .options import resolve

@@ -36,8 +36,8 @@ def all_words(words, text):
 
 def grep(ws, pattern, ignore_case=False, word=False, regex=False, files_only=False, count=False, max_count=None,
          roles=(), types=(), since=None, until=None, cwd=None, agent=None, session=None):
-    from ..core.grep import ROLES, TEXT_TYPES
-    from ..core.sessiongrep import Grep
+    from ..core.grep_match import ROLES, TEXT_TYPES
+    from ..core.grep_sessions import Grep
     from ..core.store import resolve_session
 
     for name, values, choices in (("roles", roles, ROLES), ("types", types, TEXT_TYPES)):

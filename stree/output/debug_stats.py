@@ -1,4 +1,4 @@
-"""The statistics line of STREE_DEBUG_STATS (read by the fast path too: no imports)."""
+"""The statistics line of STREE_DEBUG_STATS (not `stree stats`: that is output.usage_tables) (read by the fast path too: no imports)."""
 
 import sys
 

@@ -5,7 +5,7 @@ request and the MCP log and tree tools answer."""
 
 def log_records(tree, revision="@", filter_=None, search=None, max_count=None, reverse=False):
     """The entries on the path root -> `revision` (or in the range A..B / A...B), newest first."""
-    from ..core.navigate import position
+    from ..core.leaf import position
     from ..core.preview import Previewer
     from ..core.revs import Resolver
     from .fields import entry_record

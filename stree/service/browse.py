@@ -1,5 +1,5 @@
 """The session-browsing commands pi PR #1762 proposed and pi lacks: list_sessions, set_label,
-rename_session, delete_session (abort_branch_summary and navigate_tree: service.navigate)."""
+rename_session, delete_session (abort_branch_summary and navigate_tree: service.navigate_tree)."""
 
 import json
 import os

@@ -7,19 +7,19 @@ runs out of memory (too_large), and the server answers the next request. A write
 cut short: appends are quick, and navigate_tree's summary has abort_branch_summary."""
 
 from ..errors import StreeError
-from . import browse, navigate, pi, queries
+from . import browse, navigate_tree, pi, queries
 from .protocol import UNSET, RequestError, error_code, failure, success
 
 # type -> handler(served, request) -> data (UNSET: no data)
 COMMANDS = dict(pi.COMMANDS)
 COMMANDS.update(browse.COMMANDS)
-COMMANDS["abort_branch_summary"] = navigate.abort_branch_summary
+COMMANDS["abort_branch_summary"] = navigate_tree.abort_branch_summary
 COMMANDS.update(queries.COMMANDS)
 
 COMMANDS["abort"] = lambda served, request: UNSET  # (answered by the server's reader: see server.py)
 
 # handlers that may answer later, from a worker thread: handler(served, request, reply)
-LATER = {"navigate_tree": navigate.navigate_tree}
+LATER = {"navigate_tree": navigate_tree.navigate_tree}
 
 # the requests that may be stopped anywhere: they read, or write a whole new file atomically
 INTERRUPTIBLE = {"get_state", "get_messages", "get_entries", "get_tree", "get_session_stats", "export_html",

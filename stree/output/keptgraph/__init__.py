@@ -118,7 +118,7 @@ def stater(tree, drawing, machine):
             prefix, active, label, marked = state(r)
             return digest(prefix), active | marked << 1, label, 0
         return of
-    from ...core.navigate import position
+    from ...core.leaf import position
 
     at = position(tree)
     ids = tree._nodes.col("id")
@@ -242,7 +242,7 @@ def chain_state(tree, drawing, machine):
         flat.append((position, show))
     at = -1
     if machine:
-        from ...core.navigate import position
+        from ...core.leaf import position
 
         found = tree._row(position(tree)) if position(tree) is not None else None
         at = -1 if found is None else found

@@ -84,7 +84,7 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
         new_marked = shown[-1] if shown else marked
     at = None
     if machine:
-        from ...core.navigate import position
+        from ...core.leaf import position
 
         at = position(tree)
     nkids = shape.nkids
