@@ -6,7 +6,7 @@ import sys
 import click
 
 from . import __version__
-from .commands import COMMANDS, load
+from .commands import SUBCOMMANDS, load
 from .commands.options import warn_user
 from .errors import EXIT_CODES, StreeError
 from .format import agents
@@ -131,31 +131,31 @@ class LazyGroup(click.Group):
             raise ReaderGone() from None
         except click.UsageError as e:  # (click's parser raises some, e.g. "requires an argument", bare)
             name = ctx.invoked_subcommand
-            if e.ctx is None and name in COMMANDS:  # the command's usage goes with it as a hint
+            if e.ctx is None and name in SUBCOMMANDS:  # the command's usage goes with it as a hint
                 e.ctx = self.get_command(ctx, name).make_context(name, [], parent=ctx, resilient_parsing=True)
             raise
 
     def list_commands(self, ctx):
-        return list(COMMANDS)
+        return list(SUBCOMMANDS)
 
     def resolve_command(self, ctx, args):
         name = args[0] if args else ""
-        if name and not name.startswith("-") and name not in COMMANDS:
+        if name and not name.startswith("-") and name not in SUBCOMMANDS:
             import difflib
 
-            close = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            close = difflib.get_close_matches(name, list(SUBCOMMANDS), n=3, cutoff=0.6)
             hint = (f"did you mean {' or '.join(repr(c) for c in close)}?\n" if close else "") + \
                 "'stree --help' lists the commands"
             raise StreeError(f"unknown command '{name}'", code=2, hint=hint)
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx, name):
-        if name not in COMMANDS:
+        if name not in SUBCOMMANDS:
             return None
         return with_global_options(load(name))
 
     def format_commands(self, ctx, formatter):
-        rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
+        rows = [(name, summary) for name, (_, summary) in SUBCOMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -36,9 +36,9 @@ def _main():
         sys.exit(complete(sys.argv[2:]))
     if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
         sys.exit(0)
-    from .fastwrite import COMMANDS
+    from .fastwrite import GRAMMAR
 
-    if COMMANDS.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain
+    if GRAMMAR.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain
         from .fastwrite import run as answer  # (stree.fastwrite, stree.fastread)
 
         code = answer(sys.argv[1:], _session_path)

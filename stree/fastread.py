@@ -19,7 +19,7 @@ GLOBAL_VALUES = fast_values()  # -s, --session, --agent-dir, --session-dir, --co
 GLOBAL_FLAGS = fast_flags()  # --no-pager
 OUTPUT_VALUES = {"--format": "fmt"}
 OUTPUT_FLAGS = {"--json": "json", "-z": "nul"}
-COMMANDS = {  # command: (options with a value, flags, how many operands)
+GRAMMAR = {  # command: (options with a value, flags, how many operands)
     "log": (dict(OUTPUT_VALUES, **{"-n": "max_count", "--max-count": "max_count", "--date": "date"}),
             OUTPUT_FLAGS, 1),
     "rev-parse": (OUTPUT_VALUES, dict(OUTPUT_FLAGS, **{"--short": "short"}), None),
@@ -30,7 +30,7 @@ ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
 LOADED = None  # the index state of a session loaded here before click took over (STREE_DEBUG_STATS)
 
 
-def parse(argv, commands=COMMANDS):
+def parse(argv, commands=GRAMMAR):
     """(command, {option: value}, operands) of a plain command line, or None. `commands`:
     {command: (options with a value, flags, how many operands at most)}."""
     i = 0

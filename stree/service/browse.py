@@ -172,7 +172,7 @@ def delete_session(served, request):
         return remove(path)
 
 
-COMMANDS = {
+HANDLERS = {
     "list_sessions": list_sessions,
     "set_label": set_label,
     "rename_session": rename_session,

@@ -319,7 +319,7 @@ def _write_fork(served, session, tree, leaf):
     served.switch(target)
 
 
-COMMANDS = {
+HANDLERS = {
     "get_state": get_state,
     "get_messages": get_messages,
     "get_last_assistant_text": get_last_assistant_text,

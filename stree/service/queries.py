@@ -115,4 +115,4 @@ def _strings(request, name, choices):
     return value
 
 
-COMMANDS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context, "grep": grep}
+HANDLERS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context, "grep": grep}
