@@ -22,7 +22,7 @@ WRITES = {  # command: (options with a value, flags, how many operands at most)
     "label": ({"-d": "delete", "--delete": "delete"}, {"-f": "force", "--force": "force"}, 2),
     "checkout": ({}, {"--exact": "exact"}, 1),
 }
-GRAMMAR = dict(fastread.GRAMMAR, **WRITES)  # what stree.fast hands to run()
+GRAMMAR = dict(fastread.GRAMMAR, **WRITES)  # what stree.entrypoint hands to run()
 
 
 def run(argv, session_path):

@@ -121,7 +121,7 @@ def test_a_completion_loads_neither_click_nor_the_command_modules(project):  # n
 
     probe = """
 import json, sys
-from stree.fast import main
+from stree.entrypoint import main
 lines = json.loads(sys.argv[1])
 for words in lines:
     sys.argv = ["stree", "__complete", "zsh", words[-1], "--", *words]

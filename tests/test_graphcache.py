@@ -263,7 +263,7 @@ def test_bad_options_get_clicks_errors_even_with_a_kept_graph(stree, tmp_path, i
 
 
 def test_the_fast_path_reads_only_plain_spellings():
-    from stree.fast import parse_log_graph
+    from stree.entrypoint import parse_log_graph
 
     assert parse_log_graph(["-s", "f", "log", "--graph", "--filter=all", "-n", "3", "x"]) == {
         "session": "f", "graph": True, "filter": "all", "max_count": "3", "revision": "x"}

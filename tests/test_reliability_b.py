@@ -39,7 +39,7 @@ for (let i = 0; i < Number(turns); i++) {
 STREE_LABELS = """
 import os, sys
 from stree.cli import run
-from stree.fast import main
+from stree.entrypoint import main
 path, count, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 n = 0
 while n < count or not os.path.exists(stop):

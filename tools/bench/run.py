@@ -167,7 +167,7 @@ def main():
                 "drawn": (graph, clear_graphs, STATS_ENV)}, RUNS)
     pi_small = t["pi"][0]
     rows.add(f"warm `log --graph`, {small_name}", t["graph"][0], f"{pi_name} {small_name}", pi_small, 0.2,
-             "the output kept by the untimed runs is printed again, before click loads (stree.storage.keptgraph, stree.fast)")
+             "the output kept by the untimed runs is printed again, before click loads (stree.storage.keptgraph, stree.entrypoint)")
     rows.add(f"warm `log --graph`, {small_name}, drawn", t["drawn"][0], f"{pi_name} {small_name}", pi_small, None,
              "for comparison: index warm, no kept output (every row rendered)")
     big_graph = STREE + ["-s", big, "log", "--graph"]

@@ -132,7 +132,7 @@ def applies(no_cache=False, terminal=False):
 
 def options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul, color):
     """What a `log --graph` output into a pipe depends on besides the file and $HOME: the
-    command's options as click gives them (stree.fast reads the same from argv)."""
+    command's options as click gives them (stree.entrypoint reads the same from argv)."""
     return ("log --graph", revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul,
             color == "always")
 
