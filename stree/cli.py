@@ -373,9 +373,11 @@ def run():
 
         return inert(text, oneline)
 
+    status = []  # what the command returned: its exit status (None: 0)
+
     def work():
         try:
-            main.main(prog_name="stree", standalone_mode=False)
+            status.append(main.main(prog_name="stree", standalone_mode=False))
             sys.stdout.flush()  # here, not at exit: a reader gone is then not an error
         except click.exceptions.Exit as e:
             _flush()
@@ -389,7 +391,9 @@ def run():
             raise KeyboardInterrupt from None
 
     code = guarded(work, inert, debug="--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG")))
-    if code is not None:
+    if code is None and status:
+        code = status[0]
+    if code is not None:  # the status a command returned, or the error's code: the click path's exit
         sys.exit(code)
 
 

@@ -18,13 +18,15 @@ LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "
 
 
 def main():
+    """The process's one exit: the status of whichever path answered (None: 0)."""
     try:
-        _main()
+        status = _main()
     except KeyboardInterrupt:  # Ctrl-C before a command's own boundary (while click loads): no traceback
         from .errors import INTERRUPTED
 
         sys.stderr.write("stree: interrupted\n")
-        sys.exit(INTERRUPTED)
+        status = INTERRUPTED
+    sys.exit(status)
 
 
 def _main():
@@ -33,9 +35,11 @@ def _main():
     if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
         from .complete import main as complete
 
-        sys.exit(complete(sys.argv[2:]))
-    if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
-        sys.exit(0)
+        return complete(sys.argv[2:])
+    if "--graph" in sys.argv:
+        status = _kept_graph(sys.argv[1:])
+        if status is not None:
+            return status
     from .fastwrite import GRAMMAR
 
     if GRAMMAR.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain
@@ -43,10 +47,10 @@ def _main():
 
         code = answer(sys.argv[1:], _session_path)
         if code is not None:
-            sys.exit(code)
+            return code
     from .cli import run
 
-    run()
+    return run()
 
 
 def parse_log_graph(argv):
@@ -87,33 +91,34 @@ def parse_log_graph(argv):
 
 
 def _kept_graph(argv):
-    """Print a kept `log --graph` output for this command line; False when click must run."""
+    """Print a kept `log --graph` output for this command line: the exit status, or None when
+    click must run."""
     from .storage import keptgraph as kept_store
 
     if not kept_store.applies():
-        return False
+        return None
     got = parse_log_graph(argv)
     if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
-        return False
+        return None
     from .output.graph import FILTERS
 
     max_count = got.get("max_count")
     if max_count is not None:
         if not (max_count.isascii() and max_count.isdigit()):
-            return False  # click says what is wrong with it
+            return None  # click says what is wrong with it
         max_count = int(max_count)
     if got.get("filter", "default") not in FILTERS or got.get("color", "auto") not in ("auto", "always", "never") \
             or (got.get("json") and "fmt" in got):
-        return False
+        return None
     path = _session_path(got)
     if path is None:
-        return False
+        return None
     options = kept_store.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
                                  bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
     found = kept_store.find(path, options)
     if found is None:
-        return False
+        return None
     state = "graph-cache"
     patched = None
     if found[0] == "same":
@@ -121,7 +126,7 @@ def _kept_graph(argv):
     else:
         patched = _appended(found[1], options, got, max_count, path)
         if patched is None:
-            return False
+            return None
         state = patched[-1]
     def work():
         if patched is None:
@@ -140,13 +145,13 @@ def _kept_graph(argv):
 
     code = guarded(work, _inert)  # (part of the output may be out: no retry in click)
     if code:
-        sys.exit(code)
+        return code
     if os.environ.get("STREE_DEBUG_STATS"):
         from .output.debug_stats import stats_line
 
         parsed = sys.modules.get("stree.storage.scan")
         print(stats_line(parsed.STATS["parsed"] if parsed else 0, state), file=sys.stderr)
-    return True
+    return 0
 
 
 def _appended(grown, options, got, max_count, path):

@@ -75,4 +75,4 @@ def command(env, pattern, ignore_case, word, regex, list_sessions, count, max_co
         out.record(rec, human)
     out.close()
     if not grep.found:
-        raise SystemExit(NEGATIVE)
+        return NEGATIVE

@@ -105,10 +105,8 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
         if follow:
-            _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
-        else:
-            _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul, only=only)
-        return
+            return _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+        return _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul, only=only)
     from ..core.preview import Previewer
 
     session, tree = env.load()
@@ -122,8 +120,8 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
         if follow:
-            _follow(follower, session, out, filter_, search, date_style, only)
-        return
+            return _follow(follower, session, out, filter_, search, date_style, only)
+        return None
     from ..core.revs import Resolver
 
     resolver = Resolver(tree)
@@ -137,7 +135,7 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
             rows = _filtered(tree, rows, filter_, search, only)
             if not rows and search is not None and not follow:
                 click.echo("stree: no entry matches", err=True)
-                sys.exit(NEGATIVE)
+                return NEGATIVE
         if max_count is not None:
             rows = rows[:max_count]
     if reverse:
@@ -152,7 +150,8 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
     path_log(out, tree, rows, previewer, date_style, active)
     out.close()
     if follow:
-        _follow(follower, session, out, filter_, search, date_style)
+        return _follow(follower, session, out, filter_, search, date_style)
+    return None
 
 
 def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False, only=None):
@@ -187,7 +186,7 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
 
     patch = keptgraph.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
     try:
-        _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only)
+        return _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only)
     finally:
         if patch is not None:
             patch.kept.close()
@@ -224,7 +223,7 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
             _nothing_shown(tree, filter_, search, test, previewer)
             if search is not None and not follow:
                 out.close()
-                sys.exit(NEGATIVE)  # as grep: nothing matched
+                return NEGATIVE  # as grep: nothing matched
         keep = options is not None and bool(rows) and not session.malformed and not session.headerless
         state = keptgraph.write(out, tree, rows, previewer, no_ids, keep, patch)
         out.close()
@@ -285,7 +284,7 @@ def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, 
         follow(session, out, filter_, search, no_ids, _reader_gone, warn=warn_user)
     except KeyboardInterrupt:
         sys.stdout.flush()
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
 
 
 def _check_follow(as_graph, reverse, revision):
@@ -343,7 +342,7 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
                            log_line(out, tree, node, previewer, date_style, mark_position=False))
     except KeyboardInterrupt:
         sys.stdout.flush()
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
 
 
 def _filtered(tree, rows, filter_, search, only=None):

@@ -95,4 +95,4 @@ def command(env, mcp, allow_writes, **model_flags):
     served = Served(env.session_path(), env.cwd, env.agent_dir, env.session_dir, env.no_cache,
                     {name: model_flags[name] for name in MODEL_FLAGS}, warn_user, env.debug, env.agent)
     served.load()  # a session it can read, else the error now (exit 3/4), before any request
-    raise SystemExit(serve(served))
+    return serve(served)

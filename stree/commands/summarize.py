@@ -78,7 +78,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
     entries, what = _entries(tree, range_, target)
     if not entries:
         click.echo(inert(f"stree: nothing to summarize: {what} holds no entries", oneline=True), err=True)
-        sys.exit(NEGATIVE)
+        return NEGATIVE
     if replace_instructions and not instructions:
         raise UsageError("--replace-instructions needs --instructions TEXT")
 
