@@ -1,3 +1,3 @@
-from .fast import main
+from .entrypoint import main
 
 main()

@@ -6,7 +6,7 @@ import sys
 import click
 
 from . import __version__
-from .commands import COMMANDS, load
+from .commands import SUBCOMMANDS, load
 from .commands.options import warn_user
 from .core.workspace import Workspace
 from .errors import EXIT_CODES, StreeError
@@ -113,31 +113,31 @@ class LazyGroup(click.Group):
             raise ReaderGone() from None
         except click.UsageError as e:  # (click's parser raises some, e.g. "requires an argument", bare)
             name = ctx.invoked_subcommand
-            if e.ctx is None and name in COMMANDS:  # the command's usage goes with it as a hint
+            if e.ctx is None and name in SUBCOMMANDS:  # the command's usage goes with it as a hint
                 e.ctx = self.get_command(ctx, name).make_context(name, [], parent=ctx, resilient_parsing=True)
             raise
 
     def list_commands(self, ctx):
-        return list(COMMANDS)
+        return list(SUBCOMMANDS)
 
     def resolve_command(self, ctx, args):
         name = args[0] if args else ""
-        if name and not name.startswith("-") and name not in COMMANDS:
+        if name and not name.startswith("-") and name not in SUBCOMMANDS:
             import difflib
 
-            close = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            close = difflib.get_close_matches(name, list(SUBCOMMANDS), n=3, cutoff=0.6)
             hint = (f"did you mean {' or '.join(repr(c) for c in close)}?\n" if close else "") + \
                 "'stree --help' lists the commands"
             raise StreeError(f"unknown command '{name}'", code=2, hint=hint)
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx, name):
-        if name not in COMMANDS:
+        if name not in SUBCOMMANDS:
             return None
         return with_global_options(load(name))
 
     def format_commands(self, ctx, formatter):
-        rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
+        rows = [(name, summary) for name, (_, summary) in SUBCOMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -224,7 +224,7 @@ def main(ctx, session, agent_dir, session_dir, agent, chdir, color, no_pager, no
     cwd = _chdir(chdir) if chdir else os.getcwd()
     if no_cache:  # as STREE_NO_CACHE=1, for every layer (the writer's locked re-read, revisions)
         os.environ["STREE_NO_CACHE"] = "1"
-    if catalog:  # as STREE_CATALOG, for every layer (stree.core.teamcatalog.configured)
+    if catalog:  # as STREE_CATALOG, for every layer (stree.core.catalog_shared.configured)
         os.environ["STREE_CATALOG"] = catalog
     ctx.obj = Env(session, agent_dir, session_dir, cwd, color, not no_pager, debug, no_cache)
     ctx.obj.agent = agent
@@ -285,7 +285,7 @@ def session_revisions(ctx):
     """SESSION:ENTRY (as `stree grep` prints them) in a command's revision arguments: the
     session part selects the session (as -s does) when it names one; the entry part is
     the revision. With -s naming another session, a usage error."""
-    from .core.sessiongrep import split_rev
+    from .core.grep_sessions import split_rev
 
     env = ctx.find_object(Env)
     if env is None:
@@ -340,7 +340,7 @@ def _print_stats():
     """The command's load report (its first read: the fast path's, before click took over, the
     Env's, or a writer's), as STREE_DEBUG_STATS prints it."""
     from .core.loading import COMMAND
-    from .output.stats import stats_line
+    from .output.debug_stats import stats_line
 
     click.echo(stats_line(COMMAND), err=True)
 
@@ -354,9 +354,11 @@ def run():
 
         return inert(text, oneline)
 
+    status = []  # what the command returned: its exit status (None: 0)
+
     def work():
         try:
-            main.main(prog_name="stree", standalone_mode=False)
+            status.append(main.main(prog_name="stree", standalone_mode=False))
             sys.stdout.flush()  # here, not at exit: a reader gone is then not an error
         except click.exceptions.Exit as e:
             _flush()
@@ -370,7 +372,9 @@ def run():
             raise KeyboardInterrupt from None
 
     code = guarded(work, inert, debug="--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG")))
-    if code is not None:
+    if code is None and status:
+        code = status[0]
+    if code is not None:  # the status a command returned, or the error's code: the click path's exit
         sys.exit(code)
 
 

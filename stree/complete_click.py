@@ -52,11 +52,11 @@ class ClickSource:
         return kind_of(param, command)
 
     def subcommand(self, group, name):
-        from .commands import COMMANDS
+        from .commands import SUBCOMMANDS
         from .cli import with_global_options
 
         if group is self.root:
-            if name not in COMMANDS:
+            if name not in SUBCOMMANDS:
                 return None
             from .commands import load
 
@@ -66,10 +66,10 @@ class ClickSource:
 
     def subcommands(self, group):
         """[(name, summary)] of the commands of `group` a user sees, in order."""
-        from .commands import COMMANDS
+        from .commands import SUBCOMMANDS
 
         if group is self.root:
-            return [(name, summary) for name, (_, summary) in COMMANDS.items()]
+            return [(name, summary) for name, (_, summary) in SUBCOMMANDS.items()]
         ctx = click.Context(group, info_name=group.name)
         rows = []
         for name in group.list_commands(ctx):

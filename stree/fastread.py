@@ -19,7 +19,7 @@ GLOBAL_VALUES = fast_values()  # -s, --session, --agent-dir, --session-dir, --co
 GLOBAL_FLAGS = fast_flags()  # --no-pager
 OUTPUT_VALUES = {"--format": "fmt"}
 OUTPUT_FLAGS = {"--json": "json", "-z": "nul"}
-COMMANDS = {  # command: (options with a value, flags, how many operands)
+GRAMMAR = {  # command: (options with a value, flags, how many operands)
     "log": (dict(OUTPUT_VALUES, **{"-n": "max_count", "--max-count": "max_count", "--date": "date"}),
             OUTPUT_FLAGS, 1),
     "rev-parse": (OUTPUT_VALUES, dict(OUTPUT_FLAGS, **{"--short": "short"}), None),
@@ -29,7 +29,7 @@ DATES = ("local", "iso", "relative", "unix", "utc")
 ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
 
 
-def parse(argv, commands=COMMANDS):
+def parse(argv, commands=GRAMMAR):
     """(command, {option: value}, operands) of a plain command line, or None. `commands`:
     {command: (options with a value, flags, how many operands at most)}."""
     i = 0
@@ -129,7 +129,7 @@ def _prepare(command, got, operands, path):
             return None
         max_count = got.get("max_count")
         rows = tree.ancestor_rows(ends[0], max_count) if max_count is not None else resolver.rows_of(revision)[::-1]
-        from .core.navigate import position
+        from .core.leaf import position
         from .output.reads import path_log
 
         at = position(tree)
@@ -198,6 +198,6 @@ def finish(session):
         except Exception:
             pass
     if os.environ.get("STREE_DEBUG_STATS"):
-        from .output.stats import stats_line
+        from .output.debug_stats import stats_line
 
         print(stats_line(loading.COMMAND), file=sys.stderr)

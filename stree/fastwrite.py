@@ -22,7 +22,7 @@ WRITES = {  # command: (options with a value, flags, how many operands at most)
     "label": ({"-d": "delete", "--delete": "delete"}, {"-f": "force", "--force": "force"}, 2),
     "checkout": ({}, {"--exact": "exact"}, 1),
 }
-COMMANDS = dict(fastread.COMMANDS, **WRITES)  # what stree.fast hands to run()
+GRAMMAR = dict(fastread.GRAMMAR, **WRITES)  # what stree.entrypoint hands to run()
 
 
 def run(argv, session_path):
@@ -64,7 +64,7 @@ def run(argv, session_path):
 
 def _names_a_session(revision):
     """SESSION:ENTRY (stree.cli.session_revisions): click sorts it out."""
-    from .core.sessiongrep import split_rev
+    from .core.grep_sessions import split_rev
 
     return split_rev(revision) is not None
 

@@ -1,6 +1,6 @@
 """The global options, declared once. stree.cli makes click options of them (on the group, and
 hidden on every command so that they may also follow it, as in jj); the click-free fast paths
-(stree.fast, stree.fastread) take the spellings of those marked `fast` from here, and leave any
+(stree.entrypoint, stree.fastread) take the spellings of those marked `fast` from here, and leave any
 other to click. Imports no click."""
 
 from .format import agents

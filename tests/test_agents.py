@@ -25,7 +25,7 @@ agents.AGENTS += (
                  headerless=True, states=("archived",)),
 )
 sys.argv[0] = "stree"
-from stree.fast import main
+from stree.entrypoint import main
 main()
 """
 

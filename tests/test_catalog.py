@@ -419,7 +419,7 @@ def test_lone_surrogates_in_ids_and_text(stree, isolated_home):
 
 
 def test_headerless_file_warns_on_every_read_even_when_answered_fast(stree, agents):
-    """The fast read paths (stree.fastread, the kept and patched graphs of stree.fast) leave a
+    """The fast read paths (stree.fastread, the kept and patched graphs of stree.entrypoint) leave a
     headerless file to click, which warns; no kept graph is replayed without the warning."""
     path = agents["headerless"]
     for _ in range(2):

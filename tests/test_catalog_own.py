@@ -125,7 +125,7 @@ def test_a_same_size_edit_with_the_mtime_put_back_is_seen(stree, isolated_home, 
 def test_a_row_read_in_the_files_tick_is_read_again_once_the_tick_has_passed(isolated_home, tmp_path):
     """git's racily clean entries: a row read in the same tick of the clock as the file's last
     change proves nothing by its stat later; it is read again, then kept."""
-    from stree.core import catalog
+    from stree.core import catalog_refresh as catalog
     from stree.storage import index
 
     d = isolated_home / ".pi/agent/sessions" / PROJECT

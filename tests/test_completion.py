@@ -92,10 +92,10 @@ def project(tmp_path, isolated_home):
 # -- bash ------------------------------------------------------------------------
 
 def test_bash_subcommands_and_options_come_from_click(tmp_path):
-    from stree.commands import COMMANDS
+    from stree.commands import SUBCOMMANDS
 
-    assert bash_complete(["stree", ""]) == list(COMMANDS)
-    assert bash_complete(["stree", "l"]) == [n for n in COMMANDS if n.startswith("l")]
+    assert bash_complete(["stree", ""]) == list(SUBCOMMANDS)
+    assert bash_complete(["stree", "l"]) == [n for n in SUBCOMMANDS if n.startswith("l")]
     assert bash_complete(["stree", "log", "--gr"]) == ["--graph"]
     assert set(bash_complete(["stree", "--"])) >= {"--session", "--agent-dir", "--session-dir", "--color",
                                                    "--no-pager", "--help"}
@@ -239,7 +239,7 @@ def test_install_completions_into_user_dirs(tmp_path, isolated_home):
 
 def test_completion_never_imports_rich_or_httpx(branchy_file):
     """Every command's options and arguments are completed without rich or httpx."""
-    from stree.commands import COMMANDS
+    from stree.commands import SUBCOMMANDS
 
     probe = """
 import sys
@@ -248,7 +248,7 @@ words = sys.argv[1:]
 main(["zsh", words[-1], "--", *words])
 print("LOADED", sorted({m.split('.')[0] for m in sys.modules} & {"rich", "httpx"}))
 """
-    for name in COMMANDS:
+    for name in SUBCOMMANDS:
         for words in ([name, "--"], [name, ""], [name, "x", ""], [name, "x", "y", ""]):
             proc = subprocess.run([sys.executable, "-c", probe, "-s", str(branchy_file), *words],
                                   capture_output=True, text=True, timeout=60)

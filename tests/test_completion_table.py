@@ -34,7 +34,7 @@ def command_lines(session, other, directory):
     """Word lists (the last one completed) covering every command, its options and their
     values, its arguments, revisions, sessions, SESSION:ENTRY and files."""
     from stree.cli import main, with_global_options
-    from stree.commands import COMMANDS, load
+    from stree.commands import SUBCOMMANDS, load
 
     lines = [[""], ["l"], ["-"], ["--"], ["--c"], ["--color", ""], ["--color", "a"], ["--color="],
              ["--agent", ""], ["--agent="], ["-s", ""], ["-s", "11"], ["-s", "d"], ["-s", "./"], ["-s", "~/"],
@@ -53,7 +53,7 @@ def command_lines(session, other, directory):
              ["-s", str(session), "checkout", "--summarize", ""], ["-s", "1111", "log", ""],
              ["-s", str(directory / "missing.jsonl"), "log", ""], ["log", "-s", str(other), ""],
              ["help", ""], ["help", "rev"], ["completion", ""], ["completion", "z"]]
-    for name in COMMANDS:
+    for name in SUBCOMMANDS:
         command = with_global_options(load(name))
         ctx = click.Context(command, info_name=name, help_option_names=["-h", "--help"])
         lines += [[name, ""], [name, "-"], [name, "--"], [name, "x", ""], [name, "x", "y", ""],
@@ -117,11 +117,11 @@ def test_the_table_answers_what_click_answers(project, capsys, monkeypatch):  # 
 
 def test_a_completion_loads_neither_click_nor_the_command_modules(project):  # noqa: F811
     """Every command, its options and arguments, through the entry point `stree` uses."""
-    from stree.commands import COMMANDS
+    from stree.commands import SUBCOMMANDS
 
     probe = """
 import json, sys
-from stree.fast import main
+from stree.entrypoint import main
 lines = json.loads(sys.argv[1])
 for words in lines:
     sys.argv = ["stree", "__complete", "zsh", words[-1], "--", *words]
@@ -136,13 +136,13 @@ print("LOADED", loaded, file=sys.stderr)
     session = str(project["newer"])
     lines = [[""], ["--color", ""], ["-s", ""], ["-s", session, "log", ""], ["-s", session, "log", "@{"],
              ["help", ""], ["completion", ""]]
-    for name in COMMANDS:
+    for name in SUBCOMMANDS:
         lines += [[name, "--"], [name, ""], [name, "x", ""], ["-s", session, name, "x", "y", ""]]
     proc = subprocess.run([sys.executable, "-c", probe, json.dumps(lines)], capture_output=True, text=True,
                           cwd=project["dir"], timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.rstrip().endswith("LOADED []"), proc.stderr[-500:]
-    assert proc.stdout.count("\noption\t--help\t") >= len(COMMANDS)  # (it did answer)
+    assert proc.stdout.count("\noption\t--help\t") >= len(SUBCOMMANDS)  # (it did answer)
 
 
 @pytest.mark.parametrize("no_fast", ["", "1"])

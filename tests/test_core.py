@@ -251,7 +251,7 @@ def test_fifty_thousand_deep_needs_no_recursion(tmp_path):
     assert len(tree.path(tree.leaf)) == 50_000
     assert len(tree.build_context(tree.leaf)["messages"]) == 50_000
     assert Resolver(tree).resolve("@~49999") == tree.roots[0].id
-    from stree.output.render import graph
+    from stree.output.graph import graph
 
     rows = graph(tree, "all")
     assert len(rows) == 50_000 and rows[-1].leaf

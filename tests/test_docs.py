@@ -22,9 +22,9 @@ def gen_man():
 
 
 def command_names():
-    from stree.commands import COMMANDS
+    from stree.commands import SUBCOMMANDS
 
-    return list(COMMANDS)
+    return list(SUBCOMMANDS)
 
 
 def test_checked_in_man_pages_are_a_fresh_generation(tmp_path):
@@ -60,7 +60,7 @@ def test_man_page_renders_without_warnings(page):
 
 
 def test_man_pages_say_what_the_code_says():
-    from stree.commands import COMMANDS
+    from stree.commands import SUBCOMMANDS
     from stree.errors import EXIT_CODES
     from stree.output.fields import ENTRY_FIELDS
 
@@ -70,7 +70,7 @@ def test_man_pages_say_what_the_code_says():
         assert f".TP\n\\fB{code}\\fR\n" in main and f".TP\n\\fB{code}\\fR\n" in log
     for field in ENTRY_FIELDS:
         assert f"\\fB{field}\\fR" in log
-    for name in COMMANDS:
+    for name in SUBCOMMANDS:
         escaped = name.replace("-", "\\-")
         assert f"\\fBstree\\-{escaped}\\fR(1)" in main
     assert ".SH REVISIONS" in main and "\\fB:/TEXT\\fR" in main
@@ -112,9 +112,9 @@ def test_help_falls_back_to_dash_dash_help_without_man(stree, tmp_path):
 
 @pytest.mark.parametrize("name", command_names())
 def test_every_command_has_summary_description_and_examples(stree, name):
-    from stree.commands import COMMANDS
+    from stree.commands import SUBCOMMANDS
 
-    summary = COMMANDS[name][1]
+    summary = SUBCOMMANDS[name][1]
     assert summary and "\n" not in summary and len(summary) <= 72
     r = stree(name, "--help")
     assert r.code == 0, r

@@ -21,7 +21,7 @@ entrytypes.TYPES["note"] = entrytypes.EntryType(
     "note", lambda entry, tool_call=None: [("dim", "[note]: "), ("", entry.get("text", ""))],
     search=lambda entry: ["note", entry.get("text", "")], text=lambda entry: entry.get("text", ""), grep=True)
 sys.argv[0] = "stree"
-from stree.fast import main
+from stree.entrypoint import main
 main()
 """
 

@@ -59,11 +59,11 @@ def _split_comment(line):
 def help_examples():
     from click.testing import CliRunner
 
-    from stree.commands import COMMANDS
+    from stree.commands import SUBCOMMANDS
     from stree.cli import main
 
     found = []
-    for name in [None, *COMMANDS]:
+    for name in [None, *SUBCOMMANDS]:
         args = [name, "--help"] if name else ["--help"]
         text = CliRunner().invoke(main, args, prog_name="stree", terminal_width=100).output
         block = re.search(r"^ *Examples:\n((?: {4}.*\n)+)", text, re.M)

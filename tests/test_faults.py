@@ -218,7 +218,7 @@ for n in range(count):
 STREE_WRITER = """
 import sys
 from stree.cli import run
-from stree.fast import main
+from stree.entrypoint import main
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if int(name[1:]) % 2 == 0:  # half the writers through the fast path (stree.fastwrite), half through click
     run = main

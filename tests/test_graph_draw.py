@@ -1,7 +1,7 @@
 """`log --graph` drawn whole into a pipe: its rows go out as bytes as they are drawn
-(stree.output.graphbytes), byte for byte what the row-by-row text drawing prints (the one a
+(stree.output.keptgraph.pipe), byte for byte what the row-by-row text drawing prints (the one a
 terminal and --color always use), and a deep tree's connectors cost work in proportion to
-its branch points, not to its rows times its depth (stree.output.render)."""
+its branch points, not to its rows times its depth (stree.output.graph)."""
 
 import re
 
@@ -125,7 +125,7 @@ GUTTERS = st.lists(st.tuples(st.integers(min_value=0, max_value=3), st.booleans(
 def test_connectors_drawn_from_kept_gutters_are_the_level_by_level_drawing(steps, indent, connector, is_last,
                                                                           virtual, roots):
     """Any gutter list (newest first; positions usually growing, sometimes not)."""
-    from stree.output import render
+    from stree.output import graph as drawing
 
     gutters = None
     for step, show, jump in steps:
@@ -133,8 +133,8 @@ def test_connectors_drawn_from_kept_gutters_are_the_level_by_level_drawing(steps
         gutters = (position, show, gutters)
     display = max(0, indent - 1) if roots else indent
     at = display - 1 if connector and not virtual else -1
-    assert render.prefix((indent, connector, is_last, gutters, virtual), roots) == \
-        render._draw_levels(display, at, is_last, gutters)
+    assert drawing.prefix((indent, connector, is_last, gutters, virtual), roots) == \
+        drawing._draw_levels(display, at, is_last, gutters)
 
 
 STAMPS = st.sampled_from(["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.000Z", "2025-12-31T23:59:59.000Z",
@@ -149,7 +149,7 @@ def test_the_graphs_walk_is_the_trees_depth_first_order(entries, first):
     """Any parents (roots, missing ones, later rows, loops), repeated ids, equal timestamps."""
     from stree.core.tree import Tree
     from stree.errors import CycleError
-    from stree.output.render import preorder
+    from stree.output.graph import preorder
     from stree.storage.nodes import Node
 
     ids = [f"e{i if kind else i % 4}" for i, (_, kind, _, _) in enumerate(entries)]  # kind 0: an id used again

@@ -191,7 +191,7 @@ def test_a_comb_kept_in_many_blocks_is_patched_under_the_leaf_and_under_another_
     message) is laid out again, its kept rows copied from the kept file."""
     import json
 
-    from stree.storage.graphfile import read_meta
+    from stree.storage.keptgraph.file import read_meta
 
     path = generated(tmp_path, 3000)
     env = {"STREE_GRAPH_BLOCK": "4096"}
@@ -265,7 +265,7 @@ def test_a_damaged_kept_file_is_never_patched(stree, tmp_path, isolated_home):
     append is drawn whole, byte for byte right."""
     import json
 
-    from stree.storage.graphfile import MAGIC, read_meta
+    from stree.storage.keptgraph.file import MAGIC, read_meta
 
     path = generated(tmp_path, 600)
     env = {"STREE_GRAPH_BLOCK": "2048"}

@@ -147,7 +147,7 @@ def test_a_damaged_kept_graph_is_drawn_again(stree, tmp_path, isolated_home):
 
 
 def test_each_session_keeps_a_few_option_sets(stree, tmp_path, isolated_home):
-    from stree.storage.graphcache import KEEP
+    from stree.storage.keptgraph import KEEP
 
     path = branchy().write(tmp_path / "s.jsonl")
     for n in range(KEEP + 3):
@@ -251,7 +251,7 @@ def test_a_kept_graph_is_printed_without_loading_click(stree, tmp_path, isolated
                           capture_output=True)
     assert proc.returncode == 0 and proc.stdout == fresh(stree, path, "--graph").raw
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
-    assert "stree.storage.graphcache" in imported and "click" not in imported and "stree.cli" not in imported
+    assert "stree.storage.keptgraph" in imported and "click" not in imported and "stree.cli" not in imported
 
 
 def test_bad_options_get_clicks_errors_even_with_a_kept_graph(stree, tmp_path, isolated_home):
@@ -263,7 +263,7 @@ def test_bad_options_get_clicks_errors_even_with_a_kept_graph(stree, tmp_path, i
 
 
 def test_the_fast_path_reads_only_plain_spellings():
-    from stree.fast import parse_log_graph
+    from stree.entrypoint import parse_log_graph
 
     assert parse_log_graph(["-s", "f", "log", "--graph", "--filter=all", "-n", "3", "x"]) == {
         "session": "f", "graph": True, "filter": "all", "max_count": "3", "revision": "x"}
@@ -304,10 +304,10 @@ def test_an_edited_stree_draws_again(stree, tmp_path, isolated_home):
     path = branchy().write(tmp_path / "s.jsonl")
     log(stree, path, "--graph")
     assert stats(log(stree, path, "--graph"))[1] == "graph-cache"
-    render = os.path.join(os.path.dirname(package.__file__), "output", "render.py")
+    render = os.path.join(os.path.dirname(package.__file__), "output", "graph.py")
     before = os.stat(render)
     try:
-        # newer than any of stree's files (in a checkout just edited, render.py may not be the newest)
+        # newer than any of stree's files (in a checkout just edited, graph.py may not be the newest)
         newest = max(os.stat(os.path.join(d, f)).st_mtime_ns for d, _, files in os.walk(os.path.dirname(package.__file__))
                      for f in files if f.endswith(".py"))
         os.utime(render, ns=(before.st_atime_ns, newest + 10**9 * 3600))
@@ -317,10 +317,10 @@ def test_an_edited_stree_draws_again(stree, tmp_path, isolated_home):
 
 
 def test_a_kept_file_copied_by_ranges_many_times_stays_whole_and_its_blocks_few(tmp_path, monkeypatch):
-    """stree.storage.graphfile as the patches use it: ranges of the kept file copied around new
+    """stree.storage.keptgraph.file as the patches use it: ranges of the kept file copied around new
     bytes, again and again; each file reads back as what was put in, every block's CRC right, and
     the blocks the ranges cut are made whole again before there are too many."""
-    from stree.storage import graphfile
+    from stree.storage.keptgraph import file as graphfile
 
     monkeypatch.setenv("STREE_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("STREE_GRAPH_BLOCK", "100")

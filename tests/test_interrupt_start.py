@@ -14,7 +14,7 @@ def importing(name, *args, **kwargs):
     return real(name, *args, **kwargs)
 builtins.__import__ = importing
 sys.argv = ["stree", "-s", "demo", "stats"]
-from stree.fast import main
+from stree.entrypoint import main
 main()
 """
 

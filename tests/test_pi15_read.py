@@ -16,7 +16,7 @@ import pytest
 from corpus_pi15 import BUILDERS, ODD_FILES, write
 from pi_harness import REFERENCE, VERSIONS, pi_batch
 
-from stree.output.render import graph
+from stree.output.graph import graph
 from stree.storage.session import parse
 from stree.core.tree import Tree
 

@@ -107,7 +107,7 @@ def _corpus(home):
 
 
 def _answer(pattern, agent, no_cache):
-    from stree.core.sessiongrep import Grep
+    from stree.core.grep_sessions import Grep
 
     q = Grep(pattern, regex=True, agent="pi", agent_dir=str(agent), no_cache=no_cache)
     return sorted((r["session"], r["entry"], r["lineNumber"]) for r, _ in q.records())

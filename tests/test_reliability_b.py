@@ -39,7 +39,7 @@ for (let i = 0; i < Number(turns); i++) {
 STREE_LABELS = """
 import os, sys
 from stree.cli import run
-from stree.fast import main
+from stree.entrypoint import main
 path, count, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 n = 0
 while n < count or not os.path.exists(stop):
@@ -415,11 +415,11 @@ def _whole(path, options):
     streamed output must equal byte for byte."""
     import io
 
-    from stree.output.graphout import graph_line as _graph_line
+    from stree.output.keptgraph import graph_line as _graph_line
     from stree.output.fields import entry_record
     from stree.output.modes import Output
     from stree.core.preview import Previewer
-    from stree.output.render import graph
+    from stree.output.graph import graph
     from stree.storage.session import parse
     from stree.core.tree import Tree
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stree.output.render import FILTERS
+from stree.output.graph import FILTERS
 
 
 @pytest.mark.parametrize("filter", FILTERS)

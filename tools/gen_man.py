@@ -2,7 +2,7 @@
 
     python tools/gen_man.py [OUTDIR]        (default: man/; `make man`)
 
-Everything a page says about a command comes from the code: the COMMANDS table
+Everything a page says about a command comes from the code: the SUBCOMMANDS table
 (summary), the docstring (description), the options, and the epilog (examples,
 fields, notes). The sections every page shares are written here once: revision
 syntax (stree.1), exit status (errors.EXIT_CODES), environment (cli.ENV_HELP plus
@@ -21,7 +21,7 @@ import click  # noqa: E402
 
 from stree import __version__  # noqa: E402
 from stree.output import fields  # noqa: E402
-from stree.commands import COMMANDS  # noqa: E402
+from stree.commands import SUBCOMMANDS  # noqa: E402
 from stree.cli import ENV_HELP, LIMITS_HELP, main  # noqa: E402
 from stree.errors import EXIT_CODES  # noqa: E402
 
@@ -368,7 +368,7 @@ def main_page(names):
             lines += code(items)
     lines += section("COMMANDS")
     for name in names:
-        lines += tagged(f"\\fBstree\\-{esc(name)}\\fR(1)", COMMANDS[name][1] + ".")
+        lines += tagged(f"\\fBstree\\-{esc(name)}\\fR(1)", SUBCOMMANDS[name][1] + ".")
     lines += options_section(main, ctx, "GLOBAL OPTIONS")
     lines += section("REVISIONS")
     lines += [para("Every command that takes a revision (REV) understands the same syntax:")]
@@ -405,12 +405,12 @@ def generate():
     ctx = click.Context(main, info_name="stree", help_option_names=["-h", "--help"])
     pages = {}
     names = []
-    for name in COMMANDS:
+    for name in SUBCOMMANDS:
         command = main.get_command(ctx, name)
         if command is None or command.hidden:
             continue
         names.append(name)
-        pages[f"stree-{name}.1"] = command_page(name, COMMANDS[name][1], command, ctx)
+        pages[f"stree-{name}.1"] = command_page(name, SUBCOMMANDS[name][1], command, ctx)
     pages["stree.1"] = main_page(names)
     return pages
 

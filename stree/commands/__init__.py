@@ -2,7 +2,7 @@
 
 # name -> (module[:attribute], one-line summary). Modules are imported only when their command runs;
 # the command is the module's `command`, or the attribute named (an alias kept beside its command).
-COMMANDS = {
+SUBCOMMANDS = {
     "log": ("stree.commands.log", "Show the entries on a path, or the whole tree with --graph"),
     "show": ("stree.commands.show", "Show entries in full"),
     "rev-parse": ("stree.commands.rev_parse", "Resolve revisions to entry ids"),
@@ -32,8 +32,8 @@ COMMANDS = {
 
 
 def load(name):
-    """The click command of a name in COMMANDS (its module imported now)."""
+    """The click command of a name in SUBCOMMANDS (its module imported now)."""
     import importlib
 
-    module, _, attribute = COMMANDS[name][0].partition(":")
+    module, _, attribute = SUBCOMMANDS[name][0].partition(":")
     return getattr(importlib.import_module(module), attribute or "command")

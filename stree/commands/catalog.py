@@ -71,7 +71,7 @@ def command(env, action, update, rebuild, parquet_dir, no_text, json_mode, fmt, 
     partitioned by day=YYYY-MM-DD), for DuckDB, ClickHouse, Spark or BigQuery;
     the sums over usage/ are `stats --all`'s.
     """
-    from ..core import teamcatalog
+    from ..core import catalog_shared as teamcatalog
 
     out = env.output(json_mode, fmt, nul, CATALOG_FIELDS)
     shared = teamcatalog.configured()
@@ -141,7 +141,7 @@ def _shared_state(teamcatalog, url, migrate):
 
 
 def _local_state(env, update, rebuild):
-    from ..core import catalog
+    from ..core import catalog_refresh as catalog
     from ..core.store import agent_files, selected_agents
     from ..storage.catalog import Catalog, Unavailable, db_path
 

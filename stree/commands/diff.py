@@ -53,7 +53,7 @@ def command(env, left, right, stat, name_only, word_diff, json_mode, exit_code, 
     base, a_turns, b_turns = sides(a_tree, a_id, b_tree, b_id)
     records = [r for r in compare(a_turns, b_turns) if r["status"] != "same"]
     if quiet:
-        raise SystemExit(1 if records else 0)
+        return 1 if records else 0
     out = env.output(json_mode, None, False)
     if stat:
         _stat(out, records, stats(compare(a_turns, b_turns)))
@@ -68,7 +68,7 @@ def command(env, left, right, stat, name_only, word_diff, json_mode, exit_code, 
         _human(out, records, a_name, b_name, base, word_diff)
     out.close()
     if exit_code and records:
-        raise SystemExit(1)
+        return 1
 
 
 _SESSION_REV = re.compile(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}):([^/].*)")

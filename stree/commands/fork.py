@@ -122,7 +122,7 @@ def _named_leaf(tree, position):
     """Where a fork at @ ends: pi's /clone copies the path to its leaf, the file's last entry, so
     a session name (session_info) appended at the position is kept; stree's checkout markers and
     labels after the newest such name are left out (as a fork at the position leaves them)."""
-    from ..core.navigate import is_bookkeeping
+    from ..core.leaf import is_bookkeeping
 
     node = tree.get(tree.leaf) if tree.leaf is not None else None
     seen = set()

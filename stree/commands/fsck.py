@@ -41,5 +41,5 @@ def command(env, json_mode, fmt, nul):
     out.close()
     if problems:
         click.echo(inert(f"stree: {path}: {len(problems)} problem(s) found", oneline=True), err=True)
-        raise SystemExit(NEGATIVE)
+        return NEGATIVE
     click.echo(inert(f"stree: {path}: ok ({len(session.nodes)} entries)", oneline=True), err=True)

@@ -1,7 +1,7 @@
 import click
 
 from .options import output_options
-from ..core.grep import ROLES, TEXT_TYPES as TYPES
+from ..core.grep_match import ROLES, TEXT_TYPES as TYPES
 from ..errors import NEGATIVE
 from ..format.terminal import inert
 from ..output.fields import GREP_FIELDS, describe
@@ -52,9 +52,9 @@ Fields for --json / --format:
 def command(env, pattern, ignore_case, word, regex, list_sessions, count, max_count, roles, types, since, until,
             cwd_filter, json_mode, fmt, nul):
     """Search the text of every session (or the one -s names) for lines matching PATTERN."""
-    from ..core.sessiongrep import Grep
+    from ..core.grep_sessions import Grep
 
-    from ..core.sessiongrep import session_part
+    from ..core.grep_sessions import session_part
 
     grep = Grep(pattern, regex=regex, ignore_case=ignore_case, word=word, roles=roles, types=types, since=since,
                 until=until, cwd=cwd_filter, files_only=list_sessions, count=count, max_count=max_count,
@@ -75,4 +75,4 @@ def command(env, pattern, ignore_case, word, regex, list_sessions, count, max_co
         out.record(rec, human)
     out.close()
     if not grep.found:
-        raise SystemExit(NEGATIVE)
+        return NEGATIVE

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from . import COMMANDS
+from . import SUBCOMMANDS
 from ..errors import NotFound
 
 # a source checkout keeps its pages next to the package (make man writes them there)
@@ -27,7 +27,7 @@ def command(ctx, command_name):
     there is one, else the installed stree-COMMAND(1). Without man, or without an
     installed page, prints 'stree COMMAND --help' instead.
     """
-    if command_name is not None and command_name not in COMMANDS:
+    if command_name is not None and command_name not in SUBCOMMANDS:
         raise NotFound(f"no command '{command_name}'", hint="'stree --help' lists the commands")
     page = "stree" if command_name is None else f"stree-{command_name}"
     if _man(page):

@@ -7,8 +7,8 @@ from ..output.dates import date_option
 from ..errors import NEGATIVE, UsageError
 from ..output.fields import GRAPH_FIELDS, describe, entry_record
 from ..output.reads import log_line, path_log
-from ..output.render import FILTERS
-from ..core.grep import ROLES
+from ..output.graph import FILTERS
+from ..core.grep_match import ROLES
 
 
 class LogCommand(click.Command):
@@ -105,10 +105,8 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
                          hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
         if follow:
-            _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
-        else:
-            _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul, only=only)
-        return
+            return _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
+        return _graph(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul, only=only)
     from ..core.preview import Previewer
 
     session, tree = env.load()
@@ -122,8 +120,8 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
     if not tree.nodes and revision == "@":
         click.echo(_inert(f"stree: {session.path}: the session has no entries yet"), err=True)
         if follow:
-            _follow(follower, session, out, filter_, search, date_style, only)
-        return
+            return _follow(follower, session, out, filter_, search, date_style, only)
+        return None
     from ..core.revs import Resolver
 
     resolver = Resolver(tree)
@@ -137,12 +135,12 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
             rows = _filtered(tree, rows, filter_, search, only)
             if not rows and search is not None and not follow:
                 click.echo("stree: no entry matches", err=True)
-                sys.exit(NEGATIVE)
+                return NEGATIVE
         if max_count is not None:
             rows = rows[:max_count]
     if reverse:
         rows.reverse()
-    from ..core.navigate import position
+    from ..core.leaf import position
 
     at = position(tree)
     if kind == "single" and ends[0] == at:
@@ -152,20 +150,21 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
     path_log(out, tree, rows, previewer, date_style, active)
     out.close()
     if follow:
-        _follow(follower, session, out, filter_, search, date_style)
+        return _follow(follower, session, out, filter_, search, date_style)
+    return None
 
 
 def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False, only=None):
     """log --graph: printed again as kept while the file is unchanged, patched from what was
-    kept when the file only grew, else drawn whole (stree.output.graphout)."""
-    from ..storage import graphcache
+    kept when the file only grew, else drawn whole (stree.output.keptgraph)."""
+    from ..storage import keptgraph as kept_store
 
     out = None
     options = found = None
-    if not follow and only is None and graphcache.applies(env.no_cache, terminal=True):
+    if not follow and only is None and kept_store.applies(env.no_cache, terminal=True):
         # the whole output depends on these and on the file only: a graph drawn before for the
         # same file as it is now is printed again as it was
-        options = graphcache.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
+        options = kept_store.options(revision, filter_, search, max_count, False, no_ids, json_mode, fmt,
                                      nul, env.color)
         if sys.stdout.isatty():
             from ..output.modes import terminal_width
@@ -173,21 +172,21 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
             out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
             options += ("terminal", terminal_width(), out.color, out.pager)
         path = str(env.session_path())
-        found = graphcache.find(path, options)
+        found = kept_store.find(path, options)
         kept = found[1] if found is not None and found[0] == "same" else None
         if kept is not None:
             env.report.index = "graph-cache"  # (nothing read)
             if out is None:
-                graphcache.write(kept)
+                kept_store.write(kept)
                 return
             if _replay(out, kept):
                 out.close()
                 return
-    from ..output import graphout
+    from ..output import keptgraph
 
-    patch = graphout.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
+    patch = keptgraph.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
     try:
-        _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only)
+        return _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only)
     finally:
         if patch is not None:
             patch.kept.close()
@@ -195,26 +194,26 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
 
 def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only=None):
     from ..core.preview import Previewer
-    from ..output import graphout
-    from ..output.render import graph
-    from ..storage import graphcache
+    from ..output import keptgraph
+    from ..output.graph import graph
+    from ..storage import keptgraph as kept_store
 
     session, tree = env.load()
     if out is None:
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     if options is not None:
-        out.capture = graphcache.Capture(session, options)
+        out.capture = kept_store.Capture(session, options)
     try:
         previewer = Previewer(tree)
         if patch is not None and not session.malformed and not session.headerless:
-            from ..output.graphpatch import chain
+            from ..output.keptgraph.patch import chain
 
             done = chain(tree, out, patch, filter_, search, no_ids, max_count, previewer)
             if done is not None:  # entries appended under the leaf: the kept output, a few rows drawn
                 pieces, state = done
-                graphout.put(out, pieces, patch.kept)
+                keptgraph.put(out, pieces, patch.kept)
                 out.close()
-                graphcache.store(session, options, out.capture, state)
+                kept_store.store(session, options, out.capture, state)
                 return
         test = only(tree) if only is not None else None
         rows = graph(tree, filter_, search, previewer=previewer, keep=test)  # drawn row by row as they are written
@@ -224,12 +223,12 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
             _nothing_shown(tree, filter_, search, test, previewer)
             if search is not None and not follow:
                 out.close()
-                sys.exit(NEGATIVE)  # as grep: nothing matched
+                return NEGATIVE  # as grep: nothing matched
         keep = options is not None and bool(rows) and not session.malformed and not session.headerless
-        state = graphout.write(out, tree, rows, previewer, no_ids, keep, patch)
+        state = keptgraph.write(out, tree, rows, previewer, no_ids, keep, patch)
         out.close()
         if keep and state is not None:
-            graphcache.store(session, options, out.capture, state)
+            kept_store.store(session, options, out.capture, state)
     finally:
         if out.capture is not None:
             out.capture.close()
@@ -237,14 +236,14 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
 
 def _replay(out, kept):
     """A kept graph on a terminal, through the pager as drawn."""
-    from ..output import graphout
+    from ..output import keptgraph
 
     try:
         data = kept.read(0, kept.length)
     finally:
         kept.close()
     try:
-        graphout.replay(out, data)
+        keptgraph.replay(out, data)
     except UnicodeError:
         return False
     return True
@@ -267,9 +266,9 @@ def _reader_gone():
 
 def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul):
     """log --graph --follow: on a terminal the graph redrawn in place at each append; into a
-    pipe the graph, then each row as it appears (stree.output.graphfollow)."""
+    pipe the graph, then each row as it appears (stree.output.graph_follow)."""
     from ..errors import INTERRUPTED
-    from ..output.graphfollow import follow
+    from ..output.graph_follow import follow
 
     try:
         if not sys.stdout.isatty() or json_mode or fmt is not None:
@@ -285,7 +284,7 @@ def _graph_follow(env, revision, filter_, search, max_count, no_ids, json_mode, 
         follow(session, out, filter_, search, no_ids, _reader_gone, warn=warn_user)
     except KeyboardInterrupt:
         sys.stdout.flush()
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
 
 
 def _check_follow(as_graph, reverse, revision):
@@ -332,7 +331,7 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
             rows = range(first, len(session.nodes))
             if filtering:
                 rows = _filtered(tree, list(rows), filter_, search, only)
-            from ..core.navigate import position
+            from ..core.leaf import position
 
             at = position(tree)
             active = set(tree.path_rows(at)) if at else set()
@@ -343,14 +342,14 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
                            log_line(out, tree, node, previewer, date_style, mark_position=False))
     except KeyboardInterrupt:
         sys.stdout.flush()
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
 
 
 def _filtered(tree, rows, filter_, search, only=None):
     """The rows that pass a /tree filter, every word of the search and `only` (--since, --until,
     --role, --model), in their order."""
-    from ..core.navigate import position
-    from ..output.render import shown
+    from ..core.leaf import position
+    from ..output.graph import shown
 
     tokens = [t for t in (search or "").lower().split() if t]
     leaf = position(tree)
@@ -362,7 +361,7 @@ def _filtered(tree, rows, filter_, search, only=None):
 
 def _nothing_shown(tree, filter_, search, test, previewer):
     """Say that the graph has no row, and what would show some: --filter all only when it would."""
-    from ..output.render import graph
+    from ..output.graph import graph
 
     if filter_ != "all" and graph(tree, "all", search, previewer=previewer, keep=test):
         click.echo("stree: no entries to show (try --filter all)", err=True)
@@ -381,7 +380,7 @@ def _entry_filter(since, until, roles, models):
     """--since, --until, --role and --model as one test: tree -> (row -> shown?), or None."""
     if not (since or until or roles or models):
         return None
-    from ..core.grep import parse_when
+    from ..core.grep_match import parse_when
 
     low = parse_when(since, "--since") if since else None
     high = parse_when(until, "--until") if until else None

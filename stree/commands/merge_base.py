@@ -29,10 +29,10 @@ def command(env, a, b, is_ancestor, json_mode, fmt, nul):
     resolver = Resolver(tree)
     a_id, b_id = resolver.resolve(a), resolver.resolve(b)
     if is_ancestor:
-        raise SystemExit(0 if tree.is_ancestor(a_id, b_id) else 1)
+        return 0 if tree.is_ancestor(a_id, b_id) else 1
     base = tree.merge_base(a_id, b_id)
     if base is None:
-        raise SystemExit(1)
+        return 1
     out = env.output(json_mode, fmt, nul, REV_FIELDS)
     out.record({"rev": f"{a} {b}", "id": base}, base)
     out.close()

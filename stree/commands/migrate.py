@@ -27,5 +27,5 @@ def command(env, check):
         return
     if check:
         click.echo(f"{session.path}: version {session.version}, needs migration to {CURRENT_VERSION}")
-        raise SystemExit(NEGATIVE)
+        return NEGATIVE
     migrate(session.path)

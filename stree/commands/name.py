@@ -25,7 +25,7 @@ def command(env, name, clear):
         current = tree.name()
         if current is None:
             click.echo(inert(f"stree: {session.path} has no name", oneline=True), err=True)
-            raise SystemExit(NEGATIVE)
+            return NEGATIVE
         click.echo(inert(current, oneline=True))
         return
     text = "" if clear else name

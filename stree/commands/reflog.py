@@ -2,7 +2,7 @@ import click
 
 from .options import output_options
 from ..output.fields import describe
-from ..core.navigate import leaf_moves
+from ..core.leaf import leaf_moves
 from ..core.preview import Previewer
 from ..format.terminal import inert
 

@@ -6,7 +6,7 @@ import click
 
 from ..errors import INTERRUPTED, NEGATIVE, MODEL, UsageError
 from ..format.terminal import inert
-from ..core.navigate import position
+from ..core.leaf import position
 from ..core.replay_compare import DEFAULT_THRESHOLD
 from ..core.revs import Resolver
 from .options import resolve
@@ -170,7 +170,7 @@ def command(env, range_, provider, model, base_url, timeout, stream, max_tokens,
     if not jobs_list:
         raise UsageError(f"{range_ or '@'}: no assistant message to replay on this path",
                          hint="give a range or revision whose path holds model answers")
-    _force(env, session, tree, leaf, jobs_list, options, jobs, threshold, price, max_cost, check, junit_file, write,
+    return _force(env, session, tree, leaf, jobs_list, options, jobs, threshold, price, max_cost, check, junit_file, write,
            output, in_place, json_mode)
 
 
@@ -283,12 +283,12 @@ def _force(env, session, tree, leaf, jobs_list, options, jobs, threshold, price,
     if not json_mode:
         click.echo(show.summary(records, threshold, len(skipped), interrupted))
     if interrupted:
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
     if any(r.get("error") for r in records):
         _note("some turns were not answered (the error is in their row)")
-        sys.exit(MODEL)
+        return MODEL
     if check and any(r.get("diverged") for r in records):
-        sys.exit(NEGATIVE)
+        return NEGATIVE
 
 
 def _public(record):
@@ -397,12 +397,12 @@ def _serve(env, session, tree, leaf, drive, api, port, report_file, turn_timeout
                      mode=0o644)
     _print_report(report, json_mode)
     if run.interrupted:
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
     if run.failure and not run.server.divergences:
         click.echo(inert(f"stree: error: {run.failure}", oneline=True), err=True)
-        sys.exit(MODEL)
+        return MODEL
     if run.diverged():
-        sys.exit(NEGATIVE)
+        return NEGATIVE
 
 
 def _raise_interrupt():

@@ -45,7 +45,7 @@ def command(env, revisions, short, verify, quiet, json_mode, fmt, nul):
             results = resolver.parsed(rev, verify)
         except NotFound:
             if quiet:
-                raise SystemExit(3)
+                return 3
             raise
         for mark, id in results:
             out.record({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},

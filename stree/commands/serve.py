@@ -94,4 +94,4 @@ def command(env, mcp, allow_writes, **model_flags):
     served = Served(env.session_path(), {name: model_flags[name] for name in MODEL_FLAGS}, warn_user, env.debug,
                     **env.where())
     served.load()  # a session it can read, else the error now (exit 3/4), before any request
-    raise SystemExit(serve(served))
+    return serve(served)

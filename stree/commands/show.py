@@ -60,7 +60,7 @@ def command(env, revisions, date_style, json_mode, fmt, nul):
 
 
 def _describe(out, tree, node, entry, date_style="local", previewer=None):
-    from ..core.navigate import position
+    from ..core.leaf import position
 
     deco = ["@"] if node.id == position(tree) else []
     if tree.labels.get(node.id):

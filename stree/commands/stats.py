@@ -59,7 +59,7 @@ def command(env, revision, all_, since, until, json_mode, fmt, nul):
     the next one or a leaf); then by model and by day. With REV: the entries on the path
     root -> REV; with A..B or A...B, that range.
     """
-    from ..core import usage
+    from ..core import usage_totals as usage
 
     since_ms = usage.parse_bound(since, option="--since") if since else None
     until_ms = usage.parse_bound(until, end=True, option="--until") if until else None
@@ -76,7 +76,7 @@ def command(env, revision, all_, since, until, json_mode, fmt, nul):
             for _, rec in items:
                 out.record(rec)
     else:
-        from ..output.usage import table
+        from ..output.usage_tables import table
 
         from ..output.modes import terminal_width
 
@@ -152,7 +152,7 @@ def _all(env, out, usage, since, until):
     from ..errors import StreeError
     from ..output.progress import Progress
 
-    from ..core.teamcatalog import across as shared_across, configured
+    from ..core.catalog_shared import across as shared_across, configured
 
     url = None if env.no_cache else configured()  # a shared catalogue (--catalog): every session pushed there
     # the sessions `ls --all` lists: every project's, of every agent --agent selects

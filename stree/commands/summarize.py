@@ -78,7 +78,7 @@ def command(env, range_, target, provider, model, base_url, timeout, context_win
     entries, what = _entries(tree, range_, target)
     if not entries:
         click.echo(inert(f"stree: nothing to summarize: {what} holds no entries", oneline=True), err=True)
-        sys.exit(NEGATIVE)
+        return NEGATIVE
     if replace_instructions and not instructions:
         raise UsageError("--replace-instructions needs --instructions TEXT")
 
@@ -119,7 +119,7 @@ def _entries(tree, range_, target):
         raise UsageError("nothing to summarize: give --to TARGET (what checkout TARGET would abandon) or a RANGE",
                          hint="stree summarize --to REV, or stree summarize A..B")
     if target is not None:
-        from ..core.navigate import Checkout
+        from ..core.leaf import Checkout
 
         plan = Checkout(tree, resolver.resolve(target))  # the same entries checkout would leave behind
         return plan.abandoned, f"the branch from @ to its merge base with {target}"

@@ -2,7 +2,7 @@
 
 A row says, for one `type`:
 - that fsck accepts it (every row is a type pi writes; another type is `unknown-type`);
-- its /tree filter class (stree.output.render): `message` (by role), `content` (shown by
+- its /tree filter class (stree.output.graph): `message` (by role), `content` (shown by
   default), `setting` (shown only by `--filter all` / `labeled-only`), `never` (not even as
   the leaf: pi's usage entries);
 - its one-line preview, as pi's /tree row shows it: (style, text) segments

@@ -2,7 +2,7 @@
 
 import os
 
-from . import catalog
+from . import catalog_refresh as catalog
 from ..errors import StreeError
 from ..format.text import full_text, normalize
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
@@ -45,11 +45,11 @@ def session_records(paths, listed=(), current=None, advance=None, no_cache=False
     activity first; `current` (an absolute path, or None) is marked current. From the
     catalogue, which reads only the files changed since; without it (no_cache, no SQLite), each
     file parsed. `advance()` is called after each file. From a shared catalogue (--catalog,
-    STREE_CATALOG: stree.core.teamcatalog), what was pushed: of `paths` on this host, or with
+    STREE_CATALOG: stree.core.catalog_shared), what was pushed: of `paths` on this host, or with
     `everything` (ls --all) every session the team pushed that this role may see."""
     infos = None
     if catalog.enabled(no_cache):
-        from .teamcatalog import configured, records
+        from .catalog_shared import configured, records
 
         url = configured()
         if url is not None:

@@ -1,7 +1,7 @@
 """The one door to a session: `open_session(path)` reads the file (through its index, which
 parses only the lines appended since, or parsed whole: --no-cache, STREE_NO_CACHE) and gives
 the Session, its Tree and what the reading cost (a LoadReport). Every reader comes in here:
-the CLI (cli.Env), the fast paths (stree.fast, fastread, fastwrite), serve and MCP
+the CLI (cli.Env), the fast paths (stree.entrypoint, fastread, fastwrite), serve and MCP
 (core.warm), the catalogue, fsck, stats, export and the writers' locked re-read.
 
 `tree_of(session)` is the one place a Tree is made of a session (again, after a follower

@@ -6,7 +6,7 @@ engines teams already run (DuckDB, ClickHouse, Spark, BigQuery), written with py
     DIR/usage/day=YYYY-MM-DD/*.parquet   a row per entry with usage, as `stats --all` sums it
     DIR/entries/day=YYYY-MM-DD/*.parquet a row per entry grep searches (its text unless --no-text)
 
-Usage is read as `stats --all` reads it (stree.core.usage: a fork's copied prefix belongs to
+Usage is read as `stats --all` reads it (stree.core.usage_totals: a fork's copied prefix belongs to
 its parent, not counted twice), so the sums over usage/ are `stats --all`'s. Files are
 written a batch of sessions at a time (memory bounded by a batch, not by the team's history)
 into a temp directory beside DIR, renamed into place once whole."""
@@ -54,7 +54,7 @@ def export(paths, target, text=True):
 
 def _write(pa, paths, work, text):
     from .loading import open_session
-    from .usage import ParentIds, day_of, entry_usages, total
+    from .usage_totals import ParentIds, day_of, entry_usages, total
     from .preview import entry_text
     from ..format.timestamp import ts_millis
 

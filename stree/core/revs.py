@@ -33,7 +33,7 @@ class Resolver:
         """`@`: the leaf as the user's position, seen through stree's checkout markers and
         the label / name entries appended at it (the marker itself is reached by its id)."""
         if self._at is _MISSING:
-            from .navigate import position
+            from .leaf import position
 
             self._at = position(self.tree)
         return self._at
@@ -126,7 +126,7 @@ class Resolver:
         """@{N}: the position the leaf went to N moves ago, as `stree reflog` numbers them."""
         from itertools import islice
 
-        from .navigate import iter_leaf_moves
+        from .leaf import iter_leaf_moves
 
         if n < 0:
             raise UsageError(f"{_short(name)}: N counts moves back from 0 (the newest), it cannot be negative",
@@ -320,7 +320,7 @@ def list_revisions(path, prefix="", limit=COMPLETION_LIMIT):
             tip = None
         shadowed = tree.shape.shadowed
         prow = tree.shape.prow
-        from .navigate import is_marker
+        from .leaf import is_marker
 
         types = nodes.col("type") if hasattr(nodes, "col") else None
 
@@ -355,7 +355,7 @@ def list_moves(path, limit=10):
     """The leaf's last moves as `@{N}` revisions, for completion: [(N, position, preview)]."""
     from itertools import islice
 
-    from .navigate import iter_leaf_moves
+    from .leaf import iter_leaf_moves
 
     with _completion_tree(path) as (tree, previewer):
         out = []

@@ -309,7 +309,7 @@ def _current(row, path):
         st = os.stat(path)
     except OSError:
         return False
-    from .catalog import unchanged
+    from .catalog_refresh import unchanged
 
     return unchanged(row, st)
 

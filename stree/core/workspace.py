@@ -10,7 +10,7 @@ class Workspace:
     """Where sessions are looked for (--agent-dir, --session-dir, the directory stree runs in),
     the session selected (-s: a path, an id prefix or 'demo'; None: the newest of the directory),
     whose sessions are listed and searched (--agent), whether the per-session index is used
-    (--no-cache), the shared catalogue given (--catalog; stree.core.teamcatalog.configured reads it
+    (--no-cache), the shared catalogue given (--catalog; stree.core.catalog_shared.configured reads it
     from STREE_CATALOG, which the CLI sets, else from the config). The cache directory and the
     config are the process's (STREE_CACHE_DIR, stree.config), the same for every front end."""
 

@@ -1,4 +1,5 @@
-"""What one entry cost: the `usage` pi records, read as pi 1.6.0 sums it.
+"""What one entry cost: the `usage` pi records, read as pi 1.6.0 sums it (summed over sessions
+by stree.core.usage_totals, printed by stree.output.usage_tables: the same concept higher up).
 
 pi's getSessionStats / getUsageCostBreakdown (core/usage-totals.ts) add up, over every entry:
 an assistant message's `usage` (by `provider/responseModel ?? model`), a `usage` entry's (a

@@ -6,7 +6,7 @@ import os
 from ..errors import StreeError, UsageError
 from ..format import agents
 from ..output.fields import ENTRY_FIELDS, GREP_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
-from ..output.render import FILTERS
+from ..output.graph import FILTERS
 from .tools import REVISION, SESSION, Tool, records
 
 
@@ -36,8 +36,8 @@ def all_words(words, text):
 
 def grep(ws, pattern, ignore_case=False, word=False, regex=False, files_only=False, count=False, max_count=None,
          roles=(), types=(), since=None, until=None, cwd=None, agent=None, session=None):
-    from ..core.grep import ROLES, TEXT_TYPES
-    from ..core.sessiongrep import Grep
+    from ..core.grep_match import ROLES, TEXT_TYPES
+    from ..core.grep_sessions import Grep
     from ..core.store import resolve_session
 
     for name, values, choices in (("roles", roles, ROLES), ("types", types, TEXT_TYPES)):
@@ -65,7 +65,7 @@ def tree_rows(ws, session=None, filter="default", search=None, max_count=None, c
     from ..core.preview import Previewer
     from ..output.fields import entry_record
     from ..output.modes import to_json
-    from ..output.render import graph
+    from ..output.graph import graph
     from .tools import page_bytes
 
     start = 0

@@ -34,9 +34,9 @@ def set_name(ws, name, session=None):
 def checkout(ws, revision, session=None, exact=False, label=None):
     """`stree checkout REV [--exact] [--label NAME]`: a checkout marker (no summary), the hooks run
     as the CLI runs them."""
-    from ..core.navigate import Checkout
+    from ..core.leaf import Checkout
     from ..core.revs import Resolver, check_name
-    from ..core.treenav import navigate
+    from ..core.navigate_tree import navigate
 
     if label and label.strip():
         check_name(label.strip())

@@ -70,7 +70,7 @@ REV_FIELDS = {
 
 
 def entry_record(tree, node, previewer, **extra):
-    from ..core.navigate import position
+    from ..core.leaf import position
 
     rec = {
         "id": node.id,

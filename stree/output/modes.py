@@ -121,7 +121,7 @@ class Output:
         self.color = use_color(color) and not json_mode and fmt is None
         self.pager = pager
         self._lines = []
-        self.capture = None  # a list to collect what is written to stdout (stree.storage.graphcache), or None
+        self.capture = None  # a list to collect what is written to stdout (stree.storage.keptgraph), or None
 
     @property
     def machine(self):

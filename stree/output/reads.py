@@ -9,7 +9,7 @@ def log_line(out, tree, node, previewer, date_style="local", mark_position=True)
     """An entry of `log` (without --graph) for people: id, decorations, time, preview.
     `mark_position`: `(@)` on the entry at @ (not on lines printed as they come: the mark
     could not be taken back when @ moves on)."""
-    from ..core.navigate import position
+    from ..core.leaf import position
 
     decorations = []
     if mark_position and node.id == position(tree):

@@ -5,7 +5,7 @@ request and the MCP log and tree tools answer."""
 
 def log_records(tree, revision="@", filter_=None, search=None, max_count=None, reverse=False):
     """The entries on the path root -> `revision` (or in the range A..B / A...B), newest first."""
-    from ..core.navigate import position
+    from ..core.leaf import position
     from ..core.preview import Previewer
     from ..core.revs import Resolver
     from .fields import entry_record
@@ -21,7 +21,7 @@ def log_records(tree, revision="@", filter_=None, search=None, max_count=None, r
     else:
         rows = resolver.rows_of(revision)[::-1]
         if filtering:
-            from .render import shown
+            from .graph import shown
 
             tokens = [t for t in (search or "").lower().split() if t]
             leaf = position(tree)
@@ -39,7 +39,7 @@ def graph_records(tree, filter_=None, search=None, max_count=None):
     """The rows of the whole tree as pi's /tree draws them, top to bottom."""
     from ..core.preview import Previewer
     from .fields import entry_record
-    from .render import graph
+    from .graph import graph
 
     previewer = Previewer(tree)
     rows = graph(tree, filter_ or "default", search, previewer=previewer)

@@ -28,7 +28,7 @@ class Document:
     """header, title, items by row, the branch outline, the position (@), the usage in all."""
 
     def __init__(self, session, tree, images=None):
-        from ..core.navigate import position
+        from ..core.leaf import position
         from ..core.preview import Previewer
 
         self.header = session.header or {}
@@ -41,7 +41,7 @@ class Document:
         self.branches = branches(tree)
         on_path = set(tree.path_rows(self.at)) if self.at is not None else set()
         previewer = Previewer(tree)
-        from ..core.usage import entry_usages, total
+        from ..core.usage_totals import entry_usages, total
 
         usages = entry_usages(tree, raw=getattr(session, "raw", None))
         self.usage = total(usages)  # as `stree stats` sums it

@@ -1,5 +1,5 @@
 """The session-browsing commands pi PR #1762 proposed and pi lacks: list_sessions, set_label,
-rename_session, delete_session (abort_branch_summary and navigate_tree: service.navigate)."""
+rename_session, delete_session (abort_branch_summary and navigate_tree: service.navigate_tree)."""
 
 import json
 import os
@@ -172,7 +172,7 @@ def delete_session(served, request):
         return remove(path)
 
 
-COMMANDS = {
+HANDLERS = {
     "list_sessions": list_sessions,
     "set_label": set_label,
     "rename_session": rename_session,

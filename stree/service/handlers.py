@@ -7,19 +7,19 @@ runs out of memory (too_large), and the server answers the next request. A write
 cut short: appends are quick, and navigate_tree's summary has abort_branch_summary."""
 
 from ..errors import StreeError
-from . import browse, navigate, pi, queries
+from . import browse, navigate_tree, pi, queries
 from .protocol import UNSET, RequestError, error_code, failure, success
 
 # type -> handler(served, request) -> data (UNSET: no data)
-COMMANDS = dict(pi.COMMANDS)
-COMMANDS.update(browse.COMMANDS)
-COMMANDS["abort_branch_summary"] = navigate.abort_branch_summary
-COMMANDS.update(queries.COMMANDS)
+HANDLERS = dict(pi.HANDLERS)
+HANDLERS.update(browse.HANDLERS)
+HANDLERS["abort_branch_summary"] = navigate_tree.abort_branch_summary
+HANDLERS.update(queries.HANDLERS)
 
-COMMANDS["abort"] = lambda served, request: UNSET  # (answered by the server's reader: see server.py)
+HANDLERS["abort"] = lambda served, request: UNSET  # (answered by the server's reader: see server.py)
 
 # handlers that may answer later, from a worker thread: handler(served, request, reply)
-LATER = {"navigate_tree": navigate.navigate_tree}
+LATER = {"navigate_tree": navigate_tree.navigate_tree}
 
 # the requests that may be stopped anywhere: they read, or write a whole new file atomically
 INTERRUPTIBLE = {"get_state", "get_messages", "get_entries", "get_tree", "get_session_stats", "export_html",
@@ -27,7 +27,7 @@ INTERRUPTIBLE = {"get_state", "get_messages", "get_entries", "get_tree", "get_se
 
 
 def names():
-    return sorted(list(COMMANDS) + list(LATER))
+    return sorted(list(HANDLERS) + list(LATER))
 
 
 def handle(served, request, reply, cancelled=None):
@@ -35,7 +35,7 @@ def handle(served, request, reply, cancelled=None):
     `cancelled`: a threading.Event the client's abort sets."""
     id = request.get("id", UNSET)
     kind = request.get("type", UNSET)
-    if not isinstance(kind, str) or (kind not in COMMANDS and kind not in LATER):
+    if not isinstance(kind, str) or (kind not in HANDLERS and kind not in LATER):
         shown = kind if isinstance(kind, str) else "undefined" if kind is UNSET else str(kind)
         return failure(id, kind, f"Unknown command: {shown}", "unknown_command")
     try:
@@ -48,9 +48,9 @@ def handle(served, request, reply, cancelled=None):
                 from ..core.budget import request as budget
 
                 with budget(kind, served.request_timeout, cancelled):
-                    data = COMMANDS[kind](served, request)
+                    data = HANDLERS[kind](served, request)
             else:
-                data = COMMANDS[kind](served, request)
+                data = HANDLERS[kind](served, request)
         return success(id, kind, data)
     except (RequestError, StreeError) as e:
         return failure(id, kind, str(e), error_code(e), getattr(e, "hint", None))

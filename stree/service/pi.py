@@ -245,12 +245,17 @@ def export_html(served, request):
     session, tree = served.load()
     if output is None:  # pi: pi-session-<file name>.html in the working directory
         output = f"pi-session-{Path(served.path).name.removesuffix('.jsonl')}.html"
-    from .export import html_document
     from .targets import checked_target
+    from ..output.export_html import render
+    from ..output.transcript import Document
+    from ..storage.blobs import blob_dirs, image_base64
     from ..writing.atomic import write_atomic
 
     target = checked_target(served, output, overwrite)
-    write_atomic(target, html_document(session, tree).encode("utf-8"), replace=overwrite)
+    dirs = blob_dirs(session.path)  # the page `stree export` writes (output.export_html)
+    doc = Document(session, tree, images=lambda data: image_base64(data, dirs))
+    page = "".join(render(doc)).encode("utf-8", "replace")  # (a lone surrogate of the session: ?)
+    write_atomic(target, page, replace=overwrite)
     return {"path": output}
 
 
@@ -314,7 +319,7 @@ def _write_fork(served, session, tree, leaf):
     served.switch(target)
 
 
-COMMANDS = {
+HANDLERS = {
     "get_state": get_state,
     "get_messages": get_messages,
     "get_last_assistant_text": get_last_assistant_text,

@@ -78,8 +78,8 @@ def grep(served, request):
     """`stree grep PATTERN [-i] [-w] [-E] [-l|-c] [-m N] [--role R]... [--type T]... [--since D]
     [--until D] [--cwd DIR] --json`, over every session of the agents `agent` selects (default:
     serve's --agent), or the one `session` names (a path or id prefix, as -s)."""
-    from ..core.grep import ROLES, TEXT_TYPES
-    from ..core.sessiongrep import Grep
+    from ..core.grep_match import ROLES, TEXT_TYPES
+    from ..core.grep_sessions import Grep
     from ..core.store import resolve_session
     from ..format.agents import choices as agent_choices
 
@@ -115,4 +115,4 @@ def _strings(request, name, choices):
     return value
 
 
-COMMANDS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context, "grep": grep}
+HANDLERS = {"log": log, "show": show, "rev_parse": rev_parse, "context": context, "grep": grep}

@@ -6,7 +6,7 @@ import stat
 import sys
 
 # The only names stree ever writes in its cache dir: <dev>-<inode>.idx (stree.storage.index),
-# <dev>-<inode>-<crc>.graph (stree.storage.graphcache), and their temp files while being written;
+# <dev>-<inode>-<crc>.graph (stree.storage.keptgraph), and their temp files while being written;
 # the catalogue, catalog.sqlite and SQLite's -wal and -shm beside it (stree.storage.catalog), listed
 # only when the database's content says stree made it (its application id).
 # Nothing else there is ever removed, whatever the directory (STREE_CACHE_DIR) holds.
@@ -106,7 +106,7 @@ def write_file(target, parts):
 
 def create_temp(target, readable=False):
     """(descriptor, name) of a new temp file for `target`, beside it, readable by this user
-    only: renamed over `target` once written (write_file, stree.storage.graphfile); with
+    only: renamed over `target` once written (write_file, stree.storage.keptgraph.file); with
     `readable`, the descriptor reads too."""
     directory = os.path.dirname(target)
     os.makedirs(directory, mode=0o700, exist_ok=True)

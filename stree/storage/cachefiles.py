@@ -9,9 +9,9 @@ from .index import FORMAT, meta_of
 
 def entries():
     """(path, meta or None) for every file stree wrote in the cache: indexes (.idx) and
-    kept graphs (.graph, stree.storage.graphcache). Other files, links and directories are not
+    kept graphs (.graph, stree.storage.keptgraph). Other files, links and directories are not
     listed (STREE_CACHE_DIR may hold anything); temp files: see temp_entries()."""
-    from . import graphcache
+    from . import keptgraph as kept_store
     from .cachedir import own_files
 
     directory = cache_dir()
@@ -26,8 +26,8 @@ def entries():
                 meta, _ = meta_of(full)
             except Exception:
                 meta = None
-        elif name.endswith(graphcache.SUFFIX):
-            meta = graphcache.read_meta(full)
+        elif name.endswith(kept_store.SUFFIX):
+            meta = kept_store.read_meta(full)
         elif name.startswith("catalog."):
             from .catalog import NAME, is_own
 
@@ -49,10 +49,10 @@ def temp_entries():
 def is_stale(full, meta):
     """True when a cache file no longer belongs to a session file as it is (a graph
     file: as it was when the graph was drawn)."""
-    from . import graphcache
+    from . import keptgraph as kept_store
 
-    if full.endswith(graphcache.SUFFIX):
-        return graphcache.is_stale(meta)
+    if full.endswith(kept_store.SUFFIX):
+        return kept_store.is_stale(meta)
     if meta is not None and meta.get("kind") == "catalog":
         return False
     if not full.endswith(".idx") or meta is None or meta.get("format") != FORMAT:

@@ -56,7 +56,7 @@ def racy(st, now_ns=None):
     """True when `st` (a session file's stat) is too recent for its size, mtime and ctime to
     prove it unchanged later, as git's "racily clean" entries: a change in the same tick of
     the file system's clock leaves them all as they were. A cache written now must check more
-    than the stat (stree.storage.index) or not be kept (stree.storage.graphcache)."""
+    than the stat (stree.storage.index) or not be kept (stree.storage.keptgraph)."""
     import time
 
     now_ns = time.time_ns() if now_ns is None else now_ns

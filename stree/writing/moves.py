@@ -9,9 +9,9 @@ LIVE_PI_SECONDS = 120  # a message appended this recently: pi may still be runni
 
 
 def plan_checkout(tree, revision, exact):
-    """The core.navigate.Checkout of REV; '-' is where the leaf was before the last move, exactly
+    """The core.leaf.Checkout of REV; '-' is where the leaf was before the last move, exactly
     (as `git checkout -`)."""
-    from ..core.navigate import Checkout
+    from ..core.leaf import Checkout
 
     if revision == "-":
         target, exact = previous_position(tree), True
@@ -23,7 +23,7 @@ def plan_checkout(tree, revision, exact):
 
 
 def previous_position(tree):
-    from ..core.navigate import last_checkout
+    from ..core.leaf import last_checkout
 
     move = last_checkout(tree)  # as git: the last checkout, not the commits since
     if move is None:
@@ -42,9 +42,9 @@ def noop_line(label=None):
 
 
 def write_checkout(plan, tree, path, *, say, dry_run=False, **navigation):
-    """Carry out `plan` with its hooks (core.treenav.navigate), the entries appended under the lock;
-    `say` tells warnings. Returns the treenav.Navigation."""
-    from ..core.treenav import navigate
+    """Carry out `plan` with its hooks (core.navigate_tree.navigate), the entries appended under the lock;
+    `say` tells warnings. Returns the core.navigate_tree.Navigation."""
+    from ..core.navigate_tree import navigate
 
     return navigate(plan, tree, path, append=lambda make: append_entries(path, make, dry_run=dry_run, say=say),
                     warn=say, dry_run=dry_run, **navigation)

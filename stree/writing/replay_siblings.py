@@ -13,7 +13,7 @@ the lock, in one write. Either writes all of the answers given or nothing.
 
 import time
 
-from ..core.navigate import CHECKOUT_MARKER, position
+from ..core.leaf import CHECKOUT_MARKER, position
 from ..errors import CONFLICT, StreeError
 from .append import append_entries
 from .atomic import write_atomic

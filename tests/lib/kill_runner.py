@@ -17,7 +17,7 @@ import sys
 import time
 
 import stree.cli  # noqa: F401  (imported before forking, so children start at once)
-import stree.fast  # noqa: F401
+import stree.entrypoint  # noqa: F401
 import stree.fastwrite  # noqa: F401
 import stree.commands.checkout  # noqa: F401
 import stree.commands.fork  # noqa: F401
@@ -32,7 +32,7 @@ def child(argv, fast):
     sys.argv = ["stree", *argv]
     code = 0
     try:
-        (stree.fast.main if fast else stree.cli.run)()
+        (stree.entrypoint.main if fast else stree.cli.run)()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 0
     finally:

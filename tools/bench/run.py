@@ -17,7 +17,7 @@ turns with its baselines (each round runs every command of a group once):
 as it is right after pi wrote it); a cold parse is shared among one process per core
 (stree.storage.parallel), and the same command with STREE_JOBS=1 is reported next to it.
 "warm" = the index is present (after one untimed run of the same command, which also fills
-cached previews and keeps a `log --graph` output, stree.storage.graphcache). Peak RSS: see
+cached previews and keeps a `log --graph` output, stree.storage.keptgraph). Peak RSS: see
 tools/bench/measure.py. Then the growth table (tools/bench/growth.py) from 1k to 1M entries,
 every command on the largest file, and the append case.
 
@@ -167,7 +167,7 @@ def main():
                 "drawn": (graph, clear_graphs, STATS_ENV)}, RUNS)
     pi_small = t["pi"][0]
     rows.add(f"warm `log --graph`, {small_name}", t["graph"][0], f"{pi_name} {small_name}", pi_small, 0.2,
-             "the output kept by the untimed runs is printed again, before click loads (stree.storage.graphcache, stree.fast)")
+             "the output kept by the untimed runs is printed again, before click loads (stree.storage.keptgraph, stree.entrypoint)")
     rows.add(f"warm `log --graph`, {small_name}, drawn", t["drawn"][0], f"{pi_name} {small_name}", pi_small, None,
              "for comparison: index warm, no kept output (every row rendered)")
     big_graph = STREE + ["-s", big, "log", "--graph"]

@@ -9,6 +9,9 @@ read at (device, inode, size, mtime, ctime, the CRCs of the file's first bytes a
 bytes before where it stopped, and of the whole file when it was read in the same tick of
 the clock as a change: the racy rule of the per-session index, stree.storage.index.racy).
 
+The same concept higher up: stree.core.catalog_refresh keeps it up to date, stree.core.catalog_shared
+pushes to and reads a shared one, stree.commands.catalog is the command.
+
 What is common to both backends is here: the columns of a session row, how values that
 SQL cannot take are kept, the errors, and the one-line warnings a command prints."""
 

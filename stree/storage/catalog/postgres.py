@@ -287,7 +287,7 @@ _FOLDS = set("kKsSiIµμΜΩωåÅſıİ") | {"\u212a", "\u212b", "\u2126"}
 
 
 def narrowing(pattern):
-    """The literals of `pattern` (stree.core.grep.Pattern) an entry's indexed text must contain
+    """The literals of `pattern` (stree.core.grep_match.Pattern) an entry's indexed text must contain
     for the pattern to match it, as PostgreSQL compares them."""
     out = []
     for literal in pattern.literals:

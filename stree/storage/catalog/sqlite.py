@@ -20,7 +20,7 @@ the living, the catalogue is rebuilt.
 
 Concurrent stree processes: WAL, so a reader never waits on a writer. A command that finds
 the write lock taken does not wait for it (Busy): it answers from what the catalogue holds
-(core.catalog says so). A damaged stree catalogue (wrong schema, malformed pages) is removed
+(core.catalog_refresh says so). A damaged stree catalogue (wrong schema, malformed pages) is removed
 and built again; if that fails too the caller reads the files directly (Unavailable)."""
 
 import os
@@ -393,7 +393,7 @@ class Catalog:
     # -- the text index -----------------------------------------------------
 
     def candidates(self, pattern, gens):
-        """The entries of the sessions of `gens` that may match `pattern` (stree.core.grep
+        """The entries of the sessions of `gens` that may match `pattern` (stree.core.grep_match
         Pattern): narrowed by the word index, confirmed by the caller."""
         query = pattern.query(self.terms)
         return [] if query is False else self.matching(query, gens)

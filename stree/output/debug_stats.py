@@ -1,5 +1,5 @@
-"""The statistics line of STREE_DEBUG_STATS, from the command's load report
-(stree.core.loading.LoadReport; read by the fast paths too: no imports at the top)."""
+"""The statistics line of STREE_DEBUG_STATS (not `stree stats`: that is output.usage_tables), from the
+command's load report (stree.core.loading.LoadReport; read by the fast paths too: no imports at the top)."""
 
 import sys
 

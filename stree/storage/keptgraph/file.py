@@ -1,7 +1,7 @@
-"""The file a kept `log --graph` output lives in (stree.storage.graphcache): written as the
+"""The file a kept `log --graph` output lives in (stree.storage.keptgraph): written as the
 output is drawn, read and patched without ever holding the output in memory.
 
-    MAGIC | data (the output, UTF-8) | rows (stree.output.graphout's state) | meta | trailer
+    MAGIC | data (the output, UTF-8) | rows (stree.output.keptgraph's state) | meta | trailer
 
 The trailer ends the file: the meta's length and its CRC-32, then END. The meta (marshal)
 gives the data's length, a CRC-32 for each block of it (BLOCK bytes as drawn; any length
@@ -186,7 +186,7 @@ class Writer:
         self.block = block_size()
 
     def _start(self):
-        from .cachedir import create_temp
+        from ..cachedir import create_temp
 
         self.fd, self.tmp = create_temp(self.target, readable=True)
         _write_all(self.fd, MAGIC)

@@ -1,6 +1,7 @@
 """One navigation of the tree with its hooks: what `stree checkout` and `stree serve`'s
 navigate_tree share (pi's AgentSession.navigateTree: session_before_tree, the summary, the
-move, session_tree).
+move, session_tree). The same concept one layer up is stree.service.navigate_tree (the
+request of `stree serve`); where the leaf is and the plan of a move: stree.core.leaf.
 
 The core decides and runs the hooks; the caller brings what lies above it: how a model
 summary is asked for (`summarize`) and how the entries are written (`append`, the writing

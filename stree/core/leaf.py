@@ -1,4 +1,6 @@
-"""pi's /tree navigation (AgentSession.navigateTree), planned on a Tree.
+"""The leaf: where it is (position), its moves (leaf_moves, the reflog), stree's checkout
+marker, and a move planned on a Tree (Checkout: pi's AgentSession.navigateTree). A move run
+with its hooks is stree.core.navigate_tree.
 
 pi keeps the leaf in memory; stree persists it by appending: a branch_summary at
 the new position, or a context-free `custom` marker (customType stree/checkout)

@@ -1,5 +1,6 @@
 """navigate_tree and abort_branch_summary (pi PR #1762): a move of the leaf as pi's /tree makes
-it, through the same core as `stree checkout` (core.treenav: hooks, summary, append).
+it, through the same core as `stree checkout` (core.navigate_tree: hooks, summary, append). The same concept at two depths: this module
+is the request, stree.core.navigate_tree the navigation it runs.
 
 With `summarize`, the model is asked on a worker thread, so the server goes on reading
 requests: abort_branch_summary answers the navigate_tree at once with {cancelled, aborted}
@@ -60,7 +61,7 @@ class Job:
 
 def navigate_tree(served, request, reply):
     """Returns the data, or None when the answer comes later (a summary on a worker thread)."""
-    from ..core.navigate import Checkout
+    from ..core.leaf import Checkout
 
     target = param(request, "targetId", str, required=True)
     summarize = param(request, "summarize", bool, default=False)
@@ -112,7 +113,7 @@ def _work(served, job, plan, model, instructions, replace, label):
 
 
 def _run(served, job, plan, tree, summarize, instructions, replace, label):
-    from ..core.treenav import navigate
+    from ..core.navigate_tree import navigate
     from ..writing.append import append_entries
 
     def append(make):
@@ -129,7 +130,7 @@ def _run(served, job, plan, tree, summarize, instructions, replace, label):
 
 
 def _model(served, tree, plan):
-    """summarize(instructions, replace) for treenav: the model `stree serve` was started with
+    """summarize(instructions, replace) for core.navigate_tree: the model `stree serve` was started with
     (its --provider/--model/... flags, STREE_*, the config, the session's model)."""
     from ..core.summary import session_thinking_level, summarize_branch
     from ..providers import resolve_options

@@ -1,7 +1,9 @@
 """The session graph as pi's /tree draws it: order, filters, indentation, connectors.
 
 A port of TreeList (flattenTree, applyFilter, recalculateVisualStructure,
-render) without the interactive parts. Iterative throughout.
+render) without the interactive parts. Iterative throughout. How the drawing is written, and
+kept for the next identical command: stree.output.keptgraph (its docstring has the calling
+sequence); `log --graph --follow`: stree.output.graph_follow.
 """
 
 from ..storage import register_counters
@@ -52,7 +54,7 @@ class Drawing:
         self._draw = draw
         self._ids = ids
         self.state = state  # row -> (prefix, active, label, leaf mark): what a row shows besides its entry
-        self.chain = chain  # () -> what a patch after an append to the leaf needs (stree.output.graphpatch)
+        self.chain = chain  # () -> what a patch after an append to the leaf needs (stree.output.keptgraph.patch)
 
     def __len__(self):
         return len(self.order)

@@ -7,14 +7,14 @@ after the row that carried the leaf mark (in its place when that row was shown o
 leaf: an assistant message of tool calls alone), each the only row under the one above it.
 Besides them, only the row that carried the leaf mark changes (its mark, and for --json or
 --format its child count and @). Everything needed to lay out the new rows is kept with the
-output (graphout.chain_state): the marked row's layout and how many rows hang under it and
+output (keptgraph.chain_state): the marked row's layout and how many rows hang under it and
 beside it. Anything else (an entry under an older one, a label on an older row, @ elsewhere,
-an id column growing) is left to graphout, which lays the whole graph out again and still
+an id column growing) is left to keptgraph, which lays the whole graph out again and still
 draws only the rows that changed.
 """
 
-from .render import Row, child_layout, passes, prefix
-from . import graphout
+from ..graph import Row, child_layout, passes, prefix
+from .. import keptgraph
 
 
 def _layout(kept):
@@ -47,11 +47,11 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
         return None
     prow = shape.prow
     if any(prow[r] != r - 1 for r in range(old, n)):
-        return None  # not each under the one before: graphout lays it out again
+        return None  # not each under the one before: keptgraph lays it out again
     types = nodes.tail("type", old)
     if filter_ == "labeled-only" and "label" in types:
         return None
-    force = graphout.dirty_rows(tree, old)  # tool results whose call was appended: drawn again
+    force = keptgraph.dirty_rows(tree, old)  # tool results whose call was appended: drawn again
     if force is None:
         return None  # (a call id repeated)
     marked, kept_layout, below, beside, marked_is_leaf, roots, at_row = patch.chain
@@ -84,7 +84,7 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
         new_marked = shown[-1] if shown else marked
     at = None
     if machine:
-        from ..core.navigate import position
+        from ...core.leaf import position
 
         at = position(tree)
     nkids = shape.nkids
@@ -105,7 +105,7 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     if machine:
         again.add(tree._row(at) if at is not None else None)
     marked_prefix = prefix(_layout(kept_layout), roots)
-    if digests[mi] != graphout.digest(marked_prefix):
+    if digests[mi] != keptgraph.digest(marked_prefix):
         return None
     for r in again:
         if r is None or r < 0 or r >= old:
@@ -141,17 +141,17 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     def keep(i, j):
         if j > i:
             pieces.append((offsets[i], offsets[j]))
-            graphout.STATS["kept"] += j - i
+            keptgraph.STATS["kept"] += j - i
             for col, values in zip(cols, patch.cols):
                 col.extend(values[i:j])
 
     def draw(r, st):
         pre, flag, label, children = st
         node = nodes[r]
-        text = graphout.text_of(out, tree, Row(node, pre, bool(flag & 1), label, previewer.segments(node),
+        text = keptgraph.text_of(out, tree, Row(node, pre, bool(flag & 1), label, previewer.segments(node),
                                                bool(flag & 2)), previewer, width, no_ids).encode("utf-8")
         pieces.append(text)
-        for col, value in zip(cols, (r, graphout.digest(pre), flag, label, children, len(text))):
+        for col, value in zip(cols, (r, keptgraph.digest(pre), flag, label, children, len(text))):
             col.append(value)
 
     pos = 0
@@ -178,5 +178,5 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     if chain_state is not None and machine:
         found = tree._row(at) if at is not None else None
         chain_state = chain_state[:6] + (-1 if found is None else found,)
-    graphout.STATS["how"] = "appended"
-    return pieces, graphout.blob(width, cols, chain_state)
+    keptgraph.STATS["how"] = "appended"
+    return pieces, keptgraph.blob(width, cols, chain_state)

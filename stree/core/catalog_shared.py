@@ -1,7 +1,8 @@
 """A shared catalogue (stree.storage.catalog.postgres): which one is configured, `stree
-catalog push`, and the rows and matches `ls`, `grep` and MCP answer from it.
+catalog push`, and the rows and matches `ls`, `grep` and MCP answer from it. The local one is
+kept up to date by stree.core.catalog_refresh (the same concept: the catalogue, at core depth).
 
-A push brings this machine's SQLite catalogue up to date first (stree.core.catalog: only
+A push brings this machine's SQLite catalogue up to date first (stree.core.catalog_refresh: only
 the files that changed are read), then sends what the shared one lacks: nothing for a file
 whose identity it already holds, the appended entries of a file that only grew since it was
 pushed, everything of any other. One transaction per batch of files, each file locked
@@ -57,7 +58,7 @@ def records(url, paths=None):
     """The ls records of the shared catalogue's sessions (of `paths` on this host, or every
     row this role may see), as core.listing builds them."""
     from ..storage.catalog import Unavailable
-    from .catalog import record
+    from .catalog_refresh import record
 
     cat = open_shared(url, migrate=False)
     try:
@@ -85,7 +86,7 @@ def grep_candidates(url, files, pattern, one=False):
     """(gen -> row, newest first; candidates with their text) from the shared catalogue:
     every session this role may see, or with `one` only the file of `files`."""
     from ..storage.catalog import Unavailable
-    from .catalog import record
+    from .catalog_refresh import record
 
     cat = open_shared(url, migrate=False)
     try:
@@ -107,7 +108,7 @@ def search_stored(pattern, sessions, candidates, keep):
     matched against the text kept rather than read again from a file."""
     from array import array
 
-    from .grep import Match
+    from .grep_match import Match
 
     by_gen = {}
     for c in candidates:
@@ -128,7 +129,7 @@ def push(url, files, prune_roots, progress=None):
     catalogue; rows of files gone from `prune_roots` are dropped there. Returns
     {"files": pushed, "entries": sent, "dropped": n, "unchanged": m}."""
     from ..storage.catalog import Unavailable
-    from . import catalog
+    from . import catalog_refresh as catalog
 
     try:
         local, rows = catalog.sync(files, prune_roots=prune_roots, progress=progress, wait=True, quiet=True)
@@ -258,7 +259,7 @@ def _appended_from(have, row, full):
     if not ok or (int(ino), int(dev)) != (row["ino"], row["dev"]) or head != row["head_crc"] or covered != size \
             or size >= row["size"] or rows is None or rows > row["rows"]:
         return 0
-    from .catalog import WINDOW, crc_range
+    from .catalog_refresh import WINDOW, crc_range
     from ..storage.session import open_file
 
     try:
@@ -273,9 +274,9 @@ def _appended_from(have, row, full):
 
 def _usages(full, start):
     """(the usages of the file's entries from row `start` on, its own entries): read as
-    `stats --all` reads them (stree.core.usage: a fork's copied prefix is its parent's)."""
+    `stats --all` reads them (stree.core.usage_totals: a fork's copied prefix is its parent's)."""
     from .loading import open_session
-    from .usage import ParentIds, entry_usages
+    from .usage_totals import ParentIds, entry_usages
 
     try:  # (through the per-session index the local catalogue keeps: nothing parsed again)
         session, tree, _ = open_session(full, previews=False)
@@ -290,11 +291,11 @@ def _usages(full, start):
 
 
 def across(url, since=None, until=None):
-    """`stats --all` over the shared catalogue: a stree.core.usage.Across of every session
+    """`stats --all` over the shared catalogue: a stree.core.usage_totals.Across of every session
     this role may see, one per session id (the same session pushed from two machines, or by
     two people, counted once: the copy with the most entries)."""
     from ..storage.catalog import Unavailable
-    from .usage import Across, Usage, day_of, grouped, total, within
+    from .usage_totals import Across, Usage, day_of, grouped, total, within
 
     cat = open_shared(url, migrate=False)
     try:

@@ -1,5 +1,7 @@
 """The catalogue kept up to date (stree.storage.catalog holds the database): which files
-changed, what is read of them, and what a session row holds.
+changed, what is read of them, and what a session row holds. One concept at three depths:
+stree.storage.catalog (the database), this module and stree.core.catalog_shared (a team's
+PostgreSQL catalogue), stree.commands.catalog (the command).
 
 A file whose identity (device, inode, size, mtime, ctime) is the one its row was read at is
 not opened (unless its row was read in the same tick of the clock as a change: the racy rule

@@ -1,7 +1,8 @@
 """`stree grep` across sessions as data: which session files are searched, the candidate
 entries (the catalogue's word index narrows them; without a catalogue every file is read),
 and the records `stree grep --json` prints. The CLI, `stree serve`'s grep request and the
-MCP grep tool all ask it (stree.core.grep holds the pattern and the search itself)."""
+MCP grep tool all ask it (stree.core.grep_match holds the pattern and the search itself; the
+command is stree.commands.grep: one concept at three depths)."""
 
 import os
 import re
@@ -18,7 +19,7 @@ class Grep:
     def __init__(self, pattern, *, regex=False, ignore_case=False, word=False, roles=(), types=(), since=None,
                  until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
                  agent=None, agent_dir=None, no_cache=False, option_names=("--since", "--until")):
-        from .grep import Pattern, entry_filter, parse_when
+        from .grep_match import Pattern, entry_filter, parse_when
         from .store import resolved, shortest_prefixes
 
         if files_only and count:
@@ -43,8 +44,8 @@ class Grep:
 
     def records(self):
         """(record, Match) per matching line, or (session record, None) with -l / -c, as found."""
-        from .grep import search
-        from .teamcatalog import search_stored
+        from .grep_match import search
+        from .catalog_shared import search_stored
 
         per_session = {}
         stored = bool(self.candidates) and len(self.candidates[0]) > 7  # (a shared catalogue's: with their text)
@@ -159,12 +160,12 @@ def files(session_path=None, agent=None, agent_dir=None):
 def candidates(files, listed, pattern, no_cache=False):
     """(gen -> session row, newest first; candidate entries) from the catalogue, or from
     the files themselves without one."""
-    from . import catalog
-    from .grep import direct
+    from . import catalog_refresh as catalog
+    from .grep_match import direct
 
     if catalog.enabled(no_cache):
         from ..storage.catalog import Unavailable
-        from .teamcatalog import configured, grep_candidates
+        from .catalog_shared import configured, grep_candidates
 
         url = configured()
         if url is not None:  # a shared catalogue: every session pushed (candidates carry their text)

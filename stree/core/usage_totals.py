@@ -1,5 +1,7 @@
 """Tokens and cost: the usage pi records (format.usage), summed over a session, its active
-path, its branches, a range, or every session (by session, model and day).
+path, its branches, a range, or every session (by session, model and day). One concept at three
+depths: stree.format.usage (one entry's usage), this module (the totals, pi's usage-totals.ts),
+stree.output.usage_tables (the tables `stree stats` prints).
 
 A fork's copied prefix is counted once. In one session's stats, the entries of a session
 whose header's `parentSession` holds an entry with the same id are shown apart, as

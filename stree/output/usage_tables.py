@@ -1,4 +1,5 @@
-"""`stree stats` for people: tables of tokens and cost, one section per grouping."""
+"""`stree stats` for people: tables of tokens and cost, one section per grouping (the totals:
+stree.core.usage_totals; one entry's usage: stree.format.usage)."""
 
 from ..format.terminal import inert
 from .modes import display_width

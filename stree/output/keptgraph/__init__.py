@@ -1,9 +1,31 @@
-"""`log --graph` written: drawn whole, or patched from the output kept before the file grew.
+"""Kept `log --graph` output at the output depth: the graph written, drawn whole or patched
+from the output kept before the file grew, with the rows' state kept beside it.
+
+The same concept at the storage depth is stree.storage.keptgraph (imported as `kept_store`):
+where an output is kept, whether it still holds for the file, and its file (.file). The drawing
+itself, which knows nothing of keeping, is stree.output.graph. This package: the rows' state
+and the writing (here), a patch after entries appended under the leaf (.patch), a whole drawing
+into a pipe as bytes (.pipe). The calling sequence, as stree.commands.log (`_graph`, `_draw`)
+and, before click loads, stree.entrypoint (`_kept_graph`) follow it:
+
+    kept_store.applies(no_cache)                    may a kept output be used at all
+    opts = kept_store.options(rev, filter, ...)     what the output depends on besides the file
+    found = kept_store.find(path, opts)             None | ("same", Kept) | ("grown", (Kept, rows, n))
+    "same":  kept_store.write(Kept)                 printed again as kept; nothing is drawn
+    "grown": patch = keptgraph.base(found[1])       what the kept output offers a patch
+    out.capture = kept_store.Capture(session, opts) the output goes to its file as it is written
+    keptgraph.patch.chain(tree, out, patch, ...)    appended under the leaf: (pieces, state), or None
+      -> keptgraph.put(out, pieces, patch.kept)     kept ranges copied around the rows drawn
+    else: rows = graph.graph(tree, filter, ...)     the drawing (stree.output.graph)
+      -> state = keptgraph.write(out, tree, rows, previewer, no_ids, keep, patch)
+                                                    only the rows whose state changed are drawn
+    kept_store.store(session, opts, capture, state) kept for the next identical command
+
 
 A graph row's text depends on its entry (which an append never changes) and on what the
 drawing around it gives it: the connectors before it, the active-path mark, its label,
 the leaf mark, and for --json/--format the child count and whether it is @. That is the
-row's *state*. A kept output (stree.storage.graphcache) carries, for every row in order, its
+row's *state*. A kept output (stree.storage.keptgraph) carries, for every row in order, its
 entry's row in the file, its state (the connectors as a 64-bit digest: they grow with the
 tree's depth) and the length of its text. After an append, the
 layout is computed again (no preview, no entry read) and each row whose entry and state
@@ -17,19 +39,19 @@ STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
 
 import marshal
 
-from ..storage import register_counters
+from ...storage import register_counters
 
-STATS = register_counters("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (graphpatch)
+STATS = register_counters("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (keptgraph.patch)
 VERSION = 3  # of the rows' state below
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
 DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)
 
 
 class Patch:
-    """What a kept output offers a patch: its file (stree.storage.graphfile.Kept: its bytes are
+    """What a kept output offers a patch: its file (stree.storage.keptgraph.file.Kept: its bytes are
     copied from there, never read whole), the id column's width, its rows' state in
     columns (entry row, digest of the connectors, flags, label, children, length in bytes), what an append to the
-    leaf needs (stree.output.graphpatch), and how many entries the file had then."""
+    leaf needs (stree.output.keptgraph.patch), and how many entries the file had then."""
 
     def __init__(self, kept, width, cols, chain, entries):
         self.kept = kept
@@ -45,7 +67,7 @@ class Patch:
 
 
 def base(found):
-    """A Patch from graphcache.find()'s "grown" (kept file, rows blob, entries), or None."""
+    """A Patch from kept_store.find()'s "grown" (kept file, rows blob, entries), or None."""
     if found is None:
         return None
     kept, blob, entries = found
@@ -61,13 +83,13 @@ def base(found):
 
 def put(out, pieces, kept):
     """Write `pieces` (bytes drawn, or (a, b): bytes a..b of `kept`'s output) as out.put()
-    would: kept bytes into a pipe go file to pipe (stree.storage.graphcache.emit)."""
-    from ..storage import graphcache
+    would: kept bytes into a pipe go file to pipe (stree.storage.keptgraph.emit)."""
+    from ...storage import keptgraph as kept_store
 
     if out.tty:  # (held for the pager, or cut to the terminal: as text)
         out.put([p.decode("utf-8") if isinstance(p, bytes) else kept.read(*p).decode("utf-8") for p in pieces])
     else:
-        graphcache.emit(pieces, kept, out.capture)
+        kept_store.emit(pieces, kept, out.capture)
 
 
 def blob(width, cols, chain):
@@ -98,7 +120,7 @@ def stater(tree, drawing, machine):
             prefix, active, label, marked = state(r)
             return digest(prefix), active | marked << 1, label, 0
         return of
-    from ..core.navigate import position
+    from ...core.leaf import position
 
     at = position(tree)
     ids = tree._nodes.col("id")
@@ -114,7 +136,7 @@ def text_of(out, tree, row, previewer, width, no_ids):
     """A Row as record() writes it."""
     STATS["drawn"] += 1
     if out.machine:
-        from .fields import entry_record
+        from ..fields import entry_record
 
         return out.text_of(entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
                                         row=row.text(marker=False)))
@@ -137,10 +159,10 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
     if pieces is not None:
         STATS["how"] = "laid out"
     else:
-        from . import graphbytes
+        from . import pipe
 
-        if graphbytes.applies(out):  # (the common case: human rows into a pipe, as bytes)
-            cols = graphbytes.write(out, tree, drawing, previewer, no_ids, width, keep, STATS)
+        if pipe.applies(out):  # (the common case: human rows into a pipe, as bytes)
+            cols = pipe.write(out, tree, drawing, previewer, no_ids, width, keep, STATS)
             return None if cols is None else blob(width, cols, chain_state(tree, drawing, out.machine))
         draw = drawing._draw
         pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
@@ -194,7 +216,7 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
 def _takes_bytes():
     import sys
 
-    from ..storage.graphcache import takes_utf8_bytes
+    from ...storage.keptgraph import takes_utf8_bytes
 
     return takes_utf8_bytes(sys.stdout)
 
@@ -202,15 +224,15 @@ def _takes_bytes():
 def _flush(out, batch):
     """Write a batch of rows: texts through out.put(), or UTF-8 bytes to stdout and the kept file."""
     if batch and isinstance(batch[0], bytes):
-        from ..storage import graphcache
+        from ...storage import keptgraph as kept_store
 
-        graphcache.emit([b"".join(batch)], None, out.capture)
+        kept_store.emit([b"".join(batch)], None, out.capture)
     elif batch:
         out.put(batch)
 
 
 def chain_state(tree, drawing, machine):
-    """What stree.output.graphpatch needs of a drawing to patch an append to the leaf: the
+    """What stree.output.keptgraph.patch needs of a drawing to patch an append to the leaf: the
     drawing's chain() with the gutters as a list, and the row of @ (--json, --format)."""
     chain = drawing.chain() if drawing.chain is not None else None
     if chain is None:
@@ -222,7 +244,7 @@ def chain_state(tree, drawing, machine):
         flat.append((position, show))
     at = -1
     if machine:
-        from ..core.navigate import position
+        from ...core.leaf import position
 
         found = tree._row(position(tree)) if position(tree) is not None else None
         at = -1 if found is None else found
@@ -306,7 +328,7 @@ def replay(out, data):
 
 def graph_line(out, row, width, no_ids):
     """A human graph row: the id column, the drawing, marks, label and preview."""
-    from ..format.terminal import inert
+    from ...format.terminal import inert
 
     text = "" if no_ids else out.style("id", row.node.id.ljust(width)) + "  "
     prefix = row.prefix
@@ -328,10 +350,10 @@ def graph_line(out, row, width, no_ids):
 def _fitted(prefix, label, segments, row, head):
     """(prefix, label, segments) of a row cut to one line of the terminal: the connectors take
     at most half of what the id column leaves (their outer levels folded into a `⋯N⋯` marker,
-    stree.output.render.fold), the label at most half of what is left, the preview the rest."""
-    from ..format.terminal import inert
-    from .modes import display_width, fit, terminal_width
-    from .render import fold
+    stree.output.graph.fold), the label at most half of what is left, the preview the rest."""
+    from ...format.terminal import inert
+    from ..modes import display_width, fit, terminal_width
+    from ..graph import fold
 
     segments = [(style, inert(text, oneline=True)) for style, text in segments]  # (as shown: \x1b is 4 columns)
     columns = terminal_width()

@@ -15,7 +15,7 @@ last line waits for its end), an error when the file is replaced or truncated.
 import shutil
 import sys
 
-from . import graphout
+from . import keptgraph
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen
 
@@ -27,7 +27,7 @@ def follow(session, out, filter_, search, no_ids, idle=None, warn=None):
     from ..core.preview import Previewer
     from ..core.loading import tree_of
     from ..storage.follow import Follower
-    from .render import graph
+    from .graph import graph
 
     follower = Follower(session, warn=warn)
     st = getattr(session, "file_stat", None)
@@ -52,7 +52,7 @@ def follow(session, out, filter_, search, no_ids, idle=None, warn=None):
             width = drawing.id_width()
             draw = drawing._draw
             if new:
-                out.put([graphout.text_of(out, tree, draw(r), previewer, width, no_ids) for r in new])
+                out.put([keptgraph.text_of(out, tree, draw(r), previewer, width, no_ids) for r in new])
         sys.stdout.flush()
         follower.wait(idle)
 
@@ -69,5 +69,5 @@ def _window(out, tree, drawing, previewer, no_ids):
     end = min(len(order), start + height - 1)
     width = drawing.id_width()
     draw = drawing._draw
-    texts = [graphout.text_of(out, tree, draw(r), previewer, width, no_ids) for r in order[start:end]]
+    texts = [keptgraph.text_of(out, tree, draw(r), previewer, width, no_ids) for r in order[start:end]]
     write(CLEAR + "".join(texts))

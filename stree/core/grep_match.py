@@ -1,4 +1,6 @@
-"""`stree grep`: the pattern, how the catalogue's word index narrows it, and the search.
+"""`stree grep`, the match: the pattern, how the catalogue's word index narrows it, and the
+search. One concept at three depths: stree.commands.grep (the command), stree.core.grep_sessions
+(which sessions and entries, the records), this module (the pattern and the search).
 
 A pattern is matched against each line of an entry's text (what `:/TEXT` searches:
 stree.core.preview.entry_text), as grep matches lines. A plain pattern is a fixed string

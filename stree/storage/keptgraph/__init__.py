@@ -1,4 +1,6 @@
-"""Rendered `log --graph` output, kept for the next identical command.
+"""Kept `log --graph` output at the storage depth: rendered output kept for the next identical
+command, and its file (.file). The same concept at the output depth, and the calling sequence
+of both, is stree.output.keptgraph (which draws and patches; this package only keeps).
 
 Drawing a graph means every row's preview, its connectors and its record: for
 10,000 entries that is most of a command's time even with the index warm. The
@@ -16,9 +18,9 @@ could leave every timestamp as it was: git's "racily clean"), and the kept bytes
 and their description carry CRCs checked before anything is printed. Only complete runs that printed nothing on
 stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 
-The output goes to its file as it is drawn (Capture, stree.storage.graphfile), never held
-in memory, up to graphfile.limit() (4 times the session file: 64 MiB to 512 MiB); a patch
-after an append (stree.output.graphout, graphpatch) gives its pieces to emit(): drawn bytes,
+The output goes to its file as it is drawn (Capture, stree.storage.keptgraph.file), never held
+in memory, up to file.limit() (4 times the session file: 64 MiB to 512 MiB); a patch
+after an append (stree.output.keptgraph.patch) gives its pieces to emit(): drawn bytes,
 and ranges of the kept file that the kernel copies to stdout and to the new kept file.
 
 This module is read on the fast path: it imports nothing heavier than os.
@@ -28,11 +30,11 @@ import marshal
 import os
 from binascii import crc32
 
-from .. import __version__
-from .cachedir import cache_dir
-from . import graphfile
+from ... import __version__
+from ..cachedir import cache_dir
+from . import file
 
-FORMAT = 4  # 2: ctime in the identity, CRCs; 3: the rows' state; 4: written as drawn, a CRC per block (graphfile)
+FORMAT = 4  # 2: ctime in the identity, CRCs; 3: the rows' state; 4: written as drawn, a CRC per block (keptgraph.file)
 SUFFIX = ".graph"
 WINDOW = 4096  # bytes compared at the start and the end of the session file
 KEEP = 8  # option sets kept per session file (the oldest go first)
@@ -51,7 +53,7 @@ def identity(fd, st=None):
 
 class Capture:
     """What a `log --graph` writes to stdout, written as UTF-8 to a temp file of the cache as it
-    is drawn (graphfile.Writer), up to graphfile.limit() of the session file's size; past that
+    is drawn (file.Writer), up to file.limit() of the session file's size; past that
     (or for text UTF-8 cannot carry, or a write that fails) nothing is kept: `dropped`."""
 
     def __init__(self, session, options):
@@ -59,7 +61,7 @@ class Capture:
         self.dropped = True
         try:
             st = os.fstat(session.fd)
-            self.writer = graphfile.Writer(_target(st, _key(options)), graphfile.limit(st.st_size))
+            self.writer = file.Writer(_target(st, _key(options)), file.limit(st.st_size))
             self.dropped = False
         except Exception:
             pass
@@ -130,7 +132,7 @@ def applies(no_cache=False, terminal=False):
 
 def options(revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul, color):
     """What a `log --graph` output into a pipe depends on besides the file and $HOME: the
-    command's options as click gives them (stree.fast reads the same from argv)."""
+    command's options as click gives them (stree.entrypoint reads the same from argv)."""
     return ("log --graph", revision, filter_, search, max_count, reverse, no_ids, json_mode, fmt, nul,
             color == "always")
 
@@ -140,7 +142,8 @@ def _key(options):
     return (FORMAT, __version__, _code_stamp(), home) + tuple(options)
 
 
-PACKAGES = ("format", "storage", "core", "writing", "output", "commands")  # stree's own code: what draws
+PACKAGES = ("format", "storage", "storage/keptgraph", "core", "writing", "output", "output/keptgraph",
+            "commands")  # stree's own code: what draws
 
 
 _STAMP = []
@@ -154,7 +157,7 @@ def _code_stamp():
 
 
 def _scan_code():
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # stree/
     stamp = 0
     for directory in (here, *(os.path.join(here, sub) for sub in PACKAGES)):
         try:
@@ -173,7 +176,7 @@ def _target(st, key):
 
 def find(path, options):
     """A previous run's output for these options, its every block checked before a byte of it is
-    printed: ("same", graphfile.Kept) when the session file is as it was then; ("grown", (Kept,
+    printed: ("same", file.Kept) when the session file is as it was then; ("grown", (Kept,
     its rows' state, entries then)) when the file only grew since (the same file, its old bytes
     as they were, complete lines then); else None."""
     fd = _open_regular(path)
@@ -183,7 +186,7 @@ def find(path, options):
     try:
         st = os.fstat(fd)
         key = _key(options)
-        kept = graphfile.open_kept(_target(st, key))
+        kept = file.open_kept(_target(st, key))
         if kept is None or kept.meta.get("key") != key:
             return None
         meta = kept.meta
@@ -255,9 +258,9 @@ def emit(pieces, kept, capture):
             if fd is not None:
                 out.buffer.flush()
                 if b - a > 1 << 20 and not widened:
-                    graphfile.widen_pipe(fd)
+                    file.widen_pipe(fd)
                     widened = True
-                graphfile.copy_range(kept.fd, len(graphfile.MAGIC) + a, b - a, fd, socket_like=True)
+                file.copy_range(kept.fd, len(file.MAGIC) + a, b - a, fd, socket_like=True)
             else:
                 _write_range(out, kept, a, b, utf8)
             if capture is not None:
@@ -266,7 +269,7 @@ def emit(pieces, kept, capture):
             if utf8:
                 out.buffer.write(piece)
             else:
-                from ..format.terminal import write as write_text
+                from ...format.terminal import write as write_text
 
                 write_text(piece.decode("utf-8"))
             if capture is not None:
@@ -286,14 +289,14 @@ def _write_range(out, kept, a, b, utf8):
         if utf8:
             out.buffer.write(data)
         else:
-            from ..format.terminal import write as write_text
+            from ...format.terminal import write as write_text
 
             write_text(decoder.decode(data, a >= b))
 
 
 def read_meta(full):
     """The stored description of a graph file (for `stree cache`), or None."""
-    return graphfile.read_meta(full)
+    return file.read_meta(full)
 
 
 def is_stale(meta):
@@ -316,7 +319,7 @@ def is_stale(meta):
 
 def store(session, options, capture, rows=None):
     """Keep what `capture` took of the output printed for `options` from `session` as it was
-    read, and `rows` (bytes: what stree.output.graphout needs to patch it after an append);
+    read, and `rows` (bytes: what stree.output.keptgraph needs to patch it after an append);
     failures are silent (the next run renders again)."""
     fd = session.fd
     if fd is None or session.seen is None or capture is None or capture.dropped:
@@ -344,7 +347,7 @@ def store(session, options, capture, rows=None):
 
 
 def _racy(st):
-    from .index import racy
+    from ..index import racy
 
     return racy(st)
 
@@ -352,7 +355,7 @@ def _racy(st):
 def _prune(directory, prefix, most):
     """Keep the KEEP newest graph files of one session file, and of those only as many as
     hold twice the longest output it may keep (`most`): the newest always."""
-    from .cachedir import own_files
+    from ..cachedir import own_files
 
     found = []
     for name, temp in own_files(directory):  # stree's own names only, regular files only

@@ -1,15 +1,15 @@
 """A human `log --graph` drawn whole into a pipe, written as UTF-8 bytes row by row.
 
-What stree.output.graphout writes through text_of() and Output.put(), made cheaper for the
+What stree.output.keptgraph writes through text_of() and Output.put(), made cheaper for the
 common case (no colour, not a terminal, a stdout that takes UTF-8 as it is): a row is its
 id column, its connectors and the rest (marks, label, preview), each as bytes. The
 connectors of a deep tree are most of the output (a comb-shaped tree's rows are as long as
 it is deep), and rows under one parent share them: they are encoded once per drawing
-(stree.output.render memoizes their text) and joined, never made safe, styled or encoded
+(stree.output.graph memoizes their text) and joined, never made safe, styled or encoded
 again row by row. Each piece is made safe as graph_line() makes it (inert()); the row as a
 whole then needs nothing more (human_safe() of pieces already inert is the same text).
 
-Nothing is kept per row but what a kept output needs (graphout's rows' state); previews
+Nothing is kept per row but what a kept output needs (keptgraph's rows' state); previews
 are read once each (Previewer.segments(keep=False)).
 """
 
@@ -25,15 +25,15 @@ def applies(out):
     takes UTF-8 as it is."""
     if out.machine or out.color or out.tty:
         return False
-    from ..storage.graphcache import takes_utf8_bytes
+    from ...storage.keptgraph import takes_utf8_bytes
 
     return takes_utf8_bytes(sys.stdout)
 
 
 def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
     """Write every row of `drawing`, counted in stats["drawn"]; returns the rows' state columns
-    (as graphout.write keeps them) when `keep` and the capture kept the whole output, else None."""
-    from ..format.terminal import inert
+    (as keptgraph.write keeps them) when `keep` and the capture kept the whole output, else None."""
+    from ...format.terminal import inert
 
     state = drawing.state
     nodes = tree._nodes

@@ -1,0 +1,235 @@
+"""stree's entry point: what can be answered before click loads, then stree.cli.
+
+`log --graph` into a pipe, when stree.storage.keptgraph kept its output for the file as
+it is, is printed without loading click (half of stree's startup); when the file only
+had entries appended under its leaf since, the kept output is patched
+(stree.output.keptgraph.patch), also without click. Only the plain
+spellings of the options that command takes are read here; anything else (-C,
+--debug, --help, a value this does not know, a cache miss, an error) goes to
+click, which reads the command line again and does the whole job.
+"""
+
+import os
+import sys
+
+LOG_VALUES = {"--filter": "filter", "--search": "search", "-n": "max_count", "--max-count": "max_count",
+              "--format": "fmt"}
+LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "--json": "json", "-z": "nul"}
+
+
+def main():
+    """The process's one exit: the status of whichever path answered (None: 0)."""
+    try:
+        status = _main()
+    except KeyboardInterrupt:  # Ctrl-C before a command's own boundary (while click loads): no traceback
+        from .errors import INTERRUPTED
+
+        sys.stderr.write("stree: interrupted\n")
+        status = INTERRUPTED
+    sys.exit(status)
+
+
+def _main():
+    if sys.stdout is None:  # started with stdout closed: treated as a reader that went away
+        sys.stdout = _ClosedOutput()
+    if sys.argv[1:2] == ["__complete"]:  # tab completion: no click parsing, no rich
+        from .complete import main as complete
+
+        return complete(sys.argv[2:])
+    if "--graph" in sys.argv:
+        status = _kept_graph(sys.argv[1:])
+        if status is not None:
+            return status
+    from .fastwrite import GRAMMAR
+
+    if GRAMMAR.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain
+        from .fastwrite import run as answer  # (stree.fastwrite, stree.fastread)
+
+        code = answer(sys.argv[1:], _session_path)
+        if code is not None:
+            return code
+    from .cli import run
+
+    return run()
+
+
+def parse_log_graph(argv):
+    """{option: value} of `[global options] log --graph ...` in plain spellings, or None.
+    Global options may also follow `log`, as click accepts them there."""
+    from .globalopts import fast_flags, fast_values
+
+    global_values = fast_values()  # -s, --session, --agent-dir, --session-dir, --color (stree.globalopts)
+    global_flags = set(fast_flags())  # --no-pager
+    got = {}
+    i = 0
+    after = (dict(LOG_VALUES, **global_values), dict(LOG_FLAGS, **{flag: flag for flag in global_flags}), None)
+    for values, flags, stop in ((global_values, global_flags, "log"), after):  # global options also after log
+        while i < len(argv) and argv[i] != stop:
+            arg = argv[i]
+            name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+            if name in values:
+                if not eq:
+                    if i + 1 >= len(argv):
+                        return None
+                    i += 1
+                    value = argv[i]
+                got[values[name]] = value
+            elif eq:
+                return None
+            elif arg in flags:
+                got[flags[arg] if isinstance(flags, dict) else arg] = True
+            elif stop is None and not arg.startswith("-") and "revision" not in got:
+                got["revision"] = arg
+            else:
+                return None
+            i += 1
+        if stop is not None:
+            if i >= len(argv):
+                return None
+            i += 1  # "log"
+    return got if got.get("graph") else None
+
+
+def _kept_graph(argv):
+    """Print a kept `log --graph` output for this command line: the exit status, or None when
+    click must run."""
+    from .storage import keptgraph as kept_store
+
+    if not kept_store.applies():
+        return None
+    got = parse_log_graph(argv)
+    if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
+        return None
+    from .output.graph import FILTERS
+
+    max_count = got.get("max_count")
+    if max_count is not None:
+        if not (max_count.isascii() and max_count.isdigit()):
+            return None  # click says what is wrong with it
+        max_count = int(max_count)
+    if got.get("filter", "default") not in FILTERS or got.get("color", "auto") not in ("auto", "always", "never") \
+            or (got.get("json") and "fmt" in got):
+        return None
+    path = _session_path(got)
+    if path is None:
+        return None
+    options = kept_store.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
+                                 max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
+                                 bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
+    found = kept_store.find(path, options)
+    if found is None:
+        return None
+    from .core.loading import LoadReport
+
+    report = LoadReport("graph-cache")  # (nothing read)
+    patched = None
+    if found[0] == "same":
+        found = found[1]
+    else:
+        patched = _appended(found[1], options, got, max_count, path)
+        if patched is None:
+            return None
+        report = patched[-1]
+    def work():
+        if patched is None:
+            kept_store.write(found)
+        else:
+            pieces, blob, kept, session, _ = patched
+            capture = kept_store.Capture(session, options)
+            try:
+                kept_store.emit(pieces, kept, capture)
+                kept_store.store(session, options, capture, blob)
+            finally:
+                capture.close()
+                kept.close()
+
+    from .errors import guarded
+
+    code = guarded(work, _inert)  # (part of the output may be out: no retry in click)
+    if code:
+        return code
+    if os.environ.get("STREE_DEBUG_STATS"):
+        from .output.debug_stats import stats_line
+
+        print(stats_line(report), file=sys.stderr)
+    return 0
+
+
+def _appended(grown, options, got, max_count, path):
+    """(pieces, state blob, kept file, session, load report) of `log --graph` patched from a
+    kept output after entries were appended under the leaf, or None (click does the whole job,
+    errors included). Nothing is printed yet."""
+    from .output import keptgraph
+
+    import gc
+
+    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
+    patch = keptgraph.base(grown)
+    if patch is None:
+        return None
+    try:
+        from .core.loading import open_session
+        from .core.preview import Previewer
+        from .output.fields import GRAPH_FIELDS
+        from .output.keptgraph.patch import chain
+        from .output.modes import Output
+
+        session, tree, report = open_session(path)
+        if session.malformed or session.headerless or session.version < 2:
+            raise LookupError  # (warnings, migrations: click's)
+        out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
+                     "--no-pager" not in got, GRAPH_FIELDS)
+        done = chain(tree, out, patch, got.get("filter", "default"), got.get("search"), bool(got.get("no_ids")),
+                     max_count, Previewer(tree))
+        if done is None:
+            raise LookupError
+        found, patch = (*done, patch.kept, session, report), None
+        return found
+    except Exception:  # anything unexpected: click does it all, and says what is wrong
+        return None
+    finally:
+        if patch is not None:
+            patch.kept.close()
+
+
+def _inert(text, oneline=False):
+    from .format.terminal import inert  # (only when there is an error to say)
+
+    return inert(text, oneline)
+
+
+def _session_path(got):
+    """The session file -s (or $STREE_SESSION, or the current directory) names, or None
+    when only the full resolution can say (its errors are click's to report)."""
+    if got.get("session") == "":
+        return None
+    value = got.get("session") or os.environ.get("STREE_SESSION") or None
+    if value is not None and value != "demo":
+        path = os.path.expanduser(value)
+        if os.path.isfile(path):
+            return path
+    from .errors import StreeError
+    from .core.store import resolve_session
+
+    try:
+        return str(resolve_session(value, os.getcwd(), got.get("agent_dir"), got.get("session_dir")))
+    except (StreeError, OSError):
+        return None
+
+
+class _ClosedOutput:
+    """sys.stdout when file descriptor 1 was closed: writing is an error, nothing else is."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        import errno
+
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")  # as a reader gone: exit 0
+
+    def flush(self):
+        pass
