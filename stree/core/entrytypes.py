@@ -20,14 +20,20 @@ import math
 
 from ..format.jsvalue import joined, number_of, number_text, template, truthy
 from ..format.text import extract_content, full_text, js_json, js_slice, js_string, normalize
+from . import entryparts as show
 
 
 class EntryType:
     """One row. `preview(entry, tool_call)` -> segments, where `tool_call(id)` is the formatted
     call a tool result answers, or None; `search(entry)` -> the parts of its searchable text;
-    `text(entry)` -> its whole text."""
+    `text(entry)` -> its whole text. How it is shown (stree.core.entryparts): `parts(entry,
+    images, summary, previous)` -> its parts, for a type with its own rendering (else its text
+    and its fields as JSON); `note(entry)` -> the one line export shows instead of its fields;
+    `heading(entry)` -> what export's heading calls it (else its type); `node(entry, call)` ->
+    its node in serve's lightweight tree (else its type only), `dropped` from that tree."""
 
-    def __init__(self, name, preview, search=None, text=None, filter="content", usage=False, grep=False):
+    def __init__(self, name, preview, search=None, text=None, filter="content", usage=False, grep=False,
+                 parts=None, note=None, heading=None, node=None, dropped=False):
         self.name = name
         self.preview = preview
         self.search = search or (lambda entry: [])
@@ -35,6 +41,11 @@ class EntryType:
         self.filter = filter  # message, content, setting or never
         self.usage = usage  # False, True, or the roles of the messages that may carry it
         self.grep = grep  # grep (and the catalogue) search its text
+        self.parts = parts
+        self.note = note
+        self.heading = heading or (lambda entry: js_string(entry.get("type")))
+        self.node = node or (lambda entry, call: {"type": entry.get("type")})
+        self.dropped = dropped  # bookkeeping: not a node of serve's lightweight tree (its children move up)
 
 
 # -- message ------------------------------------------------------------------------
@@ -170,28 +181,39 @@ def _dim(fmt, field):
     return lambda entry, tool_call=None: [("dim", fmt.format(value(entry)))]
 
 
+def _note(fmt, *fields):
+    return lambda entry: fmt.format(*(js_string(entry.get(name)) for name in fields))
+
+
 TYPES = {row.name: row for row in (
     EntryType("message", message_preview, message_search, message_text, filter="message",
-              usage=("assistant", "toolResult"), grep=True),
-    EntryType("compaction", _compaction_preview, lambda e: ["compaction"], _summary_text, usage=True, grep=True),
+              usage=("assistant", "toolResult"), grep=True,
+              parts=show.message_parts, heading=show.message_heading, node=show.message_node),
+    EntryType("compaction", _compaction_preview, lambda e: ["compaction"], _summary_text, usage=True, grep=True,
+              parts=show.compaction_parts, node=show.fields_node("tokensBefore")),
     EntryType("branch_summary", _branch_summary_preview, lambda e: ["branch summary", joined(e.get("summary"))],
-              _summary_text, usage=True, grep=True),
+              _summary_text, usage=True, grep=True,
+              parts=show.branch_summary_parts, node=show.fields_node("summary")),
     EntryType("custom_message", _custom_message_preview, _custom_message_search,
-              lambda e: full_text(e.get("content")), grep=True),
+              lambda e: full_text(e.get("content")), grep=True, parts=show.custom_message_parts,
+              heading=lambda e: f"custom message [{js_string(e.get('customType'))}]", node=show.custom_message_node),
     EntryType("model_change", _model_change_preview, lambda e: ["model", joined(e.get("modelId"))],
-              lambda e: js_string(e.get("modelId") or e.get("model")), filter="setting"),
+              lambda e: js_string(e.get("modelId") or e.get("model")), filter="setting",
+              note=_note("model: {}/{}", "provider", "modelId"), node=show.fields_node("provider", "modelId")),
     EntryType("thinking_level_change", _dim("[thinking: {}]", "thinkingLevel"),
-              lambda e: ["thinking", joined(e.get("thinkingLevel"))], filter="setting"),
+              lambda e: ["thinking", joined(e.get("thinkingLevel"))], filter="setting",
+              note=_note("thinking level: {}", "thinkingLevel"), node=show.fields_node("thinkingLevel")),
     EntryType("custom", _dim("[custom: {}]", "customType"), lambda e: ["custom", joined(e.get("customType"))],
-              filter="setting"),
+              filter="setting", dropped=True),
     EntryType("context_edit", lambda e, tool_call=None: [("dim", f"[context {edit_kind(e)}: "
                                                                  f"{_field('targetId')(e)}]")],
               lambda e: ["context edit", edit_kind(e), joined(e.get("targetId"))], filter="setting"),
     EntryType("label", _label_preview, lambda e: ["label", joined(e.get("label"))],  # a label: any JSON value
-              lambda e: e.get("label") or "", filter="setting"),
+              lambda e: e.get("label") or "", filter="setting", note=show.label_note, dropped=True),
     EntryType("session_info", _session_info_preview, _session_info_search, lambda e: e.get("name") or "",
-              filter="setting"),
-    EntryType("usage", lambda e, tool_call=None: [], filter="never", usage=True),  # (0.74-0.87 on)
+              filter="setting", note=_note("session name: {}", "name"), dropped=True),
+    EntryType("usage", lambda e, tool_call=None: [], filter="never", usage=True,  # (0.74-0.87 on)
+              note=_note("usage ({}): {}/{}", "kind", "provider", "model")),
 )}
 
 
@@ -236,3 +258,42 @@ def may_have_usage(etype, role):
     row = TYPES.get(etype)
     usage = row.usage if row is not None else False
     return role in usage if usage.__class__ is tuple else usage
+
+
+def parts(entry, images, summary=None, previous=None, brief=True):
+    """The parts of one entry as `show` and export render them (stree.core.entryparts), in
+    reading order. `images(data)`: an image's base64 data as it may be embedded, or None;
+    `summary`, `previous`: see entryparts.message_parts. `brief` (export): a settings entry
+    as its one-line note; else (`show`), as every type without parts of its own: its whole
+    text, then its fields."""
+    row = TYPES.get(entry.get("type"))
+    if row is not None and row.parts is not None:
+        yield from row.parts(entry, images, summary, previous)
+        return
+    if brief and row is not None and row.note is not None:
+        yield ("meta", row.note(entry))
+        return
+    text = row.text(entry) if row is not None else ""
+    if text:
+        yield ("text", text)
+    rest = show.fields_of(entry)
+    if rest:
+        yield ("data", show.as_json(rest))
+
+
+def heading(entry):
+    """What export's heading calls an entry (`assistant (anthropic/claude-...)`, `compaction`)."""
+    row = TYPES.get(entry.get("type"))
+    return row.heading(entry) if row is not None else js_string(entry.get("type"))
+
+
+def lightweight_node(entry, call):
+    """The fields of an entry's node in serve's lightweight tree after its id, parentId,
+    timestamp, label and children: its type, and what the PR shows of it."""
+    row = TYPES.get(entry.get("type"))
+    return row.node(entry, call) if row is not None else {"type": entry.get("type")}
+
+
+def dropped():
+    """The bookkeeping types serve's lightweight tree leaves out."""
+    return frozenset(name for name, row in TYPES.items() if row.dropped)
