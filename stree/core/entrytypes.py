@@ -20,6 +20,7 @@ import math
 
 from ..format.jsvalue import joined, number_of, number_text, template, truthy
 from ..format.text import extract_content, full_text, js_json, js_slice, js_string, normalize
+from ..format.usage import SUMMARIES, assistant_key, counted, model_key
 from . import entryparts as show
 
 
@@ -30,10 +31,12 @@ class EntryType:
     images, summary, previous)` -> its parts, for a type with its own rendering (else its text
     and its fields as JSON); `note(entry)` -> the one line export shows instead of its fields;
     `heading(entry)` -> what export's heading calls it (else its type); `node(entry, call)` ->
-    its node in serve's lightweight tree (else its type only), `dropped` from that tree."""
+    its node in serve's lightweight tree (else its type only), `dropped` from that tree.
+    `usage_at(entry)` -> (bucket, its `usage` object) or None, for a type that may carry
+    usage (else pi's "Tools/summaries" and the entry's `usage` field)."""
 
     def __init__(self, name, preview, search=None, text=None, filter="content", usage=False, grep=False,
-                 parts=None, note=None, heading=None, node=None, dropped=False):
+                 parts=None, note=None, heading=None, node=None, dropped=False, usage_at=None):
         self.name = name
         self.preview = preview
         self.search = search or (lambda entry: [])
@@ -46,6 +49,7 @@ class EntryType:
         self.heading = heading or (lambda entry: js_string(entry.get("type")))
         self.node = node or (lambda entry, call: {"type": entry.get("type")})
         self.dropped = dropped  # bookkeeping: not a node of serve's lightweight tree (its children move up)
+        self.usage_at = usage_at or (lambda entry: (SUMMARIES, entry.get("usage")))
 
 
 # -- message ------------------------------------------------------------------------
@@ -114,6 +118,18 @@ def message_text(entry):
         if isinstance(msg.get(key), str):
             parts.append(msg[key])
     return "\n".join(parts)
+
+
+def message_usage(entry):
+    """pi's usage totals: an assistant message's usage by its model, a tool result's as
+    "Tools/summaries"; another role's is not counted."""
+    msg = _message(entry)
+    role = msg.get("role")
+    if role == "assistant":
+        return assistant_key(msg), msg.get("usage")
+    if role == "toolResult":
+        return SUMMARIES, msg.get("usage")
+    return None
 
 
 # -- the other types ----------------------------------------------------------------
@@ -187,7 +203,7 @@ def _note(fmt, *fields):
 
 TYPES = {row.name: row for row in (
     EntryType("message", message_preview, message_search, message_text, filter="message",
-              usage=("assistant", "toolResult"), grep=True,
+              usage=("assistant", "toolResult"), usage_at=message_usage, grep=True,
               parts=show.message_parts, heading=show.message_heading, node=show.message_node),
     EntryType("compaction", _compaction_preview, lambda e: ["compaction"], _summary_text, usage=True, grep=True,
               parts=show.compaction_parts, node=show.fields_node("tokensBefore")),
@@ -213,28 +229,34 @@ TYPES = {row.name: row for row in (
     EntryType("session_info", _session_info_preview, _session_info_search, lambda e: e.get("name") or "",
               filter="setting", note=_note("session name: {}", "name"), dropped=True),
     EntryType("usage", lambda e, tool_call=None: [], filter="never", usage=True,  # (0.74-0.87 on)
+              usage_at=lambda e: (model_key(e.get("provider"), e.get("model")), e.get("usage")),
               note=_note("usage ({}): {}/{}", "kind", "provider", "model")),
 )}
 
 
 # -- what the dispatchers ask --------------------------------------------------------
 
+def _row(entry):
+    etype = entry.get("type")
+    return TYPES.get(etype) if etype.__class__ is str else None
+
+
 def preview(entry, tool_call=None):
     """The segments of one entry's /tree row; none for a type pi does not know (pi shows an
     empty row for a `leaf` a port wrote, or a future type)."""
-    row = TYPES.get(entry.get("type"))
+    row = _row(entry)
     return row.preview(entry, tool_call) if row is not None else []
 
 
 def searchable_text(entry, label=None):
     """pi's getSearchableText: what /tree's search matches against."""
-    row = TYPES.get(entry.get("type"))
+    row = _row(entry)
     return " ".join(([label] if label else []) + (row.search(entry) if row is not None else []))
 
 
 def entry_text(entry):
     """The whole text of an entry, for :/text revisions, `show` and grep."""
-    row = TYPES.get(entry.get("type"))
+    row = _row(entry)
     return row.text(entry) if row is not None else ""
 
 
@@ -266,7 +288,7 @@ def parts(entry, images, summary=None, previous=None, brief=True):
     `summary`, `previous`: see entryparts.message_parts. `brief` (export): a settings entry
     as its one-line note; else (`show`), as every type without parts of its own: its whole
     text, then its fields."""
-    row = TYPES.get(entry.get("type"))
+    row = _row(entry)
     if row is not None and row.parts is not None:
         yield from row.parts(entry, images, summary, previous)
         return
@@ -283,17 +305,26 @@ def parts(entry, images, summary=None, previous=None, brief=True):
 
 def heading(entry):
     """What export's heading calls an entry (`assistant (anthropic/claude-...)`, `compaction`)."""
-    row = TYPES.get(entry.get("type"))
+    row = _row(entry)
     return row.heading(entry) if row is not None else js_string(entry.get("type"))
 
 
 def lightweight_node(entry, call):
     """The fields of an entry's node in serve's lightweight tree after its id, parentId,
     timestamp, label and children: its type, and what the PR shows of it."""
-    row = TYPES.get(entry.get("type"))
+    row = _row(entry)
     return row.node(entry, call) if row is not None else {"type": entry.get("type")}
 
 
 def dropped():
     """The bookkeeping types serve's lightweight tree leaves out."""
     return frozenset(name for name, row in TYPES.items() if row.dropped)
+
+
+def usage_of(entry):
+    """(bucket, (input, output, cacheRead, cacheWrite, cost)) of one entry (migrated to v3, as
+    parsed from its line), as pi 1.6.0 sums it (stree.format.usage), or None when it records
+    none."""
+    row = _row(entry) if isinstance(entry, dict) else None
+    found = row.usage_at(entry) if row is not None and row.usage else None
+    return counted(*found) if found is not None else None
