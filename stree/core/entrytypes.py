@@ -33,10 +33,11 @@ class EntryType:
     `heading(entry)` -> what export's heading calls it (else its type); `node(entry, call)` ->
     its node in serve's lightweight tree (else its type only), `dropped` from that tree.
     `usage_at(entry)` -> (bucket, its `usage` object) or None, for a type that may carry
-    usage (else pi's "Tools/summaries" and the entry's `usage` field)."""
+    usage (else pi's "Tools/summaries" and the entry's `usage` field). `role`: the role of the
+    message pi makes of it for the model (`log --role`; a message's is its own)."""
 
     def __init__(self, name, preview, search=None, text=None, filter="content", usage=False, grep=False,
-                 parts=None, note=None, heading=None, node=None, dropped=False, usage_at=None):
+                 parts=None, note=None, heading=None, node=None, dropped=False, usage_at=None, role=None):
         self.name = name
         self.preview = preview
         self.search = search or (lambda entry: [])
@@ -50,6 +51,7 @@ class EntryType:
         self.node = node or (lambda entry, call: {"type": entry.get("type")})
         self.dropped = dropped  # bookkeeping: not a node of serve's lightweight tree (its children move up)
         self.usage_at = usage_at or (lambda entry: (SUMMARIES, entry.get("usage")))
+        self.role = role
 
 
 # -- message ------------------------------------------------------------------------
@@ -206,13 +208,14 @@ TYPES = {row.name: row for row in (
               usage=("assistant", "toolResult"), usage_at=message_usage, grep=True,
               parts=show.message_parts, heading=show.message_heading, node=show.message_node),
     EntryType("compaction", _compaction_preview, lambda e: ["compaction"], _summary_text, usage=True, grep=True,
-              parts=show.compaction_parts, node=show.fields_node("tokensBefore")),
+              parts=show.compaction_parts, node=show.fields_node("tokensBefore"), role="compactionSummary"),
     EntryType("branch_summary", _branch_summary_preview, lambda e: ["branch summary", joined(e.get("summary"))],
               _summary_text, usage=True, grep=True,
-              parts=show.branch_summary_parts, node=show.fields_node("summary")),
+              parts=show.branch_summary_parts, node=show.fields_node("summary"), role="branchSummary"),
     EntryType("custom_message", _custom_message_preview, _custom_message_search,
               lambda e: full_text(e.get("content")), grep=True, parts=show.custom_message_parts,
-              heading=lambda e: f"custom message [{js_string(e.get('customType'))}]", node=show.custom_message_node),
+              heading=lambda e: f"custom message [{js_string(e.get('customType'))}]", node=show.custom_message_node,
+              role="custom"),
     EntryType("model_change", _model_change_preview, lambda e: ["model", joined(e.get("modelId"))],
               lambda e: js_string(e.get("modelId") or e.get("model")), filter="setting",
               note=_note("model: {}/{}", "provider", "modelId"), node=show.fields_node("provider", "modelId")),
@@ -328,3 +331,12 @@ def usage_of(entry):
     row = _row(entry) if isinstance(entry, dict) else None
     found = row.usage_at(entry) if row is not None and row.usage else None
     return counted(*found) if found is not None else None
+
+
+def role_of(etype, role):
+    """The role an entry speaks in (`log --role`): a message's own, a summary's or a custom
+    message's as pi names it for the model (branchSummary, compactionSummary, custom), else None."""
+    row = TYPES.get(etype)
+    if row is None:
+        return None
+    return role if row.filter == "message" else row.role
