@@ -34,10 +34,13 @@ class EntryType:
     its node in serve's lightweight tree (else its type only), `dropped` from that tree.
     `usage_at(entry)` -> (bucket, its `usage` object) or None, for a type that may carry
     usage (else pi's "Tools/summaries" and the entry's `usage` field). `role`: the role of the
-    message pi makes of it for the model (`log --role`; a message's is its own)."""
+    message pi makes of it for the model (`log --role`; a message's is its own).
+    `bookkeeping`: it records something about the tree without being a place in it (a
+    label, a name): @ is seen through it (stree.core.navigate)."""
 
     def __init__(self, name, preview, search=None, text=None, filter="content", usage=False, grep=False,
-                 parts=None, note=None, heading=None, node=None, dropped=False, usage_at=None, role=None):
+                 parts=None, note=None, heading=None, node=None, dropped=False, usage_at=None, role=None,
+                 bookkeeping=False):
         self.name = name
         self.preview = preview
         self.search = search or (lambda entry: [])
@@ -52,6 +55,7 @@ class EntryType:
         self.dropped = dropped  # bookkeeping: not a node of serve's lightweight tree (its children move up)
         self.usage_at = usage_at or (lambda entry: (SUMMARIES, entry.get("usage")))
         self.role = role
+        self.bookkeeping = bookkeeping
 
 
 # -- message ------------------------------------------------------------------------
@@ -228,9 +232,10 @@ TYPES = {row.name: row for row in (
                                                                  f"{_field('targetId')(e)}]")],
               lambda e: ["context edit", edit_kind(e), joined(e.get("targetId"))], filter="setting"),
     EntryType("label", _label_preview, lambda e: ["label", joined(e.get("label"))],  # a label: any JSON value
-              lambda e: e.get("label") or "", filter="setting", note=show.label_note, dropped=True),
+              lambda e: e.get("label") or "", filter="setting", note=show.label_note, dropped=True,
+              bookkeeping=True),
     EntryType("session_info", _session_info_preview, _session_info_search, lambda e: e.get("name") or "",
-              filter="setting", note=_note("session name: {}", "name"), dropped=True),
+              filter="setting", note=_note("session name: {}", "name"), dropped=True, bookkeeping=True),
     EntryType("usage", lambda e, tool_call=None: [], filter="never", usage=True,  # (0.74-0.87 on)
               usage_at=lambda e: (model_key(e.get("provider"), e.get("model")), e.get("usage")),
               note=_note("usage ({}): {}/{}", "kind", "provider", "model")),
@@ -317,6 +322,11 @@ def lightweight_node(entry, call):
     timestamp, label and children: its type, and what the PR shows of it."""
     row = _row(entry)
     return row.node(entry, call) if row is not None else {"type": entry.get("type")}
+
+
+def bookkeeping():
+    """The types that record something about the tree without being a place in it."""
+    return frozenset(name for name, row in TYPES.items() if row.bookkeeping)
 
 
 def dropped():
