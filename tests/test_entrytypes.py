@@ -26,7 +26,8 @@ def text(entry):
 
 entrytypes.TYPES["note"] = entrytypes.EntryType(
     "note", lambda entry, tool_call=None: [("dim", "[note]: "), ("", text(entry))],
-    search=lambda entry: ["note", text(entry)], text=text, grep=True)
+    search=lambda entry: ["note", text(entry)], text=text, grep=True,
+    node=lambda entry, call: {"type": "note", "preview": text(entry)})
 sys.argv[0] = "stree"
 from stree.fast import main
 main()
@@ -99,3 +100,25 @@ def test_the_catalogue_indexes_a_made_up_type_by_its_row(isolated_home, stree):
         hits = [json.loads(line) for line in ok(with_note(*flags, "grep", "--json", "pelican riding")).splitlines()]
         assert [(h["path"], h["entry"], h["line"]) for h in hits] == [(str(path), note, TEXT)], flags
     assert list((isolated_home / ".cache").rglob("catalog.sqlite"))  # (the first search made it)
+
+
+def test_serve_projects_a_made_up_type_by_its_row(noted):
+    """serve's lightweight tree (pi PR #1762): the node the row makes, under its parent."""
+    from serve_kit import Server
+
+    path, note = noted
+    served = Server(path, launch=("-c", LAUNCH))
+    try:
+        tree = served.data("get_tree", lightweight=True)["tree"]
+    finally:
+        assert served.close() == 0
+    nodes, stack = {}, list(tree)
+    while stack:
+        node = stack.pop()
+        nodes[node["id"]] = node
+        stack += node["children"]
+    assert nodes[note]["type"] == "note" and nodes[note]["preview"] == TEXT
+    written = [json.loads(line) for line in path.read_text().splitlines()][1:]
+    parent = next(e["parentId"] for e in written if e["id"] == note)
+    child = next(e["id"] for e in written if e["parentId"] == note)
+    assert nodes[note]["parentId"] == parent and [c["id"] for c in nodes[note]["children"]] == [child]
