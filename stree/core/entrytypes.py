@@ -2,18 +2,22 @@
 
 A row says, for one `type`:
 - that fsck accepts it (every row is a type pi writes; another type is `unknown-type`);
-- its /tree filter class (stree.output.render): `message` (by role), `content` (shown by
-  default), `setting` (shown only by `--filter all` / `labeled-only`), `never` (not even as
-  the leaf: pi's usage entries);
+- its /tree filter class (stree.output.render, export's page): `message` (by role),
+  `content` (shown by default), `setting` (shown only by `--filter all` / `labeled-only`),
+  `never` (not even as the leaf: pi's usage entries);
 - its one-line preview, as pi's /tree row shows it: (style, text) segments
   (stree.core.preview, `log`, the graph);
 - its searchable text, what /tree's search (`log --search`) matches;
 - its whole text, what `:/TEXT`, `show` and (when `grep` is set) `grep` and the catalogue
   search;
-- whether it can carry usage (`stats`, the catalogue's totals): a tuple of roles for messages.
-`show` and export print an entry's text and, for a type they do not render themselves, its
-fields as JSON. Adding a type pi starts writing is one row in TYPES (its preview, search and
-text functions beside it).
+- how `show` and export render it: its parts (stree.core.entryparts; by default its text,
+  then its fields as JSON), export's one-line note and heading;
+- its node in serve's lightweight tree, and whether that tree leaves it out;
+- whether it can carry usage, and where (`stats`, the catalogue's totals);
+- the role pi gives it for the model (`log --role`), whether it is bookkeeping (@ is seen
+  through it).
+Adding a type pi starts writing is one row in TYPES (its preview beside it; the rest as
+keywords, each with a default that shows it everywhere). tests/test_entrytypes.py adds one.
 """
 
 import math
