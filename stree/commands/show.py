@@ -115,7 +115,7 @@ def _part(out, part, msg):
     elif kind == "notice":
         yield out.style("warning", _indent(part[1]))
     elif kind == "summary":
-        yield _indent(part[3], "    ")
+        yield _indent(part[3])
         yield ""
         yield _indent(part[2])
     elif kind == "tag":
