@@ -16,10 +16,11 @@ HELLO = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 
 
 class McpServer:
-    def __init__(self, *args, serve_args=(), env=None, cwd=None):
+    def __init__(self, *args, serve_args=(), env=None, cwd=None, launch=("-m", "stree")):
+        """`launch`: what starts stree (python's arguments before stree's own)."""
         full_env = dict(os.environ)
         full_env.update(env or {})
-        self.proc = subprocess.Popen([sys.executable, "-m", "stree", *map(str, args), "serve", "--mcp", *serve_args],
+        self.proc = subprocess.Popen([sys.executable, *launch, *map(str, args), "serve", "--mcp", *serve_args],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=full_env, cwd=cwd, preexec_fn=interruptible)
         self.answers = queue.Queue()

@@ -127,3 +127,52 @@ def test_a_file_without_header_is_read_only_where_its_record_allows_it(forks, st
     elsewhere = tmp_path / "elsewhere.jsonl"
     elsewhere.write_bytes(headerless.read_bytes())
     assert with_forks("-s", elsewhere, "log").code == 4  # refused, as pi refuses it
+
+
+def test_serve_and_mcp_take_the_fork_as_an_agent(forks):
+    """serve's `grep` and MCP's (its `agent` enum listed by tools/list) read the records too."""
+    from mcp_kit import McpServer
+    from serve_kit import Server
+
+    kit = str(forks["kit"])
+    served = Server(forks["kit"], launch=("-c", LAUNCH))
+    try:
+        found = served.data("grep", pattern="live answer", agent="kit")["records"]
+        assert [(r["path"], r["agent"]) for r in found] == [(kit, "kit")]
+        assert served.request("grep", pattern="x", agent="nobody")["success"] is False
+    finally:
+        assert served.close() == 0
+
+    mcp = McpServer("-s", forks["kit"], launch=("-c", LAUNCH))
+    try:
+        mcp.n += 1
+        mcp.send({"jsonrpc": "2.0", "id": mcp.n, "method": "tools/list"})
+        tools = {t["name"]: t for t in mcp.wait(mcp.n)["result"]["tools"]}
+        agent = tools["grep"]["inputSchema"]["properties"]["agent"]
+        assert {"kit", "den"} <= set(agent["enum"]) and "kit (pi-kit)" in agent["description"]
+        result = mcp.call("grep", pattern="live answer", agent="den")
+        assert [r["agent"] for r in result["structuredContent"]["results"]] == ["den"], result
+    finally:
+        assert mcp.close() == 0
+
+
+def test_the_help_names_the_forks_their_homes_and_their_states(forks):
+    """`--agent`'s help and the `agent` / `state` fields read the records."""
+    top = with_forks("--help").out
+    assert "kit (pi-kit, ~/.kit/agent)" in " ".join(top.split())
+    fields = " ".join(with_forks("ls", "--help").out.split())
+    assert "kit (pi-kit) or den" in fields and "archived for Den's kept copies" in fields
+
+
+# only pi's record: no agent writes a title slot, so line 1 must be the header (as pi reads it)
+PI_ONLY = LAUNCH.replace("agents.AGENTS += (", "agents.AGENTS = agents.AGENTS[:1] + (")
+
+
+def test_a_title_slot_is_read_while_a_record_says_an_agent_writes_one(forks, stree, tmp_path):
+    slotted, copy = tmp_path / "slotted.jsonl", tmp_path / "copy.jsonl"  # (each file's index: its first reader's)
+    for path in (slotted, copy):
+        path.write_text(dumps({"type": "title", "title": "named in the slot"}) + "\n" + forks["kit"].read_text())
+    assert "kit live answer" in stree("-s", slotted, "log").out  # oh-my-pi's record has a title slot
+    proc = subprocess.run([sys.executable, "-c", PI_ONLY, "-s", str(copy), "log"], capture_output=True,
+                          env=dict(os.environ), timeout=60)
+    assert proc.returncode == 4 and b"not a session header" in proc.stderr, proc

@@ -439,7 +439,7 @@ def test_completion_of_stats(stree, demo):
 
 
 def test_usage_of_reads_what_pi_sums():
-    from stree.format.usage import usage_of
+    from stree.core.entrytypes import usage_of
 
     u = usage(1, 2, 3, 4, 0.5)
     msg = {"role": "assistant", "provider": "p", "model": "auto", "usage": u}

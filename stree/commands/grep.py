@@ -43,7 +43,7 @@ Fields for --json / --format:
               help="Only messages of this role (user, assistant, toolResult, bashExecution, custom, "
                    "branchSummary, compactionSummary); repeatable.")
 @click.option("--type", "types", multiple=True, type=click.Choice(TYPES), metavar="TYPE",
-              help="Only entries of this type (message, compaction, branch_summary, custom_message); repeatable.")
+              help=f"Only entries of this type ({', '.join(TYPES)}); repeatable.")
 @click.option("--since", metavar="DATE", help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago).")
 @click.option("--until", metavar="DATE", help="Only entries written at or before DATE.")
 @click.option("--cwd", "cwd_filter", metavar="DIR", help="Only sessions whose working directory is DIR.")

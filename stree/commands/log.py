@@ -373,13 +373,11 @@ def _nothing_shown(tree, filter_, search, test, previewer):
         click.echo("stree: no entries to show", err=True)
 
 
-_ENTRY_ROLES = {"branch_summary": "branchSummary", "compaction": "compactionSummary", "custom_message": "custom"}
-
-
 def _entry_filter(since, until, roles, models):
     """--since, --until, --role and --model as one test: tree -> (row -> shown?), or None."""
     if not (since or until or roles or models):
         return None
+    from ..core.entrytypes import role_of
     from ..core.grep_match import parse_when
 
     low = parse_when(since, "--since") if since else None
@@ -398,7 +396,7 @@ def _entry_filter(since, until, roles, models):
                 ms = ts_millis(node.ts) if node.ts else None
                 if ms is None or (low is not None and ms < low) or (high is not None and ms > high):
                     return False
-            if wanted and (node.role if node.type == "message" else _ENTRY_ROLES.get(node.type)) not in wanted:
+            if wanted and role_of(node.type, node.role) not in wanted:  # (its row: stree.core.entrytypes)
                 return False
             if patterns:
                 if node.type != "message" or node.role != "assistant":

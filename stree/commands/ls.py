@@ -8,6 +8,7 @@ from ..errors import StreeError
 from ..output.fields import SESSION_FIELDS, describe
 from ..output.dates import date_option, show as show_date
 from ..output.modes import display_width, fit, terminal_width
+from ..format.agents import PI
 from ..format.terminal import inert
 from ..output.progress import Progress
 from ..core.listing import session_paths, session_records
@@ -65,7 +66,7 @@ def command(env, all_, date_style, json_mode, fmt, nul):
             title = inert(info["name"] or info["firstMessage"], True)
             where = inert(info["cwd"] or "", True) if all_ else ""
             mark = "*" if info["current"] else " "
-            kind = "" if info["agent"] == "pi" else \
+            kind = "" if info["agent"] == PI else \
                 f"  [{info['agent']}{'' if info['state'] == 'live' else ', ' + info['state']}]"
             shown_when = f"{when.ljust(when_width)}  " if when_width else ""
             count = f"{info['entries']:>5} {'entry' if info['entries'] == 1 else 'entries':<7}  " if counts else ""

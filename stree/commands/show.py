@@ -1,5 +1,3 @@
-import json
-
 import click
 
 from .options import output_options
@@ -90,7 +88,7 @@ def _indent(text, prefix="    "):
 
 
 def _part(out, part, msg):
-    """One part of a message (output.transcript, as export shows it) as terminal lines."""
+    """One part of an entry (stree.core.entryparts, as export shows it) as terminal lines."""
     kind = part[0]
     if kind == "text":
         yield _indent(part[1])
@@ -116,29 +114,18 @@ def _part(out, part, msg):
         yield out.style("error", _indent(part[1]))
     elif kind == "notice":
         yield out.style("warning", _indent(part[1]))
-    else:  # meta, data, summary
-        yield _indent(part[-1] if kind != "summary" else part[2])
+    elif kind == "summary":
+        yield _indent(part[3])
+        yield ""
+        yield _indent(part[2])
+    elif kind == "tag":
+        yield out.style("customMessageLabel", f"    {inert(part[1], True)}")
+    else:  # meta, data
+        yield _indent(part[-1])
 
 
 def _body(out, entry, msg, summary=None, previous=None):
-    etype = entry.get("type")
-    if msg is not None or etype == "custom_message":
-        if etype == "custom_message":
-            yield out.style("customMessageLabel", f"    [{inert(str(entry.get('customType')), True)}]")
-        for part in parts_of(entry, lambda data: None, summary=summary, previous=previous):
-            yield from _part(out, part, msg)
-        return
-    if etype in ("compaction", "branch_summary"):
-        if etype == "compaction":
-            yield f"    tokens before: {entry.get('tokensBefore')}, first kept: {inert(str(entry.get('firstKeptEntryId')), True)}"
-        else:
-            yield f"    from: {inert(str(entry.get('fromId')), True)}"
-        yield ""
-        yield _indent(str(entry.get("summary") or ""))
-        return
-    text = entry_text(entry)
-    if text:
-        yield _indent(text)
-    rest = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
-    if rest:
-        yield _indent(json.dumps(rest, indent=2, ensure_ascii=False))
+    """The entry's parts (its row in stree.core.entrytypes: the parts export renders too), in
+    full: a settings entry's text and fields rather than export's one-line note."""
+    for part in parts_of(entry, lambda data: None, summary=summary, previous=previous, brief=False):
+        yield from _part(out, part, msg)

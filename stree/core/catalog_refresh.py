@@ -24,8 +24,7 @@ from binascii import crc32
 
 from ..errors import StreeError
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
-from ..format.usage import usage_of
-from .entrytypes import grepped, may_have_usage
+from .entrytypes import grepped, may_have_usage, usage_of
 
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
 USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
@@ -38,7 +37,7 @@ def enabled(no_cache=False):
 
 def add_usage(totals, entry):
     """Add the usage one entry records to `totals`, read as `stree stats` reads it
-    (format.usage.usage_of: pi 1.6.0's sums, so a row's totals are the stats of its file)."""
+    (entrytypes.usage_of: pi 1.6.0's sums, so a row's totals are the stats of its file)."""
     found = usage_of(entry)
     if found is not None:
         for column, value in zip(USAGE_COLUMNS, found[1]):

@@ -8,6 +8,7 @@ whose parent is the new position.
 """
 
 from ..errors import CONFLICT, StreeError
+from .entrytypes import bookkeeping
 from ..format.text import full_text as message_text
 
 CHECKOUT_MARKER = "stree/checkout"
@@ -18,8 +19,9 @@ def is_marker(node):
 
 
 # entries that record something about the tree without being a place in it: a label
-# or a name appended at the leaf does not move the user's position (git: a tag, a note)
-BOOKKEEPING = ("label", "session_info")
+# or a name appended at the leaf does not move the user's position (git: a tag, a note);
+# `bookkeeping` in their rows of stree.core.entrytypes
+BOOKKEEPING = bookkeeping()
 
 
 def is_bookkeeping(node):
@@ -149,7 +151,7 @@ def iter_leaf_moves(tree):
 
 
 _MAY_MOVE = frozenset(("custom", "branch_summary"))
-_NO_COMMIT = frozenset(BOOKKEEPING + ("branch_summary",))  # (a summary is a move of its own)
+_NO_COMMIT = BOOKKEEPING | {"branch_summary"}  # (a summary is a move of its own)
 
 
 def last_checkout(tree):

@@ -4,6 +4,7 @@ import os
 
 from . import catalog_refresh as catalog
 from ..errors import StreeError
+from ..format.agents import PI
 from ..format.text import full_text, normalize
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from .store import (agent_files, all_session_dirs, project_agent_files, project_session_dir, project_sessions,
@@ -16,7 +17,7 @@ def session_paths(cwd, agent_dir=None, session_dir=None, all_=False, agent=None)
     selected_agents: pi, oh-my-pi, OpenClaw), each path once."""
     agents = selected_agents(agent)
     dirs = []
-    if "pi" in agents:
+    if PI in agents:  # its layout: --agent-dir, --session-dir
         if all_:
             dirs = all_session_dirs(agent_dir, session_dir, cwd)
         else:
@@ -28,8 +29,8 @@ def session_paths(cwd, agent_dir=None, session_dir=None, all_=False, agent=None)
         for path in session_files(directory) if all_ else project_sessions(cwd, agent_dir, session_dir):
             if str(path) not in seen:
                 seen.add(str(path))
-                paths.append((str(path), "pi", "live"))
-    others = [a for a in agents if a != "pi"]
+                paths.append((str(path), PI, "live"))
+    others = [a for a in agents if a != PI]
     found = agent_files(others) if all_ else project_agent_files(others, cwd)
     for path, kind, state, _ in found:
         if path not in seen:

@@ -99,7 +99,7 @@ def _header_candidate(raw, decode_line, spaces):
         return None
     if obj.get("type") == "session" and isinstance(obj.get("id"), str):
         return obj
-    if obj.get("type") == "title":
+    if obj.get("type") == "title" and registry.title_slots():
         return _SKIP  # oh-my-pi's title slot (stree reads these files; pi does not)
     return None
 

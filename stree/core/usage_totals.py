@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 
 from ..errors import StreeError, UsageError
 from ..format.timestamp import ts_millis
-from ..format.usage import FIELDS, usage_of
-from .entrytypes import may_have_usage
+from ..format.usage import FIELDS
+from .entrytypes import may_have_usage, usage_of
 
 
 COST_DIGITS = 15  # significant digits of a cost: a float sum's noise (0.1 + 0.2) is in the 17th

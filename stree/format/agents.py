@@ -72,6 +72,46 @@ def help_text():
     return ", ".join(parts)
 
 
+def spoken(words):
+    """`a`, `a or b`, `a, b or c`."""
+    words = list(words)
+    return " or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def described():
+    """`pi, omp (oh-my-pi) or openclaw`: the names, with what people call them when it differs."""
+    return spoken(agent.name if agent.title.lower() == agent.name else f"{agent.name} ({agent.title})"
+                  for agent in AGENTS)
+
+
+def with_states():
+    """The agents that leave kept copies beside their sessions."""
+    return [agent for agent in AGENTS if agent.states]
+
+
+def states_text(short=False):
+    """What the `state` of a session file may be: `live; reset or deleted for OpenClaw's kept
+    copies (<id>.jsonl.reset.<time>, .deleted.<time>)` (`short`: `live, or reset / deleted
+    (OpenClaw's kept copies)`)."""
+    if short:
+        return "live" + "".join(f", or {' / '.join(a.states)} ({a.title}'s kept copies)" for a in with_states())
+    parts = [f"{spoken(a.states)} for {a.title}'s kept copies (<id>.jsonl.{a.states[0]}.<time>"
+             + "".join(f", .{state}.<time>" for state in a.states[1:]) + ")" for a in with_states()]
+    return "; ".join(["live", *parts])
+
+
+def headerless_titles():
+    """`OpenClaw`: who keeps session files without a header."""
+    return spoken(agent.title for agent in AGENTS if agent.headerless)
+
+
+def title_slots():
+    """Whether a file's line 1 may be a title slot before its header (oh-my-pi writes one).
+    Read in any file, wherever it lives: such files are copied around (the headerless rule
+    instead is kept to the agent's own directories)."""
+    return any(agent.title_slot for agent in AGENTS)
+
+
 def file_state(agent, name):
     """'live' for a session file of this agent, the state of one of its kept copies
     (OpenClaw: <id>.jsonl.reset.<timestamp> is 'reset'), None for anything else."""

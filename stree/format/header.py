@@ -1,6 +1,7 @@
 """The session header, pi's version migrations (v1 -> v2 -> v3) and the v3 rewrite."""
 
 from ..errors import BadFile
+from .agents import title_slots
 from .jsjson import stringify
 
 CURRENT_VERSION = 3
@@ -50,8 +51,8 @@ def iter_lines(data):
 
 def read_header(s, obj, line, index):
     """The title slot or header line; returns the object counter after it."""
-    if obj.get("type") == "title" and index == 0 and s.title is None:
-        s.title = obj  # oh-my-pi's title slot: the header follows
+    if obj.get("type") == "title" and index == 0 and s.title is None and title_slots():
+        s.title = obj  # oh-my-pi's title slot (its agent record: title_slot): the header follows
         return index + 1
     if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
         if getattr(s, "allow_headerless", False):

@@ -5,7 +5,9 @@ pi's getSessionStats / getUsageCostBreakdown (core/usage-totals.ts) add up, over
 an assistant message's `usage` (by `provider/responseModel ?? model`), a `usage` entry's (a
 separate call pi made, e.g. cache warming: `kind`, `provider`, `model`; the answer itself is
 not stored, so nothing is counted twice), and the `usage` of a toolResult message, a
-compaction or a branch summary when present (no model: "Tools/summaries")."""
+compaction or a branch summary when present (no model: "Tools/summaries"). Which entries
+those are is their types' rows (stree.core.entrytypes: `usage`, `usage_at`); this module
+reads the numbers."""
 
 FIELDS = ("input", "output", "cacheRead", "cacheWrite", "cost")
 SUMMARIES = "Tools/summaries"  # pi's bucket for usage without a model
@@ -22,36 +24,23 @@ def _str(value):
     return value if isinstance(value, str) else "?"
 
 
-def usage_of(entry):
-    """(model key, (input, output, cacheRead, cacheWrite, cost)) of one entry (migrated to v3,
-    as parsed from its line), or None when it records no usage."""
-    if not isinstance(entry, dict):
-        return None
-    etype = entry.get("type")
-    key = None
-    if etype == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return None
-        role = message.get("role")
-        usage = message.get("usage")
-        if role == "assistant":
-            model = message.get("responseModel")
-            if model is None:  # pi: responseModel ?? model
-                model = message.get("model")
-            key = f"{_str(message.get('provider'))}/{_str(model)}"
-        elif role == "toolResult":
-            key = SUMMARIES
-        else:
-            return None
-    elif etype == "usage":
-        usage = entry.get("usage")
-        key = f"{_str(entry.get('provider'))}/{_str(entry.get('model'))}"
-    elif etype in ("compaction", "branch_summary"):
-        usage = entry.get("usage")
-        key = SUMMARIES
-    else:
-        return None
+def model_key(provider, model):
+    """The bucket of a usage: `provider/model` ("?" for a missing one)."""
+    return f"{_str(provider)}/{_str(model)}"
+
+
+def assistant_key(message):
+    """An assistant message's bucket: pi's `provider/(responseModel ?? model)`."""
+    model = message.get("responseModel")
+    if model is None:
+        model = message.get("model")
+    return model_key(message.get("provider"), model)
+
+
+def counted(key, usage):
+    """(key, (input, output, cacheRead, cacheWrite, cost)) of a `usage` object, None if it is
+    none. Where an entry keeps its usage and in which bucket is its type's row
+    (stree.core.entrytypes.usage_of)."""
     if not isinstance(usage, dict):
         return None
     cost = usage.get("cost")

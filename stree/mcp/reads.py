@@ -4,6 +4,7 @@ records of the matching CLI command's --json."""
 import os
 
 from ..errors import StreeError, UsageError
+from ..core.entrytypes import grepped
 from ..format import agents
 from ..output.fields import ENTRY_FIELDS, GREP_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
 from ..output.graph import FILTERS
@@ -224,13 +225,13 @@ READ_TOOLS = [
                     "Only messages of these roles: user, assistant, toolResult, bashExecution, custom, "
                     "branchSummary, compactionSummary."},
           "types": {"type": "array", "items": {"type": "string"}, "description":
-                    "Only entries of these types: message, compaction, branch_summary, custom_message."},
+                    f"Only entries of these types: {', '.join(grepped())}."},
           "since": {"type": "string", "description": "Only entries written at or after this date (2026-01-31, "
                                                      "3d, 2 weeks ago)."},
           "until": {"type": "string", "description": "Only entries written at or before this date."},
           "cwd": {"type": "string", "description": "Only sessions whose working directory is this one."},
           "agent": {"type": "string", "enum": list(agents.choices()), "description":
-                    "Whose sessions: pi, oh-my-pi (omp), OpenClaw, or all (default: serve's --agent, else all)."},
+                    f"Whose sessions: {agents.described()}, or all (default: serve's --agent, else all)."},
           "session": dict(SESSION, description="Only this session: a path or a session id prefix (default: "
                                                 "every session).")},
          ["pattern"], grep, records("results", GREP_FIELDS, "the matching lines (with files_only or count: "

@@ -18,14 +18,15 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from ..core.entrytypes import with_filter
 from ..core.outline import folds
 from ..output import markdown
 from ..output.dates import show as show_date
 from ..output.transcript import headline
 
 SLICE = 1 << 20
-# pi 1.6.0's /tree (tree-selector.js): settings entries the default filter hides
-SETTINGS = ("label", "custom", "context_edit", "model_change", "thinking_level_change", "session_info")
+# pi 1.6.0's /tree (tree-selector.js): settings entries the default filter hides, entries no filter shows
+SETTINGS, NEVER = with_filter("setting"), with_filter("never")  # (their rows: stree.core.entrytypes)
 
 
 @lru_cache(maxsize=None)
@@ -128,7 +129,7 @@ def _filters(item):
         cls.append("fu")
     if item.label:
         cls.append("fl")
-    if item.tools_only and not item.leaf or item.type == "usage":
+    if item.tools_only and not item.leaf or item.type in NEVER:
         cls.append("fh")  # pi hides assistant messages with only tool calls (no error) in every filter
     return " ".join(cls)
 
@@ -264,3 +265,4 @@ def _part(part):
         yield '<details class="tool data"><summary>data</summary><pre>'
         yield from esc_pieces(part[1])
         yield "</pre></details>"
+    # a tag: the heading says it

@@ -264,4 +264,4 @@ def _part(part):
         return iter([f"_{inline(part[1])}_"])
     if kind == "data":
         return fence(part[1], "json")
-    return None
+    return None  # a tag: the heading says it

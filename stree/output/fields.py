@@ -1,5 +1,8 @@
 """The record fields of --json and --format, documented once for every command."""
 
+from ..core.entrytypes import grepped
+from ..format import agents
+
 ENTRY_FIELDS = {
     "id": "the entry id",
     "parentId": "the parent's id, or null for a root",
@@ -29,19 +32,19 @@ SESSION_FIELDS = {
     "firstMessage": "text of the first user message",
     "parentSession": "path of the session this one was forked from, or null",
     "current": "true for the session stree opens without -s (marked * by ls)",
-    "agent": "the agent that wrote it: pi, omp (oh-my-pi) or openclaw (also Clawdbot, Moltbot)",
-    "state": "live; reset or deleted for OpenClaw's kept copies (<id>.jsonl.reset.<time>, .deleted.<time>)",
+    "agent": f"the agent that wrote it: {agents.described()}",
+    "state": agents.states_text(),
 }
 
 GREP_FIELDS = {
     "session": "session id (header; for a file without one, its name)",
     "path": "path of the session file",
-    "agent": "pi, omp or openclaw",
-    "state": "live, or reset / deleted (OpenClaw's kept copies)",
+    "agent": agents.spoken(agents.names()),
+    "state": agents.states_text(short=True),
     "entry": "id of the matching entry",
     "rev": "SESSION:ENTRY, a revision other commands take (with -l / -c: the session id)",
     "role": "message role (user, assistant, toolResult, ...), null for other entries",
-    "type": "entry type (message, compaction, branch_summary, custom_message)",
+    "type": f"entry type ({', '.join(grepped())})",
     "onPath": "true when the entry is on the session's active path (root to the leaf)",
     "lineNumber": "line of the entry's text that matches, from 1",
     "line": "the matching line",

@@ -1,16 +1,13 @@
 """A session as a document, for `stree export`: its branches (core.outline) and each entry
 as a list of parts (text, thinking, tool calls and results, images, summaries, ...), which
-export_md and export_html render. Nothing here escapes: each renderer does, for its format."""
+export_md and export_html render (and `show`, for the terminal). Nothing here escapes: each
+renderer does, for its format. What an entry shows is its type's row (stree.core.entrytypes)."""
 
-import json
 import re
 
+from ..core import entrytypes
+from ..core.entryparts import dropped_reasoning
 from ..core.outline import branches, walk
-from ..core.preview import format_tool_call
-from ..format.text import full_text, js_string
-
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")  # embedded; others named only
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
 class Item:
@@ -69,7 +66,7 @@ class Document:
         is written entry by entry)."""
         entry = self.tree.load(self.tree.node(item.row))
         previous = self._previous_drop(item) if item.role == "assistant" else None
-        return kind_of(entry), list(parts_of(entry, self.images, summary=item.preview, previous=previous))
+        return entrytypes.heading(entry), list(parts_of(entry, self.images, summary=item.preview, previous=previous))
 
     def branch_cost(self, branch):
         """The cost of a branch's own entries (not those of the branches leaving it)."""
@@ -120,35 +117,6 @@ def previous_drop(tree, node):
     return None
 
 
-# pi 1.6.0 (interactive-mode REASONING_DROP_DIAGNOSTICS): reasoning a provider withheld from the model
-_DROPS = {"anthropic_input_transformations": ("Anthropic", "thinking_dropped", ("thinking block", "thinking blocks")),
-          "openai_input_transformations": ("OpenAI", "reasoning", ("reasoning item", "reasoning items"))}
-
-
-def dropped_reasoning(message):
-    """(diagnostic type, count, reasons) of the first diagnostic that dropped reasoning, or None
-    (pi's getDroppedReasoning)."""
-    diagnostics = message.get("diagnostics") if isinstance(message, dict) else None
-    for diagnostic in diagnostics if isinstance(diagnostics, list) else ():
-        kind = _DROPS.get(diagnostic.get("type")) if isinstance(diagnostic, dict) else None
-        details = diagnostic.get("details") if kind else None
-        changes = details.get("transformations") if isinstance(details, dict) else None
-        if not isinstance(changes, list):
-            continue
-        dropped = [t for t in changes if isinstance(t, dict) and t.get("type") == kind[1]]
-        if dropped:
-            reasons = list(dict.fromkeys(t["reason"] for t in dropped if isinstance(t.get("reason"), str)))
-            return diagnostic["type"], len(dropped), reasons
-    return None
-
-
-def dropped_notice(dropped):
-    """pi's words: `OpenAI dropped 2 reasoning items: prefix_mismatch (details in session)`."""
-    provider, _, nouns = _DROPS[dropped[0]]
-    reasons = ": " + ", ".join(dropped[2]) if dropped[2] else ""
-    return f"{provider} dropped {dropped[1]} {nouns[dropped[1] != 1]}{reasons} (details in session)"
-
-
 _SPAN = re.compile(r"(?<!`)(`{1,2})(?!`)(.*?)(?<!`)\1(?!`)")
 
 
@@ -173,132 +141,6 @@ def headline(text, width=80):
     return line[:cut].rstrip() + "…"
 
 
-def kind_of(entry):
-    etype = entry.get("type")
-    if etype == "message":
-        msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        role = msg.get("role")
-        if role == "assistant" and msg.get("model"):
-            return f"assistant ({js_string(msg.get('provider'))}/{js_string(msg.get('model'))})"
-        return js_string(role) if role is not None else "message"
-    if etype == "custom_message":
-        return f"custom message [{js_string(entry.get('customType'))}]"
-    return js_string(etype)
-
-
-def _json(value):
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
-
-def image_part(block, images):
-    mime = block.get("mimeType")
-    data = images(block.get("data"))
-    if mime not in IMAGE_TYPES or not isinstance(data, str):
-        return ("image", js_string(mime), None)
-    data = "".join(data.split())
-    return ("image", mime, data if _BASE64.fullmatch(data) else None)
-
-
-def content_parts(content, images):
-    if isinstance(content, str):
-        yield ("text", content)
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        btype = block.get("type")
-        if btype == "text":
-            yield ("text", js_string(block.get("text", "")))
-        elif btype == "thinking":
-            yield ("thinking", js_string(block.get("thinking", "")))
-        elif btype == "toolCall":
-            name, args = js_string(block.get("name")), block.get("arguments")
-            yield ("call", name, _json(args), js_string(block.get("id")), format_tool_call(name, args))
-        elif btype == "image":
-            yield image_part(block, images)
-        else:
-            yield ("meta", f"[{js_string(btype)}]")
-
-
-def parts_of(entry, images, summary=None, previous=None):
-    """The parts of one entry, in reading order. `summary`: a tool result's call as pi's /tree
-    names it (`[read: path]`); `previous`: dropped_reasoning() of the assistant message before
-    this one on its path (pi notes only reasoning dropped beyond it)."""
-    etype = entry.get("type")
-    if etype == "message":
-        msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        role = msg.get("role")
-        if role == "bashExecution":
-            yield ("bash", js_string(msg.get("command", "")), js_string(msg.get("output", "")),
-                   js_string(msg.get("exitCode")))
-            return
-        if role == "toolResult":
-            text = full_text(msg.get("content"))
-            name = js_string(msg.get("toolName"))
-            yield ("result", name, text, bool(msg.get("isError")), summary or f"[{name}]")
-            content = msg.get("content")
-            for part in content_parts(content if isinstance(content, list) else [], images):
-                if part[0] == "image":
-                    yield part
-            details = msg.get("details")
-            unsupported = details.get("imageUnsupportedByModel") if isinstance(details, dict) else None
-            if unsupported:  # pi 1.6.0's read renderer: the model saw a placeholder, not the image
-                yield ("notice", f"[{js_string(unsupported)} does not support images; it saw a placeholder instead]")
-            return
-        yield from content_parts(msg.get("content"), images)
-        if role == "assistant":
-            dropped = dropped_reasoning(msg)
-            if dropped and not (previous and previous[0] == dropped[0] and dropped[1] <= previous[1]):
-                yield ("notice", dropped_notice(dropped))
-        error = msg.get("errorMessage")
-        error = js_string(error) if error else None
-        if role == "assistant":  # pi's AssistantMessageComponent
-            stop = msg.get("stopReason")
-            calls = any(isinstance(b, dict) and b.get("type") == "toolCall" for b in msg.get("content") or ()
-                        if isinstance(msg.get("content"), list))
-            if stop == "length":
-                yield ("error", "Response was truncated before completion.")
-            elif stop == "aborted" and not calls:
-                yield ("error", error if error and error != "Request was aborted" else "Operation aborted")
-            elif stop == "error" and not calls:
-                yield ("error", f"Error: {error or 'Unknown error'}")
-            elif error:
-                yield ("error", error)
-        elif error:
-            yield ("error", error)
-        return
-    if etype == "compaction":
-        yield ("summary", "compaction", js_string(entry.get("summary") or ""),
-               f"tokens before: {js_string(entry.get('tokensBefore'))}, "
-               f"first kept: {js_string(entry.get('firstKeptEntryId'))}")
-        return
-    if etype == "branch_summary":
-        yield ("summary", "branch summary", js_string(entry.get("summary") or ""),
-               f"from: {js_string(entry.get('fromId'))}")
-        return
-    if etype == "custom_message":
-        yield from content_parts(entry.get("content"), images)
-        return
-    if etype == "label":
-        label = entry.get("label")
-        yield ("meta", f"label {js_string(label)!s} on {js_string(entry.get('targetId'))}" if label
-               else f"label cleared on {js_string(entry.get('targetId'))}")
-        return
-    if etype == "session_info":
-        yield ("meta", f"session name: {js_string(entry.get('name'))}")
-        return
-    if etype == "model_change":
-        yield ("meta", f"model: {js_string(entry.get('provider'))}/{js_string(entry.get('modelId'))}")
-        return
-    if etype == "thinking_level_change":
-        yield ("meta", f"thinking level: {js_string(entry.get('thinkingLevel'))}")
-        return
-    if etype == "usage":
-        yield ("meta", f"usage ({js_string(entry.get('kind'))}): {js_string(entry.get('provider'))}/"
-                       f"{js_string(entry.get('model'))}")
-        return
-    rest = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
-    if rest:
-        yield ("data", _json(rest))
+def parts_of(entry, images, summary=None, previous=None, brief=True):
+    """The parts of one entry (its row in stree.core.entrytypes; the parts: stree.core.entryparts)."""
+    return entrytypes.parts(entry, images, summary, previous, brief)

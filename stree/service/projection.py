@@ -4,15 +4,16 @@ per entry for a browsing UI, `{id, parentId, timestamp, type, label?, children, 
 Bookkeeping entries (label, session_info, custom: stree's checkout markers too) are dropped
 and their children re-parented to the nearest kept ancestor; a tool result carries the
 toolName / toolArgs / formattedToolCall of its call, found along its own branch first
-(the same toolCallId on another branch may name another call), then anywhere."""
+(the same toolCallId on another branch may name another call), then anywhere. Which types
+are dropped and what a node shows of its entry are in the type's row (stree.core.entrytypes,
+stree.core.entryparts.message_node ...)."""
 
-from ..core.preview import format_tool_call, tool_calls
-from ..format.text import js_slice, js_string, js_trim
+from ..core.entrytypes import dropped, lightweight_node
+from ..core.preview import tool_calls
 
-DROPPED = ("label", "session_info", "custom")
+DROPPED = dropped()  # label, session_info, custom
 STATS = {"calls": 0}  # calls set in the branch's map (each once: linear; tests count it)
 _ABSENT = object()
-ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSummary")
 
 
 def project(session, tree):
@@ -95,77 +96,8 @@ def _visible_leaf(tree):
     return node.id if node is not None and node.type not in DROPPED else None
 
 
-def _text(content, limit=None):
-    """The PR's extractText: a string as it is, else the text blocks joined with spaces."""
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = " ".join(b["text"] for b in content
-                        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
-    else:
-        text = ""
-    return js_slice(text, limit) if limit is not None else text
-
-
-def _preview(text):
-    return js_trim(text.replace("\n", " ").replace("\t", " "))
-
-
 def _node(base, entry, branch_calls, everywhere):
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        role = message.get("role")
-        if role == "toolResult":
-            call_id = message.get("toolCallId")
-            call = (branch_calls.get(call_id) or everywhere.get(call_id)) if isinstance(call_id, str) else None
-            formatted = format_tool_call(call[0], call[1]) if call else None
-            node = dict(base, type="tool_result")
-            name = call[0] if call else message.get("toolName")
-            if name is not None:
-                node["toolName"] = name
-            if call:
-                node["toolArgs"] = call[1]
-                node["formattedToolCall"] = formatted
-            node["preview"] = _preview(formatted or f"[{js_string(message.get('toolName') or 'tool')}]")
-            return node
-        if role == "bashExecution":
-            command = message.get("command")
-            return dict(base, type="message", role="bashExecution",
-                        preview=format_tool_call("bash", {"command": command}))
-        if role == "assistant":
-            text = _text(message.get("content"), 200)
-            if text:
-                preview = _preview(text)
-            elif message.get("stopReason") == "aborted":
-                preview = "(aborted)"
-            elif message.get("errorMessage"):
-                preview = _preview(js_string(message["errorMessage"]))
-            else:
-                preview = "(no content)"
-            node = dict(base, type="message", role="assistant", preview=preview)
-            for key in ("stopReason", "errorMessage"):
-                if message.get(key) is not None:
-                    node[key] = message[key]
-            return node
-        node = dict(base, type="message")
-        if role in ROLES:
-            node["role"] = role
-        else:
-            node["role"] = "unknown"
-            node["rawRole"] = role
-        node["preview"] = _preview(_text(message.get("content"), 200))
-        return node
-    if kind == "compaction":
-        return dict(base, type="compaction", tokensBefore=entry.get("tokensBefore"))
-    if kind == "model_change":
-        return dict(base, type="model_change", provider=entry.get("provider"), modelId=entry.get("modelId"))
-    if kind == "thinking_level_change":
-        return dict(base, type="thinking_level_change", thinkingLevel=entry.get("thinkingLevel"))
-    if kind == "branch_summary":
-        return dict(base, type="branch_summary", summary=entry.get("summary"))
-    if kind == "custom_message":
-        return dict(base, type="custom_message", customType=entry.get("customType"),
-                    preview=_preview(_text(entry.get("content"), 200)))
-    # an entry type the PR does not know (context_edit, usage, a newer pi's): its type, nothing more
-    return dict(base, type=kind)
+    def call(call_id):  # the call a tool result answers: along its own branch first, then anywhere
+        return branch_calls.get(call_id) or everywhere.get(call_id)
+
+    return dict(base, **lightweight_node(entry, call))  # (its type's row: stree.core.entrytypes)

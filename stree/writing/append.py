@@ -12,6 +12,7 @@ import sys
 import time
 
 from ..errors import CONFLICT, StreeError
+from ..format.agents import headerless_titles
 from .atomic import open_error, refuse_bundled, refuse_read_only, rewrite, write_all
 from .entries import NewEntries, Taken, line_of
 
@@ -153,7 +154,7 @@ def _read_all(fd):
 def refuse_headerless(session):
     """A file without a session header (OpenClaw keeps some) is read, never written."""
     if session.headerless:
-        raise StreeError(f"{session.path}: the file has no session header (OpenClaw keeps some); "
+        raise StreeError(f"{session.path}: the file has no session header ({headerless_titles()} keeps some); "
                          "it is read-only for stree; nothing written", code=CONFLICT,
                          hint="'stree fork --full -o FILE' writes a copy with a header")
 

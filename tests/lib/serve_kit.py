@@ -15,10 +15,11 @@ SCHEMA = load()
 
 
 class Server:
-    def __init__(self, session, *args, env=None, cwd=None):
+    def __init__(self, session, *args, env=None, cwd=None, launch=("-m", "stree")):
+        """`launch`: what starts stree (python's arguments before stree's own)."""
         full_env = dict(os.environ)
         full_env.update(env or {})
-        self.proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", str(session), "serve", *args],
+        self.proc = subprocess.Popen([sys.executable, *launch, "-s", str(session), "serve", *args],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=full_env, cwd=cwd, preexec_fn=interruptible)
         self.lines = queue.Queue()
