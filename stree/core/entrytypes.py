@@ -40,7 +40,7 @@ class EntryType:
     usage (else pi's "Tools/summaries" and the entry's `usage` field). `role`: the role of the
     message pi makes of it for the model (`log --role`; a message's is its own).
     `bookkeeping`: it records something about the tree without being a place in it (a
-    label, a name): @ is seen through it (stree.core.navigate)."""
+    label, a name): @ is seen through it (stree.core.leaf)."""
 
     def __init__(self, name, preview, search=None, text=None, filter="content", usage=False, grep=False,
                  parts=None, note=None, heading=None, node=None, dropped=False, usage_at=None, role=None,
