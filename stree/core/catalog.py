@@ -34,15 +34,6 @@ def enabled(no_cache=False):
     return not no_cache and not os.environ.get("STREE_NO_CACHE")
 
 
-def add_usage(totals, entry):
-    """Add the usage one entry records to `totals`, read as `stree stats` reads it
-    (format.usage.usage_of: pi 1.6.0's sums, so a row's totals are the stats of its file)."""
-    found = usage_of(entry)
-    if found is not None:
-        for column, value in zip(USAGE_COLUMNS, found[1]):
-            totals[column] += value
-
-
 INDEX_MIN = 64 << 10  # a session file this big gets its per-session index when read
 BATCH_FILES = 256  # files read into one transaction (one commit, one WAL append, per batch)
 BATCH_BYTES = 32 << 20  # ... or fewer, once their size comes to this
@@ -319,7 +310,7 @@ def _fill(cat, session, fd, st, old, row):
         session.data = os.pread(fd, st.st_size, 0)  # one read rather than one per entry
         if len(session.data) != st.st_size:
             raise StreeError(f"{session.path}: changed while reading")
-    items = []
+    items, usages = [], []  # (the usage of each entry: what `stats --all` sums, stree.core.stats_catalog)
     text_types = grepped()  # (stree.core.entrytypes: a type's row says whether grep searches it)
     for r in range(start, n):
         node = nodes[r]
@@ -328,7 +319,11 @@ def _fill(cat, session, fd, st, old, row):
             continue
         entry = session.load(node)
         if may_have_usage(etype, node.role):
-            add_usage(totals, entry)
+            found = usage_of(entry)
+            if found is not None:
+                for column, value in zip(USAGE_COLUMNS, found[1]):
+                    totals[column] += value
+                usages.append((r, found[0], ts_millis(node.ts), found[1]))
         if etype == "message":
             message = entry.get("message")
             if isinstance(message, dict):
@@ -368,6 +363,15 @@ def _fill(cat, session, fd, st, old, row):
                path_rows=array("i", path_rows).tobytes(), **totals)
     _identity(row, fd, st, covered)
     cat.put_entries(gen, items)
+    from . import usage_sums
+
+    if start:  # (kept sums grow by what was appended; none kept stays none)
+        kept = usage_sums.decode(cat.sums({gen}).get(gen))
+        kept = usage_sums.extend(kept, usages) if kept is not None else None
+    else:
+        kept = usage_sums.extend(None, usages)
+    cat.put_usage(gen, start, usages, list(nodes.tail("id", start) if start else nodes.col("id")),
+                  usage_sums.encode(kept))
     cat.put_session(row)
     return row
 
