@@ -148,3 +148,20 @@ def test_a_rewritten_a_removed_and_an_unreadable_file(stree, sessions):
         (sessions / "a.jsonl").chmod(0o600)
     assert str(sessions / "gen2.jsonl") not in {r.get("path") for r in recs}
     both(stree)
+
+
+def test_a_first_build_decodes_each_line_once(stree, sessions, isolated_home):
+    """The catalogue built from nothing: every line parsed once, no entry decoded again
+    (the parse hands the catalogue the objects it decoded); the answers are the files'."""
+    lines = sum(1 for f in sessions.glob("*.jsonl") for x in f.read_bytes().splitlines() if x.strip())
+    first = stree("ls", "--all", env=DEBUG)
+    assert first.code == 0 and work(first) == (lines, 0), first.err
+    assert work(stree("ls", "--all", env=DEBUG)) == (0, 0)
+    assert stree("ls", "--all", "--json").out == stree("--no-cache", "ls", "--all", "--json").out
+    both(stree)
+    assert work(stree("stats", "--all", env=DEBUG)) == (0, 0)
+    # built again from nothing, by `stats --all` itself
+    shutil.rmtree(isolated_home / ".cache" / "stree")
+    again = stree("stats", "--all", env=DEBUG)
+    assert again.code == 0 and work(again) == (lines, 0), again.err
+    both(stree)

@@ -40,7 +40,9 @@ compactions and branch summaries that carry one ("Tools/summaries"). Entries a f
 from its parentSession (same ids) are shown on their own row ("inherited from parent"); the
 model and day rows count them. With --all, each entry counts once: sessions joined by
 parentSession links share the ids they copied, counted in the parent when it is listed,
-else in the fork (a cycle of links: in the first by path). Days are local (TZ).
+else in the fork (a cycle of links: in the first by path). Days are local (TZ). --all answers
+from the catalogue (`stree catalog`: only the session files changed since are read); with
+--no-cache every file is read.
 Fields for --json / --format:
 {describe(STATS_FIELDS)}""")
 @click.argument("revision", required=False, metavar="[REV|RANGE]")

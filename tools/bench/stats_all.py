@@ -7,8 +7,9 @@
 Sessions: tools/bench/gen.py (about 100 MB at 300), one in ten a fork of another (a copied
 prefix and its parentSession), as `fork` and pi's /fork leave them. Rows:
   - warm `stats --all` (the catalogue) vs `--no-cache stats --all` (every file parsed) and vs
-    ccusage's `pi session` (ccusage 20, tools/bench/peers, which reads pi's sessions: --offline,
-    its bundled prices, no network);
+    ccusage's `pi session` (ccusage 20.0.24, tools/bench/peers, which reads pi's sessions:
+    --offline, its bundled prices; run in a namespace without a network where `unshare -rn` can;
+    BENCH_CCUSAGE=path/to/ccusage/src/cli.js to use another install);
   - the first `ls --all` (the catalogue built from nothing) vs pi 1.6.0's SessionManager.listAll()
     (tools/bench/pi_list.mjs, Node 22) over the same sessions, and a plain parse (`--no-cache ls --all`).
 Bytecode compiled first (as an installed stree has it)."""
@@ -31,7 +32,16 @@ sys.path.insert(0, str(HERE))
 from gen import Gen  # noqa: E402
 
 NODE22 = ROOT / "tests" / "pi" / "node22" / "bin" / "node"
-CCUSAGE = HERE / "peers" / "node_modules" / "ccusage" / "src" / "cli.js"
+CCUSAGE = Path(os.environ.get("BENCH_CCUSAGE") or HERE / "peers" / "node_modules" / "ccusage" / "src" / "cli.js")
+
+
+def offline():
+    """A prefix that runs a peer without a network (a user namespace of its own), or []."""
+    try:
+        ok = subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode == 0
+    except OSError:
+        ok = False
+    return ["unshare", "-rn"] if ok else []
 
 
 def make(home, n):
@@ -126,7 +136,8 @@ def main(argv):
         cmds = {"warm": (stree + ["stats", "--all"], env, None),
                 "nocache": (stree + ["--no-cache", "stats", "--all"], env, None)}
         if CCUSAGE.exists():
-            cmds["ccusage"] = (["node", CCUSAGE, "pi", "session", "--offline", "--json", "--pi-path", root], env, None)
+            cmds["ccusage"] = (offline() + ["node", CCUSAGE, "pi", "session", "--offline", "--json", "--pi-path", root],
+                               env, None)
         timed(stree + ["stats", "--all"], env)  # (the catalogue brought up to date)
         warm = rounds(cmds, runs)
         print(f"\n## `stats --all` and the first `ls --all` against their peers (tools/bench/stats_all.py)\n\n"
