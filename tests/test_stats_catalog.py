@@ -165,3 +165,41 @@ def test_a_first_build_decodes_each_line_once(stree, sessions, isolated_home):
     again = stree("stats", "--all", env=DEBUG)
     assert again.code == 0 and work(again) == (lines, 0), again.err
     both(stree)
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Europe/Paris", "America/Sao_Paulo", "Australia/Lord_Howe", "Pacific/Chatham",
+                                "Asia/Kolkata", "Europe/Amsterdam"])
+def test_the_kept_local_day_is_the_date_of_each_time(tz, monkeypatch):
+    """local_day keeps the span of the day last found: each answer is still the plain local date,
+    across changes of UTC offset (DST, 30- and 45-minute offsets, LMT) and out-of-range times."""
+    import random
+    import time
+    from datetime import datetime
+
+    from stree.format import timestamp
+
+    def plain(ms):
+        try:
+            return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d")
+        except (OverflowError, OSError, ValueError):
+            return "unknown"
+
+    monkeypatch.setenv("TZ", tz)
+    time.tzset()
+    try:
+        timestamp._DAY[:] = [0, 0, None]
+        r = random.Random(tz)
+        times = []
+        for base in (1_790_000_000_000, 0, -2_500_000_000_000, 1_200_000_000_000, 10**17):
+            ms = base
+            for _ in range(3000):
+                ms += r.randint(-3_600_000, 7_200_000) if r.random() < 0.9 else r.randint(-10**11, 10**11)
+                times.append(ms)
+        for hour in range(2 * 365 * 24):  # every hour of 2008 and 2009, a second either side
+            for d in (-1000, -1, 0, 999, 1000):
+                times.append(1_199_145_600_000 + hour * 3_600_000 + d)
+        assert [timestamp.local_day(ms) for ms in times] == [plain(ms) for ms in times]
+        assert timestamp.local_day(None) == "unknown"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
