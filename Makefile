@@ -132,12 +132,14 @@ install-completions:
 
 # timings against python/click, a plain json.loads loop, pi 1.6.0 (Node 22) and oh-my-pi (Bun),
 # at 1k to 1M entries (~800 MB generated into bench/data; BENCH_MAX=100k stops there), the catalogue
-# (first build; PostgreSQL push and grep against SQLite), the export page against pi's -> bench/results.md
+# (first build; PostgreSQL push and grep against SQLite; stats --all against ccusage and the first ls --all
+# against pi's listAll), the export page against pi's -> bench/results.md
 bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS)
 	$(BIN)/python tools/bench/run.py
 	$(BIN)/python tools/bench/serve.py >> bench/results.md
 	$(BIN)/python tools/bench/catalog.py > bench/.catalog.md
 	$(BIN)/python tools/bench/catalog_build.py >> bench/.catalog.md
+	$(BIN)/python tools/bench/stats_all.py >> bench/.catalog.md
 	$(BIN)/python tools/bench/catalog_pg.py >> bench/.catalog.md
 	cat bench/.catalog.md >> bench/results.md && cat bench/.catalog.md && rm bench/.catalog.md
 	$(BIN)/python tools/bench/export_page.py 20000 --runs 3 | tee -a bench/results.md
@@ -147,7 +149,7 @@ $(VENV)/.installed-fast: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[fast]' $(EDITABLE)
 	@touch $@
 
-# the bench's peers: oh-my-pi and Bun from npm (pinned in tools/bench/peers/package-lock.json);
+# the bench's peers: oh-my-pi, Bun and ccusage from npm (pinned in tools/bench/peers/package-lock.json);
 # Bun's own install script is not run: its binary comes in the @oven/bun-<platform> package.
 # `npm install --no-save` installs the lock's versions: `npm ci` refuses a lock without the
 # optional native packages of other platforms (oh-my-pi's pi-natives-*) it could not resolve

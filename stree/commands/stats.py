@@ -40,7 +40,9 @@ compactions and branch summaries that carry one ("Tools/summaries"). Entries a f
 from its parentSession (same ids) are shown on their own row ("inherited from parent"); the
 model and day rows count them. With --all, each entry counts once: sessions joined by
 parentSession links share the ids they copied, counted in the parent when it is listed,
-else in the fork (a cycle of links: in the first by path). Days are local (TZ).
+else in the fork (a cycle of links: in the first by path). Days are local (TZ). --all answers
+from the catalogue (`stree catalog`: only the session files changed since are read); with
+--no-cache every file is read.
 Fields for --json / --format:
 {describe(STATS_FIELDS)}""")
 @click.argument("revision", required=False, metavar="[REV|RANGE]")
@@ -145,20 +147,42 @@ def _model_day_sections(models, days):
 
 
 def _all(env, out, usage, since, until):
+    from ..core.catalog_refresh import enabled
+    from ..core.listing import session_paths
+    from ..core.catalog_shared import across as shared_across, configured
+    from ..output.progress import Progress
+
+    url = None if env.no_cache else configured()  # a shared catalogue (--catalog): every session pushed there
+    if url:
+        across = shared_across(url, since, until)
+    else:
+        # the sessions `ls --all` lists: every project's, of every agent --agent selects
+        found, listed = session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[:2]
+        across = None
+        if enabled(env.no_cache):  # from the catalogue: only the files changed since are read
+            from ..core.stats_catalog import across as from_catalogue
+
+            with Progress("reading sessions", total=len(found), enabled=not out.machine) as progress:
+                across = from_catalogue(found, listed, since, until, progress.advance)
+        if across is None:  # (--no-cache, or no catalogue to be had)
+            across = _read_all(out, usage, [p for p, _, _ in found], since, until)
+    sessions = sorted(across.sessions, key=lambda s: (-s[2].cost, -s[2].tokens, s[1]))
+    rows = [(f"{str(sid)[:8]}  {title}",
+             t.record("session", sid, path=path, name=name, cwd=cwd)) for sid, path, t, name, cwd, title in sessions]
+    return ([("all sessions", [(f"{len(sessions)} session" + ("" if len(sessions) == 1 else "s"), across.total.record("total", None))]),
+             ("by session", rows)] + _model_day_sections(across.models, across.days))
+
+
+def _read_all(out, usage, found, since, until):
+    """usage.Across of the session files `found`, each parsed (--no-cache)."""
     import os
 
-    from ..core.listing import session_paths
     from ..core.loading import open_session
     from ..errors import StreeError
     from ..output.progress import Progress
 
-    from ..core.catalog_shared import across as shared_across, configured
-
-    url = None if env.no_cache else configured()  # a shared catalogue (--catalog): every session pushed there
-    # the sessions `ls --all` lists: every project's, of every agent --agent selects
-    paths = [] if url else [os.path.abspath(str(p)) for p, _, _ in
-                            session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
-    across = shared_across(url, since, until) if url else usage.Across(since, until)
+    paths = [os.path.abspath(str(p)) for p in found]
+    across = usage.Across(since, until)
     headers = {}
     with Progress("reading sessions", total=2 * len(paths), enabled=not out.machine) as progress:
         for path in paths:  # first their headers: which are forks of which
@@ -179,8 +203,4 @@ def _all(env, out, usage, since, until):
                 finally:
                     session.close()
                 progress.advance()
-    sessions = sorted(across.sessions, key=lambda s: (-s[2].cost, -s[2].tokens, s[1]))
-    rows = [(f"{str(sid)[:8]}  {title}",
-             t.record("session", sid, path=path, name=name, cwd=cwd)) for sid, path, t, name, cwd, title in sessions]
-    return ([("all sessions", [(f"{len(sessions)} session" + ("" if len(sessions) == 1 else "s"), across.total.record("total", None))]),
-             ("by session", rows)] + _model_day_sections(across.models, across.days))
+    return across

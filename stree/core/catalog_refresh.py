@@ -23,6 +23,7 @@ import os
 from binascii import crc32
 
 from ..errors import StreeError
+from ..format.header import CURRENT_VERSION
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
 from .entrytypes import grepped, may_have_usage, usage_of
 
@@ -35,18 +36,12 @@ def enabled(no_cache=False):
     return not no_cache and not os.environ.get("STREE_NO_CACHE")
 
 
-def add_usage(totals, entry):
-    """Add the usage one entry records to `totals`, read as `stree stats` reads it
-    (entrytypes.usage_of: pi 1.6.0's sums, so a row's totals are the stats of its file)."""
-    found = usage_of(entry)
-    if found is not None:
-        for column, value in zip(USAGE_COLUMNS, found[1]):
-            totals[column] += value
-
-
 INDEX_MIN = 64 << 10  # a session file this big gets its per-session index when read
 BATCH_FILES = 256  # files read into one transaction (one commit, one WAL append, per batch)
 BATCH_BYTES = 32 << 20  # ... or fewer, once their size comes to this
+KEEP_MAX = 16 << 20  # a file read whole up to this size keeps the entries its parse decoded (beyond:
+#                     decoded again one by one, memory staying near the file's structure)
+FAST_BYTES = 8 << 20  # files to read that come to this: the fast decoder from the first (storage.scan.FAST_MIN_BYTES)
 
 
 def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False):
@@ -130,12 +125,22 @@ def _apply(cat, todo, gone, rows, progress):
     """Read the files of `todo` into the catalogue and drop the rows of `gone`, a batch of
     files per transaction; `rows` is updated with what was committed. Busy when another
     process holds the write lock (what was committed before stays)."""
+    import gc
+
     i = commits = 0
+    if sum(t[4].st_size for t in todo if t[4] is not None) >= FAST_BYTES:
+        from ..format.decode import fast_decoder
+
+        fast_decoder(now=True)  # (many small files: msgspec, worth its import over all of them)
+    enabled = gc.isenabled()
+    gc.disable()  # many objects made and dropped, no cycles: collections would only cost time
     try:
         while i < len(todo) or gone:
             i, gone = _batch(cat, todo, i, gone, rows, progress)
             commits += 1
     finally:
+        if enabled:
+            gc.enable()
         if commits:
             from ..storage.cachedir import debug
 
@@ -244,8 +249,10 @@ def _read(cat, full, st, old, row):
         st = os.fstat(fd)
         grown = _grown(old, fd, st)
         try:
+            keep = [] if not grown and st.st_size <= KEEP_MAX else None  # (read whole: decoded once, by the parse)
             # through the index (next time: only the appended lines parsed) unless the file is small
-            session = open_session(full, no_cache=not (grown or st.st_size >= INDEX_MIN), previews=False).session
+            session = open_session(full, no_cache=not (grown or st.st_size >= INDEX_MIN), previews=False,
+                                   keep=keep).session
         except StreeError as e:
             return _failed(cat, old, row, st, _about_file(e))
         try:
@@ -255,6 +262,7 @@ def _read(cat, full, st, old, row):
         except StreeError as e:
             return _failed(cat, old, row, st, _about_file(e))
         finally:
+            session.keep = None
             session.close()
     finally:
         os.close(fd)
@@ -314,37 +322,48 @@ def _fill(cat, session, fd, st, old, row):
         start, gen = 0, cat.new_gen()
         first, activity, models, totals = None, None, set(), dict.fromkeys(USAGE_COLUMNS, 0)
     covered = st.st_size if session.ends_with_newline else -1  # a torn last line: read whole next time
-    if start == 0 and n:
-        session.data = os.pread(fd, st.st_size, 0)  # one read rather than one per entry
-        if len(session.data) != st.st_size:
-            raise StreeError(f"{session.path}: changed while reading")
-    items = []
+    kept = session.keep  # (the objects the parse decoded: each entry decoded once, when they are all there)
+    if not (start == 0 and kept is not None and len(kept) == n and session.version >= CURRENT_VERSION):
+        kept = None
+        if start == 0 and n:
+            session.data = os.pread(fd, st.st_size, 0)  # one read rather than one per entry
+            if len(session.data) != st.st_size:
+                raise StreeError(f"{session.path}: changed while reading")
+    items, usages = [], []  # (the usage of each entry: what `stats --all` sums, stree.core.stats_catalog)
     text_types = grepped()  # (stree.core.entrytypes: a type's row says whether grep searches it)
-    for r in range(start, n):
-        node = nodes[r]
-        etype = node.type
-        if not (etype in text_types or etype == "model_change" or may_have_usage(etype, node.role)):
+    columns = [nodes.tail(c, start) if start else nodes.col(c) for c in ("type", "role", "ts", "offset", "length", "id")]
+    for r, (etype, role, ts, offset, length, id) in enumerate(zip(*columns), start):
+        usage = may_have_usage(etype, role)
+        if not (usage or etype in text_types or etype == "model_change"):
             continue
-        entry = session.load(node)
-        if may_have_usage(etype, node.role):
-            add_usage(totals, entry)
+        entry = kept[r] if kept is not None else session.load(nodes[r])
+        ms = None
+        if usage:
+            found = usage_of(entry)
+            if found is not None:
+                ms = ts_millis(ts)
+                for column, value in zip(USAGE_COLUMNS, found[1]):
+                    totals[column] += value
+                usages.append((r, found[0], ms, found[1]))
         if etype == "message":
             message = entry.get("message")
             if isinstance(message, dict):
-                if node.role in ("user", "assistant") and "content" in message:
-                    if not first and node.role == "user":  # (pi: the first user message with text)
+                if role in ("user", "assistant") and "content" in message:
+                    if not first and role == "user":  # (pi: the first user message with text)
                         first = normalize(full_text(message.get("content")))
-                    ms = activity_millis(message, node.ts)
-                    if ms is not None and (activity is None or ms > activity):
-                        activity = ms
-                if node.role == "assistant":
+                    last = activity_millis(message, ts)
+                    if last is not None and (activity is None or last > activity):
+                        activity = last
+                if role == "assistant":
                     _model(models, message.get("provider"), message.get("model"))
         elif etype == "model_change":
             _model(models, entry.get("provider"), entry.get("modelId"))
         text = entry_text(entry) if etype in text_types else ""
         if text:
-            items.append((r, node.offset, node.length, node.role if etype == "message" else etype,
-                          ts_millis(node.ts), node.id, text))
+            items.append((r, offset, length, role if etype == "message" else etype,
+                          ts_millis(ts) if ms is None else ms, id, text))
+    if kept is not None:
+        kept.clear()
     session.data = None
     tree = tree_of(session, previews=False)
     try:
@@ -367,6 +386,15 @@ def _fill(cat, session, fd, st, old, row):
                path_rows=array("i", path_rows).tobytes(), **totals)
     _identity(row, fd, st, covered)
     cat.put_entries(gen, items)
+    from . import usage_sums
+
+    if start:  # (kept sums grow by what was appended; none kept stays none)
+        kept = usage_sums.decode(cat.sums({gen}).get(gen))
+        kept = usage_sums.extend(kept, usages) if kept is not None else None
+    else:
+        kept = usage_sums.extend(None, usages)
+    cat.put_usage(gen, start, usages, list(nodes.tail("id", start) if start else nodes.col("id")),
+                  usage_sums.encode(kept))
     cat.put_session(row)
     return row
 

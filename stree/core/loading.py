@@ -90,7 +90,7 @@ def use_index(no_cache=False):
 
 
 def open_session(path, no_cache=False, defer=False, fd=None, data=None, freeze=False, previews=True,
-                 report=None):
+                 report=None, keep=None):
     """The session file at `path` as it is now: an Opened (session, tree, report).
 
     - `no_cache`: parse the whole file, not through its index (also when STREE_NO_CACHE is set);
@@ -101,7 +101,9 @@ def open_session(path, no_cache=False, defer=False, fd=None, data=None, freeze=F
       later collections skip it (gc.freeze);
     - `previews=False`: the tree keeps no previews in the index (a writer's, fsck's);
     - `report`: the command's report (COMMAND), told how the read used the index if it is the
-      command's first.
+      command's first;
+    - `keep`: a list the parse fills with the entries it decoded, when it reads the file whole
+      (the catalogue's build: each entry decoded once).
 
     An I/O error in the middle of reading (a failing disk, a vanished mount) is a StreeError."""
     from ..errors import StreeError
@@ -116,11 +118,11 @@ def open_session(path, no_cache=False, defer=False, fd=None, data=None, freeze=F
             if data is None and use_index(no_cache):
                 from ..storage import index
 
-                session, state = index.load(str(path), defer=defer, fd=fd)
+                session, state = index.load(str(path), defer=defer, fd=fd, keep=keep)
             else:
                 from ..storage.session import parse
 
-                session = parse(str(path), data)
+                session = parse(str(path), data, keep=keep)
         except OSError as e:
             raise StreeError(f"{path}: cannot read: {e.strerror}") from None
         tree = tree_of(session, previews)

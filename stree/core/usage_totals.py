@@ -13,7 +13,7 @@ import os
 from datetime import datetime, timezone
 
 from ..errors import StreeError, UsageError
-from ..format.timestamp import ts_millis
+from ..format.timestamp import local_day as day_of, ts_millis  # noqa: F401  (day_of: the commands')
 from ..format.usage import FIELDS
 from .entrytypes import may_have_usage, usage_of
 
@@ -95,16 +95,6 @@ def entry_usages(tree, skip_ids=frozenset(), raw=None):
         if found is not None:
             out.append(Usage(row, found[0], ts_millis(node.ts), found[1]))
     return out
-
-
-def day_of(ms):
-    """The local date (TZ) of epoch milliseconds, YYYY-MM-DD; 'unknown' without a time."""
-    if ms is None:
-        return "unknown"
-    try:
-        return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d")
-    except (OverflowError, OSError, ValueError):
-        return "unknown"
 
 
 def parse_bound(text, end=False, option="--since"):
@@ -322,10 +312,20 @@ class Across:
     def add(self, session, tree, counted=None):
         """Count `session`, less the entries whose ids are in `counted` (its family's, counted
         already); its own ids are added to `counted`."""
-        skip = counted or frozenset()
-        usages = [u for u in entry_usages(tree, skip, session.raw) if within(u, self.since, self.until)]
+        usages = entry_usages(tree, counted or frozenset(), session.raw)
+
+        def describe():
+            name = tree.name()
+            return name, session.header.get("cwd"), name or first_message(session)
+        self.count(session.header.get("id"), os.path.abspath(str(session.path)), usages, tree.nodes.col("id"),
+                   counted, describe)
+
+    def count(self, sid, path, usages, ids, counted, describe):
+        """Count one session: `usages` of its entries (those of ids in `counted` left out
+        already), `ids` of every entry by row (with `counted`, added to it; else only their
+        number is read), describe() -> (display name, cwd, title) when it is listed."""
+        usages = [u for u in usages if within(u, self.since, self.until)]
         t = total(usages)
-        ids = tree.nodes.col("id")
         if counted is not None:
             own = 0
             for i in ids:
@@ -334,11 +334,9 @@ class Across:
                     counted.add(i)
             t.entries = own  # its own entries
         else:
-            t.entries = len(tree.nodes)
+            t.entries = len(ids)
         if t.count or (self.since is None and self.until is None):  # a time window: only sessions with usage in it
-            name = tree.name()
-            self.sessions.append((session.header.get("id"), os.path.abspath(str(session.path)), t, name,
-                                  session.header.get("cwd"), name or first_message(session)))
+            self.sessions.append((sid, path, t, *describe()))
         for target, by in ((self.models, lambda u: u.key), (self.days, lambda u: day_of(u.ms))):
             for key, part in grouped(usages, by).items():
                 target.setdefault(key, Totals()).merge(part)

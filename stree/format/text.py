@@ -54,7 +54,10 @@ def js_string(v):
 
 
 def js_json(v):
-    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT(v)
+
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # (json.dumps makes one a call)
 
 
 def normalize(s):

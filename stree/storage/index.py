@@ -91,18 +91,19 @@ TAIL_LINES = 16  # appended lines left to parse by each command before the index
 TAIL_BYTES = 1 << 20
 
 
-def load(path, defer=False, fd=None):
+def load(path, defer=False, fd=None, keep=None):
     """Parse a session file through its index: (Session, state), state one of
     'fresh' (index used as is), 'updated' (appended lines parsed), 'built'.
 
     With `defer`, a new index is written by save() when the command ends (once,
-    with the previews the command computed) instead of before it starts."""
+    with the previews the command computed) instead of before it starts. `keep`: a list
+    the decoded objects of the entries parsed here are appended to (Session.keep)."""
     import gc
 
     enabled = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would only cost time
     try:
-        return _load(path, defer, fd)
+        return _load(path, defer, fd, keep)
     finally:
         if enabled:
             gc.enable()
@@ -113,7 +114,7 @@ def _identity(fd, st):
             _crc(fd, st.st_size - WINDOW, st.st_size))
 
 
-def _load(path, defer=False, own=None):
+def _load(path, defer=False, own=None, keep=None):
     # `own`: a descriptor of the file to read through (a copy of it is kept) rather than opening
     # it again: the writer's, while it holds a lease that an open would break (stree.writing)
     fd = os.dup(own) if own is not None else sessions.open_file(path)
@@ -145,6 +146,7 @@ def _load(path, defer=False, own=None):
     state = "fresh"
     if s is None:
         s = sessions.Session(path)
+        s.keep = keep
         state = "built"
     elif s.covered < covered:
         state = "updated"

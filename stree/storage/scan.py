@@ -133,6 +133,7 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
     offsets, lengths, lines, indexes, auxes, hiddens = part.offset, part.length, part.line, part.index, \
         part.aux, part.hidden
     malformed = s.malformed
+    keep = s.keep
     v2 = s.version >= 2
     parsed = 0
     pos = 0
@@ -236,5 +237,7 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
         indexes.append(index)
         auxes.append(aux)
         hiddens.append(hidden)
+        if keep is not None:
+            keep.append(obj)
         index += 1
     return line, index, parsed

@@ -56,6 +56,8 @@ class Session:
         self.ready = None  # (blobs, segments, rows): the first rows, encoded for an index by workers
         self.data = None  # the whole file, when parse() was given its bytes
         self.fd = None  # the open file (raw() reads entries from it)
+        self.keep = None  # a list the scan appends each entry's decoded object to (rows parsed here, in
+        #                   order; not a parse worker's): a caller that reads every entry decodes it once
         self.allow_headerless = headerless_allowed(path)
 
     @property
@@ -174,13 +176,14 @@ def require_regular(path, st):
                   hint="copy the session to a file first")
 
 
-def parse(path, data=None):
+def parse(path, data=None, keep=None):
     """Parse a session file into a Session. Raises BadFile when it is not one.
 
     Lines are read in blocks: memory stays near the size of the structure, not
-    of the file.
+    of the file. `keep`: a list the entries' decoded objects are appended to (Session.keep).
     """
     s = Session(path)
+    s.keep = keep
     if data is not None:
         s.data = data
         s.size = len(data)

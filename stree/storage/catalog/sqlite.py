@@ -26,10 +26,11 @@ and built again; if that fails too the caller reads the files directly (Unavaila
 import os
 import stat
 
+from . import usage as usagedb
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
                      row_of, values_of, warn)
 
-SCHEMA = 8  # bump when a table or the meaning of a column changes: the database is rebuilt
+SCHEMA = 9  # bump when a table or the meaning of a column changes: the database is rebuilt
 APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
 MAGIC = b"SQLite format 3\x00"
 WAIT_MS = 60_000  # `stree catalog --update` waits this long for another writer
@@ -49,8 +50,8 @@ _DDL = [
     "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none,"
     " tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
-]
-_TABLES = {"meta", "sessions", "entries", "fts", "vocab"}
+] + usagedb.DDL  # (schema 9: the usage of each entry, stats --all's; storage/catalog/usage.py)
+_TABLES = {"meta", "sessions", "entries", "fts", "vocab"} | usagedb.TABLES
 # how a catalogue of stree before the application id (schema 7 and older) begins: stree's too
 _LEGACY = ("CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
            "CREATE TABLE sessions(path TEXT PRIMARY KEY, root TEXT, agent TEXT, state TEXT, gen INTEGER")
@@ -360,6 +361,7 @@ class Catalog:
             n = db.execute("DELETE FROM entries WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << ROW_BITS))).rowcount
             if n > 0:
                 db.execute("UPDATE meta SET value=value+? WHERE key='dead'", (n,))
+            usagedb.forget(db, gen)
         db.execute("DELETE FROM sessions WHERE path=?", (enc(row["path"]),))
 
     def put_session(self, row):
@@ -376,6 +378,22 @@ class Catalog:
                         for row, off, length, kind, ts, id, _ in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
                        [(base + row, index_text(text)) for row, _, _, _, _, _, text in items])
+
+    def put_usage(self, gen, start, usages, ids, sums):
+        """The usage of a session's entries from row `start` on, their ids, and the session's
+        sums now (storage.catalog.usage)."""
+        usagedb.put(self.db, gen, start, usages, ids, sums)
+
+    def usage(self, gen):
+        """[(row, model key, ms, values)] of the entries of the session `gen` with usage, in file order."""
+        return self.guard(usagedb.read, self.db, gen)
+
+    def sums(self, gens):
+        """{gen: JSON text or None}: the sums kept of the sessions of `gens` (stree.core.usage_sums)."""
+        return self.guard(usagedb.sums, self.db, gens)
+
+    def ids_of(self, gen):
+        return self.guard(usagedb.ids_of, self.db, gen)
 
     def touch(self):
         import time
