@@ -15,7 +15,7 @@ from builders import SessionBuilder
 from conftest import ROOT
 from test_stats import usage
 
-from stree.core.catalog import INDEX_MIN
+from stree.core.catalog_refresh import INDEX_MIN
 
 DEMO = ROOT / "stree" / "data" / "demo.jsonl"
 DEBUG = {"STREE_DEBUG_STATS": "1"}

@@ -1,4 +1,4 @@
-"""`stats --all` from the catalogue: the same sums as reading every file (stree.core.usage,
+"""`stats --all` from the catalogue: the same sums as reading every file (stree.core.usage_totals,
 `--no-cache`), from the usage the catalogue keeps per entry and the ids of every entry
 (stree.storage.catalog.usage), with only the files changed since read (stree.core.catalog).
 

@@ -1,4 +1,4 @@
-"""A session's usage summed as `stats --all` sums it (stree.core.usage.Across), kept in the
+"""A session's usage summed as `stats --all` sums it (stree.core.usage_totals.Across), kept in the
 catalogue beside its rows so that a warm `stats --all` adds up a few sums per session rather
 than every entry's usage (stree.core.stats_catalog).
 

@@ -1,5 +1,5 @@
 """The usage the SQLite catalogue keeps per entry, so that `stats --all` sums every session
-without reading its file (stree.core.catalog fills it, stree.core.stats_catalog reads it).
+without reading its file (stree.core.catalog_refresh fills it, stree.core.stats_catalog reads it).
 
     usage   one row per entry that records usage (format.usage.usage_of): its model key,
             its time (epoch ms) and its five values, as stats reads them from the file;
