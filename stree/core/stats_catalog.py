@@ -1,6 +1,6 @@
 """`stats --all` from the catalogue: the same sums as reading every file (stree.core.usage_totals,
 `--no-cache`), from the usage the catalogue keeps per entry and the ids of every entry
-(stree.storage.catalog.usage), with only the files changed since read (stree.core.catalog).
+(stree.storage.catalog.usage), with only the files changed since read (stree.core.catalog_refresh).
 
 What `stats --all` asks of a file is what the catalogue keeps: whether it is a session (its
 header) and its parentSession link, its usages in file order (model key, time, values), its
