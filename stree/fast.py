@@ -36,6 +36,12 @@ def _main():
         sys.exit(complete(sys.argv[2:]))
     if "--graph" in sys.argv and _kept_graph(sys.argv[1:]):
         sys.exit(0)
+    if sys.argv[1:2] == ["grep"]:  # a plain grep into a pipe (stree.fastgrep)
+        from .fastgrep import run as grep
+
+        code = grep(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     from .fastwrite import COMMANDS
 
     if COMMANDS.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain

@@ -41,8 +41,9 @@ class Grep:
         self.short = shortest_prefixes([r["id"] or "" for r in self.sessions.values()])
         self.found = 0  # matching lines seen
 
-    def records(self):
-        """(record, Match) per matching line, or (session record, None) with -l / -c, as found."""
+    def records(self, machine=True):
+        """(record, Match) per matching line, or (session record, None) with -l / -c, as found.
+        Not `machine` (human output, which prints the Match): None for a matching line's record."""
         from .grep import search
         from .teamcatalog import search_stored
 
@@ -59,7 +60,7 @@ class Grep:
                 elif self.max_count and self.found >= self.max_count:
                     break
                 continue
-            yield match_record(m), m
+            yield (match_record(m) if machine else None), m
             if self.max_count and self.found >= self.max_count:
                 break
         if self.count:
