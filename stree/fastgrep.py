@@ -12,6 +12,8 @@ written, and click does the whole job; tests/test_grep_work.py compares the two.
 import os
 import sys
 
+from .format.terminal import inert
+
 FLAGS = {"-i": "ignore_case", "-w": "word", "-E": "regex", "-l": "files_only", "-c": "count"}
 ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE", "STREE_CATALOG")
 
@@ -73,7 +75,6 @@ def _search(got, pattern):
     import io
 
     from .core.sessiongrep import Grep
-    from .format.terminal import inert
     from .output.grepline import grep_line
 
     err, sys.stderr = sys.stderr, io.StringIO()  # (a warning: click's to say, once)
@@ -91,6 +92,4 @@ def _search(got, pattern):
 
 def _plain(name, text):
     """Output.style without colour."""
-    from .format.terminal import inert
-
     return inert(text)

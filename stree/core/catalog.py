@@ -377,14 +377,20 @@ def _model(models, provider, model):
         models.add(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
 
 
-def record(row):
-    """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
+def last_activity(row):
+    """When the session of a row was last active (ms): what `ls` sorts by (record's _sort)."""
     activity = row["activity"]
-    created = row["created"]
     if activity is None or activity <= 0:
-        activity = ts_millis(created)
+        activity = ts_millis(row["created"])
     if activity is None:
         activity = int(os.stat(row["path"]).st_mtime * 1000)
+    return activity
+
+
+def record(row):
+    """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
+    activity = last_activity(row)
+    created = row["created"]
     return {
         "id": row["id"], "path": row["path"], "cwd": row["cwd"], "name": row["name"], "created": created,
         "modified": iso_millis(activity),

@@ -176,7 +176,7 @@ def candidates(files, listed, pattern, no_cache=False):
                                      prune_roots=listed)
             try:
                 live = [r for r in rows.values() if r["ok"]]
-                live.sort(key=lambda r: catalog.record(r)["_sort"], reverse=True)
+                live.sort(key=catalog.last_activity, reverse=True)
                 sessions = {r["gen"]: r for r in live}
                 found = cat.candidates(pattern, sessions)
                 if cat.stale:  # (changed while another process wrote the catalogue: read directly)

@@ -409,16 +409,20 @@ def agent_files(names=None, agent=None):
                 dirs = []
         for directory in dirs:
             try:
-                files = os.listdir(directory)
+                with os.scandir(directory) as found:
+                    files = [(e.name, e) for e in found]
             except OSError:
                 continue
-            for file in files:
+            for file, e in files:
                 state = registry.file_state(record, file)
                 if state is None:
                     continue
-                path = os.path.join(directory, file)
-                if os.path.isfile(path):
-                    out.append((path, record.name, state, str(root)))
+                try:
+                    regular = e.is_file()  # (os.path.isfile without a stat where the directory says)
+                except OSError:
+                    regular = False
+                if regular:
+                    out.append((os.path.join(directory, file), record.name, state, str(root)))
     return out
 
 
