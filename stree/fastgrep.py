@@ -71,7 +71,7 @@ def run(argv):
 
 def _search(got, pattern):
     """(what grep prints, whether it found a line), or (None, 0) when a warning was said
-    (on stderr: click would say it again)."""
+    (on stderr: click would say it again); debug lines are said as they came."""
     import io
 
     from .core.sessiongrep import Grep
@@ -85,8 +85,9 @@ def _search(got, pattern):
         said = sys.stderr.getvalue()
     finally:
         sys.stderr = err
-    if said:
+    if any(not line.startswith("stree: debug: ") for line in said.splitlines()):
         return None, 0
+    sys.stderr.write(said)  # (STREE_DEBUG_STATS's lines of the catalogue's work, as click's path says them)
     return "".join(line + "\n" for line in lines), grep.found
 
 
