@@ -100,7 +100,8 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet):
             if row is not None and (row["agent"], row["state"]) == (agent, state) and unchanged(row, st):
                 continue
             todo.append((full, agent, state, root, st))
-        gone = [full for full, row in rows.items() if row["root"] in {str(r) for r in prune_roots}
+        roots = {str(r) for r in prune_roots}
+        gone = [full for full, row in rows.items() if row["root"] in roots
                 and full not in wanted]
         cat.stale = []
         try:
