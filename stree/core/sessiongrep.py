@@ -19,7 +19,7 @@ class Grep:
                  until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
                  agent=None, agent_dir=None, no_cache=False, option_names=("--since", "--until")):
         from .grep import Pattern, entry_filter, parse_when
-        from .store import resolved, shortest_prefixes
+        from .store import resolved
 
         if files_only and count:
             raise UsageError("-l and -c do not go together")
@@ -38,7 +38,8 @@ class Grep:
             want = resolved(os.path.expanduser(cwd))
             self.sessions = {g: r for g, r in self.sessions.items()
                              if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
-        self.short = shortest_prefixes([r["id"] or "" for r in self.sessions.values()])
+        self.ids = sorted({r["id"] or "" for r in self.sessions.values()})  # (short_id's, as ls's shortest_prefixes)
+        self.short = {}
         self.found = 0  # matching lines seen
 
     def records(self, machine=True):
@@ -69,8 +70,18 @@ class Grep:
                     yield session_record(row, per_session[gen]), None
 
     def short_id(self, sid):
-        """The shortest prefix of a session id among the sessions searched."""
-        return self.short.get(sid, sid)
+        """The shortest prefix of a session id among the sessions searched (worked out for
+        the sessions printed only)."""
+        short = self.short.get(sid)
+        if short is None:
+            from bisect import bisect_left
+
+            from .store import shortest_prefix
+
+            i = bisect_left(self.ids, sid)
+            short = shortest_prefix(self.ids, sid) if i < len(self.ids) and self.ids[i] == sid else sid
+            self.short[sid] = short
+        return short
 
 
 def match_record(m):
