@@ -188,8 +188,8 @@ def _current(row, agent, state):
 
 
 def _garbage_due(cat):
-    dead, live = cat.garbage()
-    return dead > 50_000 and dead > live
+    dead, live = cat.garbage(least=50_000)  # (the living counted only past that: a scan of every entry)
+    return live is not None and dead > live
 
 
 def unchanged(row, st):

@@ -391,10 +391,13 @@ class Catalog:
 
         self.db.execute("UPDATE meta SET value=? WHERE key='updated'", (int(time.time() * 1000),))
 
-    def garbage(self):
-        """(dead text rows, living ones): a rebuild is due when the dead outnumber the living."""
+    def garbage(self, least=0):
+        """(dead text rows, living ones): a rebuild is due when the dead outnumber the living.
+        The living are not counted (None) while the dead are `least` or fewer."""
         def read():
             dead = self.db.execute("SELECT value FROM meta WHERE key='dead'").fetchone()[0]
+            if dead <= least:
+                return dead, None
             live = self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
             return dead, live
         return self.guard(read)
