@@ -54,11 +54,10 @@ def run(argv):
         return None
     if text is None:
         return None
-    from .errors import NEGATIVE, OK
-    from .fastread import guarded
+    from .errors import NEGATIVE, OK, guarded
     from .format.terminal import write
 
-    code = guarded(lambda: write(text))
+    code = guarded(lambda: write(text), inert)  # (stree's one error boundary: a reader gone is not an error)
     if code is not None:
         return code
     if os.environ.get("STREE_DEBUG_STATS"):
