@@ -18,9 +18,12 @@ ZSH_COMPLETION_DIR  ?= $(HOME)/.zfunc
 # `make test` installs the missing ones with apt-get only when STREE_TEST_APT=1 asks for it
 # (CI sets it in .ci/run); it waits up to 10 minutes for another apt/dpkg to let go of its lock.
 SHELL_TOOLS := zsh:zsh groff:groff-base man:man-db chromium:chromium pg_ctlcluster:postgresql
+# the bench's system peers, the same way (`make bench` installs the missing ones when STREE_TEST_APT=1,
+# as root): ripgrep for warm grep (tools/bench/grep.py; without it its rows say so)
+BENCH_TOOLS := rg:ripgrep
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600
 
-.PHONY: run test check test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools clean bench
+.PHONY: run test check test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools bench-tools clean bench
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
@@ -54,17 +57,23 @@ soak: $(VENV)/.installed-test $(PI) $(PIS)
 # otherwise their tests are skipped, and this says which and why. apt-get's own output goes to
 # a temporary log; a failure is one line naming the package and apt's last error.
 shell-tools:
-	@log=$$(mktemp); for need in $(SHELL_TOOLS); do \
+	@$(MAKE) -s apt-tools TOOLS="$(SHELL_TOOLS)" FOR="the tests that need"
+
+bench-tools:
+	@$(MAKE) -s apt-tools TOOLS="$(BENCH_TOOLS)" FOR="the bench rows that need"
+
+apt-tools:
+	@log=$$(mktemp); for need in $(TOOLS); do \
 		tool=$${need%%:*}; pkg=$${need#*:}; \
 		command -v $$tool >/dev/null && continue; \
 		if [ "$${STREE_TEST_APT:-0}" != 1 ]; then \
-			echo "make: $$tool is not installed: the tests that need it are skipped (STREE_TEST_APT=1 make test installs $$pkg with apt-get, as root)"; \
+			echo "make: $$tool is not installed: $(FOR) it are skipped (STREE_TEST_APT=1 installs $$pkg with apt-get, as root)"; \
 		elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
-			echo "make: STREE_TEST_APT=1 asks to install $$pkg, which needs root and apt-get: the tests that need $$tool are skipped"; \
+			echo "make: STREE_TEST_APT=1 asks to install $$pkg, which needs root and apt-get: $(FOR) $$tool are skipped"; \
 		else \
 			$(APT_GET) install $$pkg >$$log 2>&1 || \
 				{ $(APT_GET) update >>$$log 2>&1 && $(APT_GET) install $$pkg >>$$log 2>&1; } || \
-				echo "make: could not install $$pkg ($$(grep '^E:' $$log | tail -n 1)): the tests that need $$tool are skipped"; \
+				echo "make: could not install $$pkg ($$(grep '^E:' $$log | tail -n 1)): $(FOR) $$tool are skipped"; \
 		fi; \
 	done; rm -f $$log
 
@@ -133,11 +142,12 @@ install-completions:
 # timings against python/click, a plain json.loads loop, pi 1.6.0 (Node 22) and oh-my-pi (Bun),
 # at 1k to 1M entries (~800 MB generated into bench/data; BENCH_MAX=100k stops there), the catalogue
 # (first build; PostgreSQL push and grep against SQLite; stats --all against ccusage and the first ls --all
-# against pi's listAll), the export page against pi's -> bench/results.md
-bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS)
+# against pi's listAll), warm grep against ripgrep, the export page against pi's -> bench/results.md
+bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS) bench-tools
 	$(BIN)/python tools/bench/run.py
 	$(BIN)/python tools/bench/serve.py >> bench/results.md
 	$(BIN)/python tools/bench/catalog.py > bench/.catalog.md
+	$(BIN)/python tools/bench/grep.py >> bench/.catalog.md
 	$(BIN)/python tools/bench/catalog_build.py >> bench/.catalog.md
 	$(BIN)/python tools/bench/stats_all.py >> bench/.catalog.md
 	$(BIN)/python tools/bench/catalog_pg.py >> bench/.catalog.md

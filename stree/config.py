@@ -31,8 +31,15 @@ SECTIONS = ("openai", "anthropic", "extractive")
 
 
 def config_path():
+    import os
     from pathlib import Path
 
+    if sys.platform.startswith("linux"):  # platformdirs' rule where it is plain, without importing it
+        base, home = os.environ.get("XDG_CONFIG_HOME", ""), os.environ.get("HOME", "")  # (as core.hooks)
+        if os.path.isabs(base):
+            return Path(base) / "stree" / "config.toml"
+        if not base and os.path.isabs(home):
+            return Path(home) / ".config" / "stree" / "config.toml"
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("stree")) / "config.toml"

@@ -40,6 +40,12 @@ def _main():
         status = _kept_graph(sys.argv[1:])
         if status is not None:
             return status
+    if sys.argv[1:2] == ["grep"]:  # a plain grep into a pipe (stree.fastgrep)
+        from .fastgrep import run as grep
+
+        code = grep(sys.argv[1:])
+        if code is not None:
+            return code
     from .fastwrite import GRAMMAR
 
     if GRAMMAR.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain

@@ -3,7 +3,6 @@ import click
 from .options import output_options
 from ..core.grep_match import ROLES, TEXT_TYPES as TYPES
 from ..errors import NEGATIVE
-from ..format.terminal import inert
 from ..output.fields import GREP_FIELDS, describe
 
 
@@ -53,26 +52,15 @@ def command(env, pattern, ignore_case, word, regex, list_sessions, count, max_co
             cwd_filter, json_mode, fmt, nul):
     """Search the text of every session (or the one -s names) for lines matching PATTERN."""
     from ..core.grep_sessions import Grep
-
-    from ..core.grep_sessions import session_part
+    from ..output.grepline import grep_line
 
     grep = Grep(pattern, regex=regex, ignore_case=ignore_case, word=word, roles=roles, types=types, since=since,
                 until=until, cwd=cwd_filter, files_only=list_sessions, count=count, max_count=max_count,
                 session_path=env.session_path() if env.session_arg is not None else None, agent=env.agent,
                 agent_dir=env.agent_dir, no_cache=env.no_cache)
     out = env.output(json_mode, fmt, nul, GREP_FIELDS)
-    for rec, m in grep.records():
-        human = None
-        if not out.machine:
-            short = grep.short_id(rec["session"] or "")
-            if m is None:
-                human = f"{inert(short, True)}:{rec['count']}" if count else inert(short, True)
-            else:
-                short = session_part(short)  # (SESSION:ENTRY: an id holding ':', '/', ... percent-encoded)
-                mark = "@" if m.on_path else "."
-                human = (f"{out.style('id', inert(short, True))}:{out.style('id', inert(m.entry or '', True))} "
-                         f"{out.style('accent', mark)} {out.style('muted', m.kind)}: {inert(m.line, True)}")
-        out.record(rec, human)
+    for rec, m in grep.records(machine=out.machine):
+        out.record(rec, None if out.machine else grep_line(grep, rec, m, out.style, count))
     out.close()
     if not grep.found:
         return NEGATIVE

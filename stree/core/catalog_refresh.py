@@ -96,7 +96,8 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet):
             if row is not None and (row["agent"], row["state"]) == (agent, state) and unchanged(row, st):
                 continue
             todo.append((full, agent, state, root, st))
-        gone = [full for full, row in rows.items() if row["root"] in {str(r) for r in prune_roots}
+        roots = {str(r) for r in prune_roots}
+        gone = [full for full, row in rows.items() if row["root"] in roots
                 and full not in wanted]
         cat.stale = []
         try:
@@ -193,8 +194,8 @@ def _current(row, agent, state):
 
 
 def _garbage_due(cat):
-    dead, live = cat.garbage()
-    return dead > 50_000 and dead > live
+    dead, live = cat.garbage(least=50_000)  # (the living counted only past that: a scan of every entry)
+    return live is not None and dead > live
 
 
 def unchanged(row, st):
@@ -404,14 +405,20 @@ def _model(models, provider, model):
         models.add(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
 
 
-def record(row):
-    """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
+def last_activity(row):
+    """When the session of a row was last active (ms): what `ls` sorts by (record's _sort)."""
     activity = row["activity"]
-    created = row["created"]
     if activity is None or activity <= 0:
-        activity = ts_millis(created)
+        activity = ts_millis(row["created"])
     if activity is None:
         activity = int(os.stat(row["path"]).st_mtime * 1000)
+    return activity
+
+
+def record(row):
+    """The `ls` record of a session row (as stree.commands.ls builds it from the file)."""
+    activity = last_activity(row)
+    created = row["created"]
     return {
         "id": row["id"], "path": row["path"], "cwd": row["cwd"], "name": row["name"], "created": created,
         "modified": iso_millis(activity),

@@ -18,6 +18,7 @@ from ..errors import UsageError
 from .entrytypes import grepped
 
 TERMS_MAX = 300  # indexed words a cut word may stand for before it is not worth narrowing by
+FAST_FROM = 64  # candidates from which the fast decoder is taken at once (format.decode.fast_decoder)
 _RUN = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -47,11 +48,34 @@ class Pattern:
         expression is matched under its time budget (core.budget: RegexTimeout past it)."""
         search = self.re.search
         if not self.regex:
-            return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+            return self._fixed_lines(text)
         from .budget import regex
 
         with regex(self.text):
             return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+
+    def _fixed_lines(self, text):
+        """lines() of a fixed string, found in the whole text rather than line by line (the
+        same lines: it holds no newline, so a match never spans one, and -w's bounds see a
+        newline as a line's end sees nothing: neither is a word character)."""
+        if "\n" in self.text:
+            return []  # (no line holds a newline)
+        search = self.re.search
+        m = search(text)
+        out = []
+        number, counted, end = 1, 0, len(text)
+        while m is not None:
+            at = m.start()
+            number += text.count("\n", counted, at)
+            start = text.rfind("\n", 0, at) + 1
+            stop = text.find("\n", at)
+            if stop < 0:
+                out.append((number, text[start:]))
+                break
+            out.append((number, text[start:stop]))
+            counted = stop
+            m = search(text, stop + 1) if stop + 1 <= end else None
+        return out
 
     def query(self, terms):
         """The FTS5 query narrowing to entries that may match, None for no narrowing, or
@@ -338,39 +362,52 @@ def search(pattern, sessions, candidates, keep):
 
 
 def _search(pattern, sessions, by_gen):
-    import os
     from array import array
 
-    from ..errors import StreeError
-    from ..format.decode import decode_line
-    from ..storage.session import open_file
-    from .preview import entry_text
+    from ..format.decode import fast_decoder
 
+    if sum(len(found) for found in by_gen.values()) >= FAST_FROM:
+        fast_decoder(now=True)  # (its import costs less than decoding this many entries without it)
+    lines = pattern.lines
     for gen, row in sessions.items():
         found = by_gen.get(gen)
         if not found:
             continue
         on_path = set(array("i", row["path_rows"] or b""))
-        try:
-            fd = open_file(row["path"])
-        except StreeError:
-            continue
-        try:
-            for _, r, offset, length, kind, ts, id in found:
-                raw = os.pread(fd, length, offset)
-                try:
-                    entry = decode_line(raw)
-                except ValueError:
-                    continue  # (changed since: the next command reads it again)
-                if not isinstance(entry, dict):
-                    continue
-                text = entry_text(entry)
-                if not text:
-                    continue  # (not indexed either)
-                for number, line in pattern.lines(text):
-                    yield Match(row, id, kind, ts, r in on_path, number, line)
-        finally:
-            os.close(fd)
+        for c, text in _texts(row, found):
+            for number, line in lines(text):
+                yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
+
+
+def _texts(row, found):
+    """(candidate, its text) of the candidates of one session, each read again from the file
+    and decoded (format.decode: the fast decoder where it agrees); an entry without text, or
+    changed since, is left out. Counted among the entries decoded (storage.scan.STATS: the
+    line STREE_DEBUG_STATS prints)."""
+    import os
+
+    from ..errors import StreeError
+    from ..format.decode import decode_line
+    from ..storage.scan import STATS
+    from ..storage.session import open_file
+    from .preview import entry_text
+
+    try:
+        fd = open_file(row["path"])
+    except StreeError:
+        return
+    try:
+        for c in found:
+            STATS["decoded"] += 1
+            try:
+                entry = decode_line(os.pread(fd, c[3], c[2]))
+            except ValueError:
+                continue  # (changed since: the next command reads it again)
+            text = entry_text(entry) if isinstance(entry, dict) else None
+            if text:  # (not indexed either)
+                yield c, text
+    finally:
+        os.close(fd)
 
 
 def direct(files):

@@ -20,7 +20,7 @@ class Grep:
                  until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
                  agent=None, agent_dir=None, no_cache=False, option_names=("--since", "--until")):
         from .grep_match import Pattern, entry_filter, parse_when
-        from .store import resolved, shortest_prefixes
+        from .store import resolved
 
         if files_only and count:
             raise UsageError("-l and -c do not go together")
@@ -39,11 +39,13 @@ class Grep:
             want = resolved(os.path.expanduser(cwd))
             self.sessions = {g: r for g, r in self.sessions.items()
                              if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
-        self.short = shortest_prefixes([r["id"] or "" for r in self.sessions.values()])
+        self.ids = sorted({r["id"] or "" for r in self.sessions.values()})  # (short_id's, as ls's shortest_prefixes)
+        self.short = {}
         self.found = 0  # matching lines seen
 
-    def records(self):
-        """(record, Match) per matching line, or (session record, None) with -l / -c, as found."""
+    def records(self, machine=True):
+        """(record, Match) per matching line, or (session record, None) with -l / -c, as found.
+        Not `machine` (human output, which prints the Match): None for a matching line's record."""
         from .grep_match import search
         from .catalog_shared import search_stored
 
@@ -60,7 +62,7 @@ class Grep:
                 elif self.max_count and self.found >= self.max_count:
                     break
                 continue
-            yield match_record(m), m
+            yield (match_record(m) if machine else None), m
             if self.max_count and self.found >= self.max_count:
                 break
         if self.count:
@@ -69,8 +71,18 @@ class Grep:
                     yield session_record(row, per_session[gen]), None
 
     def short_id(self, sid):
-        """The shortest prefix of a session id among the sessions searched."""
-        return self.short.get(sid, sid)
+        """The shortest prefix of a session id among the sessions searched (worked out for
+        the sessions printed only)."""
+        short = self.short.get(sid)
+        if short is None:
+            from bisect import bisect_left
+
+            from .store import shortest_prefix
+
+            i = bisect_left(self.ids, sid)
+            short = shortest_prefix(self.ids, sid) if i < len(self.ids) and self.ids[i] == sid else sid
+            self.short[sid] = short
+        return short
 
 
 def match_record(m):
@@ -176,7 +188,7 @@ def candidates(files, listed, pattern, no_cache=False):
                                      prune_roots=listed)
             try:
                 live = [r for r in rows.values() if r["ok"]]
-                live.sort(key=lambda r: catalog.record(r)["_sort"], reverse=True)
+                live.sort(key=catalog.last_activity, reverse=True)
                 sessions = {r["gen"]: r for r in live}
                 found = cat.candidates(pattern, sessions)
                 if cat.stale:  # (changed while another process wrote the catalogue: read directly)

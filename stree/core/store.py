@@ -409,16 +409,20 @@ def agent_files(names=None, agent=None):
                 dirs = []
         for directory in dirs:
             try:
-                files = os.listdir(directory)
+                with os.scandir(directory) as found:
+                    files = [(e.name, e) for e in found]
             except OSError:
                 continue
-            for file in files:
+            for file, e in files:
                 state = registry.file_state(record, file)
                 if state is None:
                     continue
-                path = os.path.join(directory, file)
-                if os.path.isfile(path):
-                    out.append((path, record.name, state, str(root)))
+                try:
+                    regular = e.is_file()  # (os.path.isfile without a stat where the directory says)
+                except OSError:
+                    regular = False
+                if regular:
+                    out.append((os.path.join(directory, file), record.name, state, str(root)))
     return out
 
 
@@ -449,20 +453,26 @@ def agent_of(path, agent=None):
 def shortest_prefixes(ids, minimum=8):
     """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
     ordered = sorted(set(ids))
-    out = {}
-    for i, id in enumerate(ordered):
-        need = minimum
-        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
-            if other is None:
-                continue
-            common = 0
-            for a, b in zip(id, other):
-                if a != b:
-                    break
-                common += 1
-            need = max(need, common + 1)
-        out[id] = id[:need]
-    return out
+    return {id: shortest_prefix(ordered, id, minimum) for id in ordered}
+
+
+def shortest_prefix(ordered, id, minimum=8):
+    """The shortest prefix of `id` (at least `minimum` characters) that no other id of
+    `ordered` (sorted, without repeats, `id` among them) starts with."""
+    from bisect import bisect_left
+
+    i = bisect_left(ordered, id)
+    need = minimum
+    for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
+        if other is None:
+            continue
+        common = 0
+        for a, b in zip(id, other):
+            if a != b:
+                break
+            common += 1
+        need = max(need, common + 1)
+    return id[:need]
 
 
 def resolved(path):

@@ -49,12 +49,6 @@ def enc(value):
     return None if value is None else json.dumps(value)
 
 
-def dec(text):
-    import json
-
-    return None if text is None else json.loads(text)
-
-
 def as_text(value):
     """A string SQL can take as it is (TEXT), or its bytes when it holds a lone surrogate;
     from_text reads either back."""
@@ -89,9 +83,12 @@ def index_text(text):
 
 
 def row_of(values):
+    import json
+
     row = dict(zip(SESSION_COLUMNS, values))
-    for c in JSON_COLUMNS:
-        row[c] = dec(row[c])
+    texts = [row[c] for c in JSON_COLUMNS]  # (one JSON array decoded, not one text a column)
+    for c, value in zip(JSON_COLUMNS, json.loads("[" + ",".join("null" if t is None else t for t in texts) + "]")):
+        row[c] = value
     return row
 
 

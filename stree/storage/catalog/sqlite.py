@@ -18,6 +18,10 @@ it, unreachable: every entry row is numbered <generation> << 32 | <row>, and onl
 entries table (an ordinary table) says which numbers are alive. When dead rows outnumber
 the living, the catalogue is rebuilt.
 
+The words the index holds are also kept in a plain table (terms), which grep scans for the
+indexed words a cut word may stand for, brought up to date by the first grep after the
+index grew (stree.storage.catalog.vocabulary).
+
 Concurrent stree processes: WAL, so a reader never waits on a writer. A command that finds
 the write lock taken does not wait for it (Busy): it answers from what the catalogue holds
 (core.catalog_refresh says so). A damaged stree catalogue (wrong schema, malformed pages) is removed
@@ -27,10 +31,11 @@ import os
 import stat
 
 from . import usage as usagedb
+from .vocabulary import fresh
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
                      row_of, values_of, warn)
 
-SCHEMA = 9  # bump when a table or the meaning of a column changes: the database is rebuilt
+SCHEMA = 10  # bump when a table or the meaning of a column changes: the database is rebuilt
 APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
 MAGIC = b"SQLite format 3\x00"
 WAIT_MS = 60_000  # `stree catalog --update` waits this long for another writer
@@ -50,8 +55,10 @@ _DDL = [
     "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none,"
     " tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
-] + usagedb.DDL  # (schema 9: the usage of each entry, stats --all's; storage/catalog/usage.py)
-_TABLES = {"meta", "sessions", "entries", "fts", "vocab"} | usagedb.TABLES
+    "CREATE TABLE terms(term TEXT PRIMARY KEY) WITHOUT ROWID",  # the words of vocab, as a plain table
+    "CREATE TABLE fresh(rowid INTEGER PRIMARY KEY, text TEXT)",  # text terms does not hold the words of yet
+] + usagedb.DDL  # (the usage of each entry, stats --all's; storage/catalog/usage.py)
+_TABLES = {"meta", "sessions", "entries", "fts", "vocab", "terms", "fresh"} | usagedb.TABLES
 # how a catalogue of stree before the application id (schema 7 and older) begins: stree's too
 _LEGACY = ("CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
            "CREATE TABLE sessions(path TEXT PRIMARY KEY, root TEXT, agent TEXT, state TEXT, gen INTEGER")
@@ -136,6 +143,7 @@ class Catalog:
         self.rebuilt = False
         self.wait = wait
         self.quiet = quiet
+        self.words = None  # where terms() reads the indexed words: 'terms' or 'vocab' (once asked)
 
     def __enter__(self):
         self.open()
@@ -204,8 +212,8 @@ class Catalog:
                 db.execute("BEGIN")
                 for ddl in _DDL:
                     db.execute(ddl)
-                db.execute("INSERT INTO meta VALUES ('schema', ?), ('next_gen', 1), ('dead', 0), ('updated', 0)",
-                           (SCHEMA,))
+                db.execute("INSERT INTO meta VALUES ('schema', ?), ('next_gen', 1), ('dead', 0), ('updated', 0),"
+                           " ('fresh', 0)", (SCHEMA,))
                 db.execute("COMMIT")
             finally:
                 db.close()
@@ -378,6 +386,7 @@ class Catalog:
                         for row, off, length, kind, ts, id, _ in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
                        [(base + row, index_text(text)) for row, _, _, _, _, _, text in items])
+        fresh(db, base, items)
 
     def put_usage(self, gen, start, usages, ids, sums):
         """The usage of a session's entries from row `start` on, their ids, and the session's
@@ -400,10 +409,13 @@ class Catalog:
 
         self.db.execute("UPDATE meta SET value=? WHERE key='updated'", (int(time.time() * 1000),))
 
-    def garbage(self):
-        """(dead text rows, living ones): a rebuild is due when the dead outnumber the living."""
+    def garbage(self, least=0):
+        """(dead text rows, living ones): a rebuild is due when the dead outnumber the living.
+        The living are not counted (None) while the dead are `least` or fewer."""
         def read():
             dead = self.db.execute("SELECT value FROM meta WHERE key='dead'").fetchone()[0]
+            if dead <= least:
+                return dead, None
             live = self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
             return dead, live
         return self.guard(read)
@@ -419,13 +431,20 @@ class Catalog:
     def terms(self, needle, where, limit, fold_i=False):
         """The indexed words that are `needle` ('exact'), start with it ('prefix'), end with it
         ('end') or contain it ('in'), or None when more than `limit` do (too many to narrow by).
-        With `fold_i`, a dotted or dotless I (İ, ı) counts as i (Python's -i matches them)."""
+        With `fold_i`, a dotted or dotless I (İ, ı) counts as i (Python's -i matches them).
+        Read from the terms table, brought up to date first (stree.storage.catalog.vocabulary),
+        or from fts5vocab when another process is writing the catalogue."""
+        if self.words is None:
+            from .vocabulary import table
+
+            self.words = self.guard(table, self)
+
         def read():
             term = "replace(replace(term, 'İ', 'i'), 'ı', 'i')" if fold_i else "term"
             test = {"exact": f"{term} = ?1", "prefix": f"substr({term}, 1, length(?1)) = ?1",
                     "end": f"substr({term}, -length(?1)) = ?1", "in": f"instr({term}, ?1) > 0"}[where]
-            found = [r[0] for r in self.db.execute(f"SELECT term FROM vocab WHERE {test} LIMIT ?2",
-                                                   (needle, limit + 1))]
+            found = [r[0] for r in self.db.execute(f"SELECT term FROM {self.words} "
+                                                   f"WHERE {test} LIMIT ?2", (needle, limit + 1))]
             return None if len(found) > limit else found
         return self.guard(read)
 

@@ -1,0 +1,95 @@
+"""`stree grep` answered without click (its import is half of a warm grep's time).
+
+Only `grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags apart, in any order, before or after
+PATTERN), no global option, into a pipe or a file (a terminal has colour and a pager: click's).
+The search is the command's (stree.core.grep_sessions.Grep) and so is each line
+(stree.output.grepline); nothing is written until it is done. Anything unusual (another
+option or spelling, a PATTERN starting with '-', an error or a warning of any kind,
+STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE/STREE_CATALOG) returns None before a byte is
+written, and click does the whole job; tests/test_grep_work.py compares the two.
+"""
+
+import os
+import sys
+
+from .format.terminal import inert
+
+FLAGS = {"-i": "ignore_case", "-w": "word", "-E": "regex", "-l": "files_only", "-c": "count"}
+ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE", "STREE_CATALOG")
+
+
+def parse(argv):
+    """({flag: True}, PATTERN) of a plain `grep` command line, or None."""
+    if argv[:1] != ["grep"]:
+        return None
+    got, operands = {}, []
+    for arg in argv[1:]:
+        if arg in FLAGS:
+            got[FLAGS[arg]] = True
+        elif arg.startswith("-") or operands:
+            return None
+        else:
+            operands.append(arg)
+    if len(operands) != 1 or (got.get("files_only") and got.get("count")):
+        return None
+    return got, operands[0]
+
+
+def run(argv):
+    """The exit code of a grep answered here, or None: click answers it."""
+    if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty():
+        return None
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    got, pattern = parsed
+    try:
+        text, found = _search(got, pattern)
+    except KeyboardInterrupt:  # (nothing written)
+        sys.stderr.write("stree: interrupted\n")
+        from .errors import INTERRUPTED
+
+        return INTERRUPTED
+    except Exception:  # an error, anything unusual: click says it
+        return None
+    if text is None:
+        return None
+    from .errors import NEGATIVE, OK, guarded
+    from .format.terminal import write
+
+    code = guarded(lambda: write(text), inert)  # (stree's one error boundary: a reader gone is not an error)
+    if code is not None:
+        return code
+    if os.environ.get("STREE_DEBUG_STATS"):
+        from .output.stats import stats_line
+
+        scan = sys.modules.get("stree.storage.scan")
+        print(stats_line(scan.STATS["parsed"] if scan else 0, "off"), file=sys.stderr)
+    return OK if found else NEGATIVE
+
+
+def _search(got, pattern):
+    """(what grep prints, whether it found a line), or (None, 0) when a warning was said
+    (on stderr: click would say it again); debug lines are said as they came."""
+    import io
+
+    from .core.grep_sessions import Grep
+    from .output.grepline import grep_line
+
+    err, sys.stderr = sys.stderr, io.StringIO()  # (a warning: click's to say, once)
+    try:
+        grep = Grep(pattern, **got)
+        count = bool(got.get("count"))
+        lines = [inert(grep_line(grep, rec, m, _plain, count)) for rec, m in grep.records(machine=False)]
+        said = sys.stderr.getvalue()
+    finally:
+        sys.stderr = err
+    if any(not line.startswith("stree: debug: ") for line in said.splitlines()):
+        return None, 0
+    sys.stderr.write(said)  # (STREE_DEBUG_STATS's lines of the catalogue's work, as click's path says them)
+    return "".join(line + "\n" for line in lines), grep.found
+
+
+def _plain(name, text):
+    """Output.style without colour."""
+    return inert(text)

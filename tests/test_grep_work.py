@@ -1,0 +1,140 @@
+"""The work a warm `stree grep` does, counted (STREE_DEBUG_STATS), never timed: it decodes only
+the entries it prints (none when the word index rules every entry out), a session that grew
+is read only for its appended lines, and the words it looks cut words up in (the catalogue's
+terms table) follow the index. The plain grep answered without click (stree.fastgrep) says
+exactly what the click command says. Real files in a temporary HOME, stree run as a user
+runs it."""
+
+import json
+import sqlite3
+import sys
+
+import pytest
+
+from builders import dumps
+from conftest import ROOT
+
+PROJECT = "--home-dev-proj--"
+PLANTED = "zanzibarquux"
+
+
+def stats(r):
+    line = [x for x in r.err.splitlines() if x.startswith("stree: stats:")][-1]
+    words = line.split()
+    return int(words[words.index("parsed") + 1]), int(words[words.index("decoded") + 1])
+
+
+@pytest.fixture
+def sessions(isolated_home):
+    """8 generated sessions; 3 of them with PLANTED in one entry's text (two in one session)."""
+    sys.path.insert(0, str(ROOT / "tools" / "bench"))
+    import io
+
+    from gen import Gen
+
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    paths = []
+    for i in range(8):
+        buf = io.StringIO()
+        Gen(50 + i, out=buf).run(80 + i)
+        lines = buf.getvalue().splitlines()
+        if i in (1, 4, 6):
+            texts = [k for k, line in enumerate(lines) if '"text":"' in line]
+            for k in texts[5:7] if i == 4 else texts[5:6]:
+                lines[k] = lines[k].replace('"text":"', f'"text":"{PLANTED} ', 1)
+        p = d / f"s{i}.jsonl"
+        p.write_text("\n".join(lines) + "\n")
+        paths.append(p)
+    return paths
+
+
+def printed_entries(out):
+    return {line.split(" ", 1)[0] for line in out.splitlines()}
+
+
+def test_a_warm_grep_decodes_only_the_entries_it_prints(stree, sessions):
+    env = {"STREE_DEBUG_STATS": "1"}
+    for _ in range(2):  # (the catalogue built, then a file read in the tick it was written read again)
+        assert stree("ls", "--all").code == 0
+    for fast in ({}, {"STREE_NO_FAST": "1"}):
+        r = stree("grep", PLANTED, env={**env, **fast})
+        assert r.code == 0, r
+        entries = printed_entries(r.out)
+        assert len(entries) == 4
+        assert stats(r) == (0, len(entries))  # no session parsed; one decode per entry printed
+        # a word no entry holds: the index rules every entry out, nothing is decoded
+        r = stree("grep", "qqxjzvv", env={**env, **fast})
+        assert r.code == 1 and r.out == "" and stats(r) == (0, 0), r
+    # -l and -c decode the same entries, and no more
+    for flag in ("-l", "-c"):
+        r = stree("grep", flag, PLANTED, env=env)
+        assert r.code == 0 and stats(r) == (0, 4), r
+
+
+def grow(path, text, id="feed0001"):
+    last = json.loads(path.read_text().splitlines()[-1])
+    with open(path, "a") as f:
+        f.write(dumps({"type": "message", "id": id, "parentId": last["id"], "timestamp": "2027-01-01T00:00:00.000Z",
+                       "message": {"role": "user", "content": text, "timestamp": 1798761600000}}) + "\n")
+
+
+def test_a_grown_session_is_read_only_for_its_appended_lines(stree, sessions):
+    env = {"STREE_DEBUG_STATS": "1"}
+    for _ in range(2):  # (the catalogue and its words built, and settled)
+        assert stree("grep", PLANTED).code == 0
+    grow(sessions[2], "a question about the xylophonists")
+    # the cut word 'lophon' is looked up among the indexed words: the new one is there
+    r = stree("grep", "lophon", env=env)
+    assert r.code == 0 and r.out.splitlines() == [r.out.splitlines()[0]], r
+    assert r.out.split(" ", 1)[0].endswith(":feed0001") and "xylophonists" in r.out
+    # one line parsed (the appended one), two decodes: the catalogue's, and the match's
+    assert stats(r) == (1, 2)
+    assert stats(stree("grep", "lophon", env=env)) == (0, 1)  # warm again
+
+
+def terms_and_vocab(home):
+    con = sqlite3.connect(home / ".cache" / "stree" / "index" / "catalog.sqlite")
+    try:
+        terms = {t for (t,) in con.execute("SELECT term FROM terms")}
+        vocab = {t for (t,) in con.execute("SELECT term FROM vocab")}
+        fresh = con.execute("SELECT value FROM meta WHERE key='fresh'").fetchone()[0]
+    finally:
+        con.close()
+    return terms, vocab, fresh
+
+
+@pytest.mark.parametrize("appended", ["one small line: Quetzalcoatlus", "big " * 40_000 + "Quetzalcoatlus"])
+def test_the_words_grep_looks_up_follow_the_index(stree, sessions, isolated_home, appended):
+    """After each grep the terms table holds every word of the index, whether the text added
+    since was a few words (tokenized alone) or too much to keep (the index's words read whole)."""
+    assert stree("grep", "-i", "ZANZIBAR").code == 0
+    terms, vocab, fresh = terms_and_vocab(isolated_home)
+    assert terms == vocab and fresh == 0
+    grow(sessions[5], appended)
+    grow(sessions[6], "and Pterodactylus", id="feed0002")
+    r = stree("grep", "-i", "coatl")
+    assert r.code == 0 and "Quetzalcoatlus" in r.out and len(r.out.splitlines()) == 1, r
+    terms, vocab, fresh = terms_and_vocab(isolated_home)
+    assert terms == vocab and fresh == 0 and {"quetzalcoatlus", "pterodactylus"} <= terms
+    assert stree("grep", "dactyl").out.split(" ", 1)[0].endswith(":feed0002")
+
+
+@pytest.mark.parametrize("args", [
+    [PLANTED], ["-i", "ZANZIBARQUUX"], ["-w", "timeout"], ["-E", r"zanzi\w+ \w+"], ["-l", "parse_line"],
+    ["-c", "quote"], ["-i", "-w", "-c", "The"], ["nothing-like-this-anywhere"], ["-E", "("], ["-l", "-c", "x"],
+])
+def test_the_plain_grep_without_click_says_what_click_says(stree, sessions, args):
+    stree("ls", "--all")
+    fast = stree("grep", *args)
+    slow = stree("grep", *args, env={"STREE_NO_FAST": "1"})
+    assert (fast.code, fast.out, fast.err) == (slow.code, slow.out, slow.err)
+    assert fast.code in (0, 1, 2)
+
+
+def test_the_plain_grep_does_not_load_click(stree, sessions):
+    stree("ls", "--all")
+    r = stree("grep", PLANTED, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert r.code == 0 and PLANTED in r.out
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.err.splitlines() if line.startswith("import time:")}
+    assert "stree.fastgrep" in imported and "click" not in imported
