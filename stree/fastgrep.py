@@ -61,10 +61,10 @@ def run(argv):
     if code is not None:
         return code
     if os.environ.get("STREE_DEBUG_STATS"):
-        from .output.stats import stats_line
+        from .core.loading import COMMAND
+        from .output.debug_stats import stats_line
 
-        scan = sys.modules.get("stree.storage.scan")
-        print(stats_line(scan.STATS["parsed"] if scan else 0, "off"), file=sys.stderr)
+        print(stats_line(COMMAND), file=sys.stderr)
     return OK if found else NEGATIVE
 
 
