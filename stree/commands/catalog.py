@@ -32,7 +32,7 @@ Examples:
   stree catalog --rebuild            build it again from the session files
   stree --no-cache ls --all          list without it (every file parsed)
   stree --catalog postgresql:///stree catalog push      send this machine's sessions to the team's
-  stree --catalog postgresql:///stree catalog push --since 7d --agent pi   only pi's, active this week
+  stree --agent pi --catalog postgresql:///stree catalog push --since 7d   pi's sessions active this week
   STREE_CATALOG=postgresql:///stree stree grep -c x     search every session the team pushed
   stree --catalog postgresql:///stree catalog migrate   create or upgrade its schema (as its owner)
   stree catalog export --parquet sessions.parquet.d     sessions, usage and entries as Parquet files
