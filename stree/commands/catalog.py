@@ -149,7 +149,8 @@ def _shared_state(teamcatalog, url, migrate):
     try:
         sessions, entries = cat.counts()
         size = cat.guard(lambda: cat.db.execute("SELECT pg_total_relation_size('sessions') + "
-                                                "pg_total_relation_size('entries')").fetchone()[0])
+                                                "pg_total_relation_size('entries') + pg_total_relation_size('usage') "
+                                                "+ pg_total_relation_size('vocab')").fetchone()[0])
         return {"path": cat.describe(), "schema": cat.version(), "sessions": sessions, "entries": entries,
                 "bytes": size}
     except Unavailable as e:
