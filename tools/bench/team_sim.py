@@ -10,7 +10,7 @@ On a throwaway local server (Debian's postgresql; tests/pgkit.py starts it, fsyn
 temporary directory. Run by `make bench-team` (not by `make test` nor `make bench`: on 2
 cores the default size takes about a quarter of an hour). Prints a markdown section: the
 rows, the database's size per GB of sessions, the push's wall time and rate, and p50/p99 of
-each question (with RUNS samples the p99 is their slowest but one).
+each question (with 20 samples the p99 is their slowest).
 """
 
 import io
