@@ -350,3 +350,27 @@ def test_a_file_removed_while_the_push_waits_is_reported_not_sent_empty(stree, i
     assert sorted(json.loads(p) for p in rows) == sorted(str(p) for p in paths if p != victim)
     assert all(n > 0 for n in rows.values()), rows  # (every row sent came with its entries)
     assert push(stree, pg_url)["pushed"] == 0
+
+
+def test_sessions_pushed_before_the_word_index_are_still_found_and_filled_in_when_they_grow(stree, isolated_home,
+                                                                                           pg_url):
+    import psycopg
+
+    paths = corpus(isolated_home, n=4, entries=40)
+    _grow(paths[1], "2027-01-01T00:00:00.000Z", "an unworded zebra question")
+    push(stree, pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as con:  # (as a push of schema 3 left them: no words)
+        con.execute("UPDATE sessions SET words = NULL")
+        con.execute("TRUNCATE vocab")
+    for args in (["-c", "zebra"], ["-c", "parser"], ["-l", "parse_line(rows"], ["-i", "-c", "TIMEOUT"]):
+        assert lines(stree(*with_catalog(pg_url, "grep", *args))) == lines(stree("grep", *args)), args
+    _grow(paths[1], "2027-01-02T00:00:00.000Z", "a worded okapi question")
+    got = push(stree, pg_url)
+    assert (got["pushed"], got["unchanged"]) == (1, 3)
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        worded = con.execute("SELECT path, words FROM sessions WHERE words IS NOT NULL").fetchall()
+    assert [json.loads(p) for p, _ in worded] == [str(paths[1])]  # (sent whole again, its words with it)
+    assert {"zebra", "okapi", "unworded"} <= set(worded[0][1])
+    for args in (["-c", "zebra"], ["-c", "okapi"], ["-c", "parser"]):
+        assert lines(stree(*with_catalog(pg_url, "grep", *args))) == lines(stree("grep", *args)), args
+    assert lines(stree(*with_catalog(pg_url, "grep", "-c", "okapi")))
