@@ -23,7 +23,7 @@ SHELL_TOOLS := zsh:zsh groff:groff-base man:man-db chromium:chromium pg_ctlclust
 BENCH_TOOLS := rg:ripgrep
 APT_GET := DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600
 
-.PHONY: run test check test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools bench-tools clean bench
+.PHONY: run test check test-latest soak install install-bin install-man install-completions man complete-table completions shell-tools bench-tools clean bench bench-team
 
 run: $(VENV)/.installed
 	@$(BIN)/stree --no-pager -s demo log --graph
@@ -153,6 +153,11 @@ bench: $(VENV)/.installed-fast $(PI) $(PIS) $(PEERS) bench-tools
 	$(BIN)/python tools/bench/catalog_pg.py >> bench/.catalog.md
 	cat bench/.catalog.md >> bench/results.md && cat bench/.catalog.md && rm bench/.catalog.md
 	$(BIN)/python tools/bench/export_page.py 20000 --runs 3 | tee -a bench/results.md
+
+# the shared catalogue at team scale, by simulation (issue 29): 20 hosts x 500 sessions pushed at once
+# to a throwaway PostgreSQL, then grep and stats --all as a reader (~15 min on 2 cores) -> bench/results.md
+bench-team: $(VENV)/.installed-fast
+	$(BIN)/python tools/bench/team_sim.py | tee -a bench/results.md
 
 # stree with the `fast` extra (msgspec), as the bench measures it
 $(VENV)/.installed-fast: $(VENV)/.installed

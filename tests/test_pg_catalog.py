@@ -285,3 +285,92 @@ def test_the_connection_dropped_mid_push_then_the_push_run_again(stree, isolated
     assert _count(pg_server, pg_url, "sessions") == 200
     same_stats(lines(stree("stats", "--all", "--json")),
                lines(stree(*with_catalog(pg_url, "stats", "--all", "--json"))))
+
+
+def _grow(path, when, text):
+    last = json.loads(path.read_text().splitlines()[-1])
+    with open(path, "a") as f:
+        f.write(dumps({"type": "message", "id": f"f{abs(hash(text)) % 10**7:07d}", "parentId": last["id"],
+                       "timestamp": when, "message": {"role": "user", "content": text}}) + "\n")
+
+
+def test_push_since_sends_only_the_sessions_active_since(stree, isolated_home, pg_url):
+    paths = corpus(isolated_home, n=5, entries=30)
+    for p in paths[:2]:
+        _grow(p, "2030-06-01T00:00:00.000Z", "a late question about walruses")
+    got = stree(*with_catalog(pg_url, "catalog", "push", "--since", "2030-05-01", "--json"))
+    assert got.code == 0, got
+    assert json.loads(got.out)["pushed"] == 2
+    listed = [json.loads(x)["path"] for x in lines(stree(*with_catalog(pg_url, "ls", "--all", "--json")))]
+    assert sorted(listed) == sorted(str(p) for p in paths[:2])
+    rest = push(stree, pg_url)  # (without --since: the others; the two sent before are as they were)
+    assert (rest["pushed"], rest["unchanged"], rest["dropped"]) == (3, 2, 0)
+    again = stree(*with_catalog(pg_url, "catalog", "push", "--since", "2030-05-01", "--json"))
+    assert json.loads(again.out)["pushed"] == 0 and json.loads(again.out)["dropped"] == 0  # (older ones kept)
+    bad = stree(*with_catalog(pg_url, "catalog", "push", "--since", "someday"))
+    assert bad.code == 2 and bad.err.startswith("stree: error: --since 'someday': not a date"), bad
+    misplaced = stree("catalog", "--since", "3d")
+    assert misplaced.code == 2 and "--since goes with `catalog push`" in misplaced.err and "hint:" in misplaced.err
+
+
+def test_a_file_removed_while_the_push_waits_is_reported_not_sent_empty(stree, isolated_home, pg_url):
+    """The file goes between this machine's catalogue reading it and the push reading its entries
+    again: its row is not sent without them; the push says which file and that it should be run again."""
+    import socket
+
+    import psycopg
+
+    paths = corpus(isolated_home, n=4, entries=30)
+    assert stree("catalog", "--update").code == 0
+    assert stree(*with_catalog(pg_url, "catalog", "migrate")).code == 0
+    victim = paths[2]
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        # hold the lock the push takes on that file (owner, host and path), so it waits right there
+        con.execute("SELECT pg_advisory_lock(hashtextextended(current_user || %s || %s, 0))",
+                    (socket.gethostname(), json.dumps(str(victim))))
+        proc = subprocess.Popen([sys.executable, "-m", "stree", "--catalog", pg_url, "catalog", "push", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None and not con.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0]:
+            pass
+        assert proc.poll() is None, proc.communicate()
+        victim.unlink()
+        con.execute("SELECT pg_advisory_unlock_all()")
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in err, err
+    got = json.loads(out)
+    assert (got["pushed"], got["skipped"]) == (3, 1), got
+    said = err.decode().splitlines()
+    assert said[0].startswith("stree: warning: ") and str(victim) in said[0] and "not pushed" in said[0], said
+    assert said[1] == "hint: run `stree catalog push` again", said
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        rows = dict(con.execute("SELECT s.path, count(e.row) FROM sessions s LEFT JOIN entries e "
+                                "ON (e.owner, e.host, e.path) = (s.owner, s.host, s.path) GROUP BY s.path").fetchall())
+    assert sorted(json.loads(p) for p in rows) == sorted(str(p) for p in paths if p != victim)
+    assert all(n > 0 for n in rows.values()), rows  # (every row sent came with its entries)
+    assert push(stree, pg_url)["pushed"] == 0
+
+
+def test_sessions_pushed_before_the_word_index_are_still_found_and_filled_in_when_they_grow(stree, isolated_home,
+                                                                                           pg_url):
+    import psycopg
+
+    paths = corpus(isolated_home, n=4, entries=40)
+    _grow(paths[1], "2027-01-01T00:00:00.000Z", "an unworded zebra question")
+    push(stree, pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as con:  # (as a push of schema 3 left them: no words)
+        con.execute("UPDATE sessions SET words = NULL")
+        con.execute("TRUNCATE vocab")
+    for args in (["-c", "zebra"], ["-c", "parser"], ["-l", "parse_line(rows"], ["-i", "-c", "TIMEOUT"]):
+        assert lines(stree(*with_catalog(pg_url, "grep", *args))) == lines(stree("grep", *args)), args
+    _grow(paths[1], "2027-01-02T00:00:00.000Z", "a worded okapi question")
+    got = push(stree, pg_url)
+    assert (got["pushed"], got["unchanged"]) == (1, 3)
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        worded = con.execute("SELECT path, words FROM sessions WHERE words IS NOT NULL").fetchall()
+    assert [json.loads(p) for p, _ in worded] == [str(paths[1])]  # (sent whole again, its words with it)
+    assert {"zebra", "okapi", "unworded"} <= set(worded[0][1])
+    for args in (["-c", "zebra"], ["-c", "okapi"], ["-c", "parser"]):
+        assert lines(stree(*with_catalog(pg_url, "grep", *args))) == lines(stree("grep", *args)), args
+    assert lines(stree(*with_catalog(pg_url, "grep", "-c", "okapi")))

@@ -18,6 +18,7 @@ CATALOG_FIELDS = {
     "sent": "push: entries sent",
     "unchanged": "push: session files the shared catalogue already held as they are",
     "dropped": "push: rows of this host's files gone since, dropped",
+    "skipped": "push: session files unreadable or replaced since they were read, not sent (push again)",
     "schema": "migrate: the shared catalogue's schema version now",
     "usage": "export: rows written to usage/ (entries with usage)",
     "exported": "export: the directory written",
@@ -31,6 +32,7 @@ Examples:
   stree catalog --rebuild            build it again from the session files
   stree --no-cache ls --all          list without it (every file parsed)
   stree --catalog postgresql:///stree catalog push      send this machine's sessions to the team's
+  stree --agent pi --catalog postgresql:///stree catalog push --since 7d   pi's sessions active this week
   STREE_CATALOG=postgresql:///stree stree grep -c x     search every session the team pushed
   stree --catalog postgresql:///stree catalog migrate   create or upgrade its schema (as its owner)
   stree catalog export --parquet sessions.parquet.d     sessions, usage and entries as Parquet files
@@ -44,9 +46,11 @@ Fields for --json / --format:
 @click.option("--parquet", "parquet_dir", metavar="DIR", type=click.Path(),
               help="export: write Parquet files into this new directory (the `parquet` extra: pyarrow).")
 @click.option("--no-text", is_flag=True, help="export: leave the entries' text out of entries/.")
+@click.option("--since", metavar="DATE", help="push: only sessions active at or after DATE (2026-01-31, 3d, "
+              "2 weeks ago); rows already there are kept.")
 @output_options(CATALOG_FIELDS)
 @click.pass_obj
-def command(env, action, update, rebuild, parquet_dir, no_text, json_mode, fmt, nul):
+def command(env, action, update, rebuild, parquet_dir, no_text, since, json_mode, fmt, nul):
     """Show the session catalogue's state, rebuild it, or push to a shared one.
 
     The catalogue is one SQLite database in stree's cache directory
@@ -61,7 +65,8 @@ def command(env, action, update, rebuild, parquet_dir, no_text, json_mode, fmt, 
     A team shares one on PostgreSQL (the `pg` extra: psycopg 3): `push` sends
     this machine's sessions there (only new and grown files, only their appended
     entries; run again after an interruption, it sends the rest), keyed by who
-    pushes, the host and the path. With --catalog URL (or STREE_CATALOG, or
+    pushes, the host and the path; --agent and --since choose which sessions
+    (by the agent, and by their last entry's time). With --catalog URL (or STREE_CATALOG, or
     `catalog = "postgresql://..."` in the config) `ls`, `grep` and this command
     answer from it. `migrate` creates or upgrades its schema (the roles
     stree_pusher and stree_reader come with it: see the README, Team scale).
@@ -80,15 +85,22 @@ def command(env, action, update, rebuild, parquet_dir, no_text, json_mode, fmt, 
 
         raise UsageError(f"catalog {action} needs a shared catalogue",
                          hint="give --catalog postgresql://USER@HOST/DB, or set STREE_CATALOG")
+    if since is not None and action != "push":
+        from ..errors import UsageError
+
+        raise UsageError(f"--since goes with `catalog push`, not `catalog {action}`",
+                         hint="stree catalog push --since 7d")
     if action == "export":
         rec = _export(env, parquet_dir, not no_text)
         human = (f"exported   {rec['sessions']} sessions, {rec['usage']} usage rows, {rec['entries']} entries "
                  f"to {rec['exported']}")
     elif action == "push":
-        rec = _push(env, teamcatalog, shared)
+        rec = _push(env, teamcatalog, shared, since)
         human = (f"pushed     {rec['pushed']} session file(s), {rec['sent']} entries, to {rec['path']}\n"
                  f"unchanged  {rec['unchanged']}\n"
                  f"dropped    {rec['dropped']}")
+        if rec["skipped"]:
+            human += f"\nskipped    {rec['skipped']}"
     elif action == "migrate" or shared is not None:
         rec = _shared_state(teamcatalog, shared, migrate=action == "migrate")
         human = (f"catalogue  {rec['path']}\n"
@@ -113,15 +125,21 @@ def _export(env, target, text):
     return {"exported": os.path.abspath(target), **counts}
 
 
-def _push(env, teamcatalog, url):
+def _push(env, teamcatalog, url, since):
+    from ..core.grep import parse_when
     from ..core.store import agent_files, selected_agents
+    from ..storage.catalog import warn
     from ..storage.catalog.postgres import describe as hide
 
+    low = parse_when(since, "--since") if since else None
     found = agent_files(selected_agents(env.agent), env.agent_dir)
     files = [(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s, _ in found]
-    stats = teamcatalog.push(url, files, {f[3] for f in files})
+    stats = teamcatalog.push(url, files, {f[3] for f in files}, since=low)
+    for path in stats["skipped"]:
+        warn(f"{path}: unreadable, or replaced, since this machine's catalogue read it; not pushed",
+             hint="run `stree catalog push` again")
     return {"path": hide(url), "pushed": stats["files"], "sent": stats["entries"], "unchanged": stats["unchanged"],
-            "dropped": stats["dropped"]}
+            "dropped": stats["dropped"], "skipped": len(stats["skipped"])}
 
 
 def _shared_state(teamcatalog, url, migrate):
@@ -131,7 +149,8 @@ def _shared_state(teamcatalog, url, migrate):
     try:
         sessions, entries = cat.counts()
         size = cat.guard(lambda: cat.db.execute("SELECT pg_total_relation_size('sessions') + "
-                                                "pg_total_relation_size('entries')").fetchone()[0])
+                                                "pg_total_relation_size('entries') + pg_total_relation_size('usage') "
+                                                "+ pg_total_relation_size('vocab')").fetchone()[0])
         return {"path": cat.describe(), "schema": cat.version(), "sessions": sessions, "entries": entries,
                 "bytes": size}
     except Unavailable as e:

@@ -124,10 +124,12 @@ def search_stored(pattern, sessions, candidates, keep):
                 yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
 
 
-def push(url, files, prune_roots, progress=None):
+def push(url, files, prune_roots, progress=None, since=None):
     """Send this machine's sessions (`files`: (path, agent, state, root)) to the shared
-    catalogue; rows of files gone from `prune_roots` are dropped there. Returns
-    {"files": pushed, "entries": sent, "dropped": n, "unchanged": m}."""
+    catalogue, with `since` (ms) only those active at or after it; rows of files gone from
+    `prune_roots` are dropped there. Returns {"files": pushed, "entries": sent, "dropped": n,
+    "unchanged": m, "skipped": [paths unreadable or replaced since the local catalogue read
+    them, not sent]}."""
     from ..storage.catalog import Unavailable
     from . import catalog_refresh as catalog
 
@@ -139,7 +141,7 @@ def push(url, files, prune_roots, progress=None):
     try:
         shared = open_shared(url)
         try:
-            return _push(local, shared, rows, {str(r) for r in prune_roots})
+            return _push(local, shared, rows, {str(r) for r in prune_roots}, since)
         except Unavailable as e:
             raise failed(e) from None
         finally:
@@ -148,17 +150,19 @@ def push(url, files, prune_roots, progress=None):
         local.close()
 
 
-def _push(local, shared, rows, roots):
+def _push(local, shared, rows, roots, since=None):
     remote = shared.guard(shared.rows, None, shared.host, shared.user)
     todo, unchanged = [], 0
     for full, row in rows.items():
+        if since is not None and _active(row) < since:
+            continue
         have = remote.get((shared.user, shared.host, full))
         if have is not None and _same(have, row):
             unchanged += 1
             continue
         todo.append((full, row))
     gone = [r["path"] for r in remote.values() if r["root"] in roots and r["path"] not in rows]
-    stats = {"files": 0, "entries": 0, "dropped": 0, "unchanged": unchanged}
+    stats = {"files": 0, "entries": 0, "dropped": 0, "unchanged": unchanged, "skipped": []}
     for i in range(0, max(len(todo), 1 if gone else 0), BATCH_FILES):
         batch = todo[i:i + BATCH_FILES]
         last = i + BATCH_FILES >= len(todo)
@@ -170,6 +174,11 @@ def _push(local, shared, rows, roots):
     return stats
 
 
+def _active(row):
+    """When the session was last active (ms): its last entry's time, else its file's mtime."""
+    return row["activity"] or (row["mtime_ns"] or 0) // 1_000_000
+
+
 IDENTITY = ("dev", "ino", "size", "mtime_ns", "ctime_ns", "rows", "ok", "agent", "state", "head_crc", "window_crc")
 
 
@@ -178,8 +187,8 @@ def _same(have, row):
 
 
 def _send(local, shared, batch, gone, stats):
-    from ..storage.catalog.postgres import entry_values, session_values
-    from ..storage.catalog.common import SESSION_COLUMNS
+    from ..storage.catalog.common import SESSION_COLUMNS, enc
+    from ..storage.catalog.postgres import entry_values, session_values, words_of
 
     db = shared.db
     host = shared.host
@@ -188,63 +197,81 @@ def _send(local, shared, batch, gone, stats):
     update = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols if c not in ("host", "path", "gen"))
     upsert = (f"INSERT INTO sessions({', '.join(cols)}) VALUES ({marks}) "
               f"ON CONFLICT (owner, host, path) DO UPDATE SET {update}")
-    from ..storage.catalog.common import enc
-
+    vocab = set()
     with db.transaction():
         for full, row in batch:
             key = enc(full)
             db.execute("SELECT pg_advisory_xact_lock(hashtextextended(current_user || %s || %s, 0))", (host, key))
-            have = db.execute("SELECT size, ino, dev, head_crc, window_crc, covered, rows, ok FROM sessions "
-                              "WHERE owner = current_user AND host = %s AND path = %s FOR UPDATE",
+            have = db.execute("SELECT size, ino, dev, head_crc, window_crc, covered, rows, ok, words IS NULL "
+                              "FROM sessions WHERE owner = current_user AND host = %s AND path = %s FOR UPDATE",
                               (host, key)).fetchone()
             start = _appended_from(have, row, full)
             if start is None:
                 continue  # (pushed meanwhile by another process: as it is now)
+            items, usages, own = [], [], None
+            if row["ok"]:
+                items = _items(local, row, full, start)
+                usages, own = _usages(full, start) if items is not None else ([], None)
+                if items is None or own is None:  # (unreadable or replaced since it was read: left as it was)
+                    stats["skipped"].append(full)
+                    continue
             db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
                        (host, key, start))
-            items = _items(local, row, full, start) if row["ok"] else []
-            if items:
-                _insert(shared, "entries(host, path, row, off, len, kind, ts, id, text, raw)",
-                        entry_values(None, host, full, items))
-            usages, own = _usages(full, start) if row["ok"] else ([], None)
             db.execute("DELETE FROM usage WHERE owner = current_user AND host = %s AND path = %s AND row >= %s",
                        (host, key, start))
+            values = entry_values(None, host, full, items)
+            if values:
+                _insert(shared, "entries", "host, path, row, off, len, kind, ts, id, text, raw", values)
             if usages:
-                _insert(shared, "usage(host, path, row, model, ms, input, output, cache_read, cache_write, cost)",
+                _insert(shared, "usage", "host, path, row, model, ms, input, output, cache_read, cache_write, cost",
                         [(host, key, u.row, u.key, u.ms, *u.values) for u in usages])
+            words = sorted(words_of(v[8] for v in values))
+            vocab.update(words)
             values = session_values(host, row)
             values.pop(1 + SESSION_COLUMNS.index("gen"))
             db.execute(upsert, values)
-            db.execute("UPDATE sessions SET own_entries = %s WHERE owner = current_user AND host = %s AND path = %s",
-                       (own, host, key))
+            db.execute("UPDATE sessions SET own_entries = %s, words = "
+                       + ("%s::text[]" if start == 0 else
+                          "ARRAY(SELECT DISTINCT w FROM unnest(words || %s::text[]) w ORDER BY 1)")
+                       + " WHERE owner = current_user AND host = %s AND path = %s", (own, words, host, key))
             stats["files"] += 1
             stats["entries"] += len(items)
         for path in gone:
             key = enc(path)
             db.execute("DELETE FROM entries WHERE owner = current_user AND host = %s AND path = %s", (host, key))
+            db.execute("DELETE FROM usage WHERE owner = current_user AND host = %s AND path = %s", (host, key))
             n = db.execute("DELETE FROM sessions WHERE owner = current_user AND host = %s AND path = %s",
                            (host, key)).rowcount
             stats["dropped"] += n
+        if vocab:  # (last, in one statement, in order: two pushes of one role wait for each other, never deadlock)
+            db.execute("INSERT INTO vocab(word) SELECT w FROM unnest(%s::text[]) w ORDER BY 1 "
+                       "ON CONFLICT DO NOTHING", (sorted(vocab),))
 
 
-def _insert(shared, table, rows):
-    """Rows into `table` ("name(columns)"): by COPY (one stream) where row-level security does
-    not apply to this role (the tables' owner), else by a pipelined INSERT per row (PostgreSQL
-    refuses COPY FROM under row-level security)."""
+def _insert(shared, table, columns, rows):
+    """Rows into `table`: by COPY (one stream) where row-level security does not apply to this
+    role (the tables' owner), else by COPY into a temporary table and one INSERT from it
+    (PostgreSQL refuses COPY FROM under row-level security; INSERT checks the policies)."""
     db = shared.db
     if shared.copy is None:
         shared.copy = db.execute("SELECT rolsuper OR rolbypassrls OR pg_has_role(current_user, "
                                  "(SELECT tableowner FROM pg_tables WHERE tablename = 'entries' "
                                  "AND schemaname = current_schema()), 'MEMBER') FROM pg_roles "
                                  "WHERE rolname = current_user").fetchone()[0]
+        shared.staged = set()
+    target = table
+    if not shared.copy:
+        target = f"stree_stage_{table}"
+        if table not in shared.staged:
+            db.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {target} AS SELECT {columns} FROM {table} LIMIT 0")
+            shared.staged.add(table)
     with db.cursor() as cur:
-        if shared.copy:
-            with cur.copy(f"COPY {table} FROM STDIN") as copy:
-                for values in rows:
-                    copy.write_row(values)
-        else:
-            marks = ", ".join(["%s"] * len(rows[0]))
-            cur.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        with cur.copy(f"COPY {target}({columns}) FROM STDIN") as copy:
+            for values in rows:
+                copy.write_row(values)
+        if target != table:
+            cur.execute(f"INSERT INTO {table}({columns}) SELECT {columns} FROM {target}")
+            cur.execute(f"TRUNCATE {target}")
 
 
 def _appended_from(have, row, full):
@@ -252,7 +279,9 @@ def _appended_from(have, row, full):
     grew since it was pushed, else 0 (all of it); None when it holds the file as it is."""
     if have is None or not row["ok"]:
         return 0
-    size, ino, dev, head, window, covered, rows, ok = have
+    size, ino, dev, head, window, covered, rows, ok, unworded = have
+    if unworded:  # (pushed by an stree before the word index: all of it again, its words with it)
+        return 0
     if (size, int(ino), int(dev)) == (row["size"], row["ino"], row["dev"]) and rows == row["rows"] \
             and head == row["head_crc"] and window == row["window_crc"]:
         return None
@@ -330,7 +359,9 @@ def across(url, since=None, until=None):
 
 def _items(local, row, full, start):
     """(row, offset, length, kind, ts, id, text) of the file's indexed entries from `start`,
-    their text read again from the file (the local catalogue keeps only where they are)."""
+    their text read again from the file (the local catalogue keeps only where they are); None
+    when the file cannot be read now, or is no longer the file the local catalogue read (another
+    inode, or shorter): a session row is never sent without its entries."""
     from ..format.decode import decode_line
     from ..storage.session import open_file
     from .preview import entry_text
@@ -338,9 +369,12 @@ def _items(local, row, full, start):
     out = []
     try:
         fd = open_file(full)
-    except StreeError:
-        return out
+    except (StreeError, OSError):
+        return None
     try:
+        st = os.fstat(fd)
+        if (st.st_ino, st.st_dev) != (row["ino"], row["dev"]) or st.st_size < row["size"]:
+            return None
         for r, off, length, kind, ts, id in local.entries_of(row["gen"], start):
             try:
                 entry = decode_line(os.pread(fd, length, off))
@@ -349,6 +383,8 @@ def _items(local, row, full, start):
             text = entry_text(entry) if isinstance(entry, dict) else ""
             if text:
                 out.append((r, off, length, kind, ts, id, text))
+    except OSError:
+        return None
     finally:
         os.close(fd)
     return out

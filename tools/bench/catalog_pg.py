@@ -73,7 +73,7 @@ def main(argv):
         assert subprocess.run(pg + ["catalog", "migrate"], env=env, capture_output=True).returncode == 0
         pushes = []
         for _ in range(runs):
-            server.sql("TRUNCATE sessions, entries", db="bench")
+            server.sql("TRUNCATE sessions, entries, usage, vocab", db="bench")
             pushes.append(timed(pg + ["catalog", "push"], env))
         first = statistics.median(pushes)
         grown_file = sorted(root.rglob("*.jsonl"))[n // 2]
