@@ -111,7 +111,12 @@ def _kept_graph(argv):
     options = graphcache.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
                                  bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
-    found = graphcache.find(path, options)
+    import gc
+
+    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
+    from .output.graphout import consult
+
+    found = consult(path, options)
     if found is None:
         return False
     state = "graph-cache"
@@ -149,18 +154,10 @@ def _kept_graph(argv):
     return True
 
 
-def _appended(grown, options, got, max_count, path):
+def _appended(patch, options, got, max_count, path):
     """(pieces, state blob, kept file, session, index state) of `log --graph` patched from a
-    kept output after entries were appended under the leaf, or None (click does the whole job,
-    errors included). Nothing is printed yet."""
-    from .output import graphout
-
-    import gc
-
-    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
-    patch = graphout.base(grown)
-    if patch is None:
-        return None
+    kept output (stree.output.graphout.Patch) after entries were appended under the leaf, or
+    None (click does the whole job, errors included). Nothing is printed yet."""
     try:
         from .core.preview import Previewer
         from .core.tree import Tree

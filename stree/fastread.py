@@ -127,19 +127,15 @@ def _prepare(command, got, operands, path):
     out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
                  not got.get("no_pager"), record_fields[command])
     if command == "log":
-        revision = operands[0] if operands else "@"
-        kind, *ends = resolver.resolve_range(revision)
-        if kind != "single":
-            return None
-        max_count = got.get("max_count")
-        rows = tree.ancestor_rows(ends[0], max_count) if max_count is not None else resolver.rows_of(revision)[::-1]
-        from .core.navigate import position
         from .output.reads import path_log
+        from .output.records import log_rows
 
-        at = position(tree)
-        active = None if ends[0] == at else set(tree.path_rows(at)) if at else set()
+        walk = log_rows(tree, operands[0] if operands else "@", max_count=got.get("max_count"))
+        if walk.kind != "single":
+            return None
         previewer = Previewer(tree)
-        return session, state, out, lambda: path_log(out, tree, rows, previewer, got.get("date", "local"), active)
+        return session, state, out, lambda: path_log(out, tree, walk.rows, previewer, got.get("date", "local"),
+                                                     walk.active)
     if command == "rev-parse":
         from .format.terminal import inert
         from .output.reads import shortest
