@@ -12,19 +12,18 @@ click, which reads the command line again and does the whole job.
 import os
 import sys
 
-LOG_VALUES = {"--filter": "filter", "--search": "search", "-n": "max_count", "--max-count": "max_count",
-              "--format": "fmt"}
-LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "--json": "json", "-z": "nul"}
+LOG_GRAPH = {"as_graph", "filter_", "search", "max_count", "reverse", "no_ids", "json_mode", "fmt", "nul"}
 
 
 def main():
-    try:
-        _main()
-    except KeyboardInterrupt:  # Ctrl-C before a command's own boundary (while click loads): no traceback
-        from .errors import INTERRUPTED
+    """Run stree with the command line in sys.argv; exit with its code. An error before a
+    command's own boundary (Ctrl-C while click loads, a bug here) is said by stree's one
+    boundary (stree.errors.guarded), as every error is."""
+    from .errors import guarded
 
-        sys.stderr.write("stree: interrupted\n")
-        sys.exit(INTERRUPTED)
+    debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
+    code = guarded(_main, _inert, debug=debug)
+    sys.exit(code or 0)
 
 
 def _main():
@@ -50,40 +49,17 @@ def _main():
 
 
 def parse_log_graph(argv):
-    """{option: value} of `[global options] log --graph ...` in plain spellings, or None.
-    Global options may also follow `log`, as click accepts them there."""
-    from .globalopts import fast_flags, fast_values
+    """{dest: value} of `[global options] log --graph ...` in plain spellings (stree.argv), the
+    revision as "revision", or None."""
+    from .argv import parse
 
-    global_values = fast_values()  # -s, --session, --agent-dir, --session-dir, --color (stree.globalopts)
-    global_flags = set(fast_flags())  # --no-pager
-    got = {}
-    i = 0
-    after = (dict(LOG_VALUES, **global_values), dict(LOG_FLAGS, **{flag: flag for flag in global_flags}), None)
-    for values, flags, stop in ((global_values, global_flags, "log"), after):  # global options also after log
-        while i < len(argv) and argv[i] != stop:
-            arg = argv[i]
-            name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-            if name in values:
-                if not eq:
-                    if i + 1 >= len(argv):
-                        return None
-                    i += 1
-                    value = argv[i]
-                got[values[name]] = value
-            elif eq:
-                return None
-            elif arg in flags:
-                got[flags[arg] if isinstance(flags, dict) else arg] = True
-            elif stop is None and not arg.startswith("-") and "revision" not in got:
-                got["revision"] = arg
-            else:
-                return None
-            i += 1
-        if stop is not None:
-            if i >= len(argv):
-                return None
-            i += 1  # "log"
-    return got if got.get("graph") else None
+    parsed = parse(argv, {"log": LOG_GRAPH})
+    if parsed is None or not parsed[1].get("as_graph"):
+        return None
+    _, got, operands = parsed
+    if operands:
+        got["revision"] = operands[0]
+    return got
 
 
 def _kept_graph(argv):
@@ -93,24 +69,16 @@ def _kept_graph(argv):
     if not graphcache.applies():
         return False
     got = parse_log_graph(argv)
-    if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
-        return False
-    from .output.render import FILTERS
-
-    max_count = got.get("max_count")
-    if max_count is not None:
-        if not (max_count.isascii() and max_count.isdigit()):
-            return False  # click says what is wrong with it
-        max_count = int(max_count)
-    if got.get("filter", "default") not in FILTERS or got.get("color", "auto") not in ("auto", "always", "never") \
-            or (got.get("json") and "fmt" in got):
-        return False
+    if got is None or got.get("reverse") or (got.get("json_mode") and "fmt" in got):
+        return False  # (--graph --reverse is refused: click says so)
     path = _session_path(got)
     if path is None:
         return False
-    options = graphcache.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
+    max_count = got.get("max_count")
+    options = graphcache.options(got.get("revision", "@"), got.get("filter_", "default"), got.get("search"),
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
-                                 bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
+                                 bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")),
+                                 got.get("color", "auto"))
     import gc
 
     gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
@@ -170,9 +138,9 @@ def _appended(patch, options, got, max_count, path):
         if session.malformed or session.headerless or session.version < 2:
             raise LookupError  # (warnings, migrations: click's)
         tree = Tree(session.nodes, session.load, session.previews)
-        out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
-                     "--no-pager" not in got, GRAPH_FIELDS)
-        done = chain(tree, out, patch, got.get("filter", "default"), got.get("search"), bool(got.get("no_ids")),
+        out = Output(bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
+                     not got.get("no_pager"), GRAPH_FIELDS)
+        done = chain(tree, out, patch, got.get("filter_", "default"), got.get("search"), bool(got.get("no_ids")),
                      max_count, Previewer(tree))
         if done is None:
             raise LookupError

@@ -13,71 +13,14 @@ STREE_DEBUG_STATS prints its line here as stree.cli does (the bench times this p
 import os
 import sys
 
-from .globalopts import fast_flags, fast_values
-
-GLOBAL_VALUES = fast_values()  # -s, --session, --agent-dir, --session-dir, --color (stree.globalopts)
-GLOBAL_FLAGS = fast_flags()  # --no-pager
-OUTPUT_VALUES = {"--format": "fmt"}
-OUTPUT_FLAGS = {"--json": "json", "-z": "nul"}
-COMMANDS = {  # command: (options with a value, flags, how many operands)
-    "log": (dict(OUTPUT_VALUES, **{"-n": "max_count", "--max-count": "max_count", "--date": "date"}),
-            OUTPUT_FLAGS, 1),
-    "rev-parse": (OUTPUT_VALUES, dict(OUTPUT_FLAGS, **{"--short": "short"}), None),
-    "label": (OUTPUT_VALUES, OUTPUT_FLAGS, 0),
+OUTPUT = {"json_mode", "fmt", "nul"}
+COMMANDS = {  # command: the dests of the options answered here (their spellings: stree.argv's table)
+    "log": OUTPUT | {"max_count", "date_style"},
+    "rev-parse": OUTPUT | {"short"},
+    "label": OUTPUT,
 }
-DATES = ("local", "iso", "relative", "unix", "utc")
 ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
 LOADED = None  # the index state of a session loaded here before click took over (STREE_DEBUG_STATS)
-
-
-def parse(argv, commands=COMMANDS):
-    """(command, {option: value}, operands) of a plain command line, or None. `commands`:
-    {command: (options with a value, flags, how many operands at most)}."""
-    i = 0
-    got = {}
-    while i < len(argv) and argv[i] not in commands:
-        i = _option(argv, i, GLOBAL_VALUES, GLOBAL_FLAGS, got)
-        if i is None:
-            return None
-    if i >= len(argv):
-        return None
-    command = argv[i]
-    values, flags, most = commands[command]
-    values = dict(values, **GLOBAL_VALUES)
-    flags = dict(flags, **GLOBAL_FLAGS)
-    operands = []
-    i += 1
-    while i < len(argv):
-        arg = argv[i]
-        if arg.startswith("-") and arg not in ("-", ):
-            i = _option(argv, i, values, flags, got)
-            if i is None:
-                return None
-        else:
-            operands.append(arg)
-            i += 1
-    if most is not None and len(operands) > most:
-        return None
-    return command, got, operands
-
-
-def _option(argv, i, values, flags, got):
-    arg = argv[i]
-    name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-    if name in values:
-        if not eq:
-            if i + 1 >= len(argv):
-                return None
-            i += 1
-            value = argv[i]
-        if values[name] in got:
-            return None  # (given twice: click's rules)
-        got[values[name]] = value
-        return i + 1
-    if not eq and arg in flags:
-        got[flags[arg]] = True
-        return i + 1
-    return None
 
 
 def run(argv, session_path):
@@ -85,16 +28,14 @@ def run(argv, session_path):
     `session_path(got)` is the session file the options name, or None."""
     if any(os.environ.get(name) for name in ENV_OFF):
         return None
-    parsed = parse(argv)
+    from .argv import parse
+
+    parsed = parse(argv, COMMANDS)
     if parsed is None:
         return None
     command, got, operands = parsed
-    if got.get("color", "auto") not in ("auto", "always", "never") or got.get("date", "local") not in DATES:
-        return None
-    if "max_count" in got:
-        if not (got["max_count"].isascii() and got["max_count"].isdigit()):
-            return None
-        got["max_count"] = int(got["max_count"])
+    if command == "label" and operands:
+        return None  # (a write: stree.fastwrite's, else click's)
     path = session_path(got)
     if path is None:
         return None
@@ -124,7 +65,7 @@ def _prepare(command, got, operands, path):
     tree = Tree(session.nodes, session.load, session.previews)
     resolver = Resolver(tree)
     record_fields = {"log": fields.GRAPH_FIELDS, "rev-parse": fields.REV_FIELDS, "label": fields.LABEL_FIELDS}
-    out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
+    out = Output(bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
                  not got.get("no_pager"), record_fields[command])
     if command == "log":
         from .output.reads import path_log
@@ -134,7 +75,7 @@ def _prepare(command, got, operands, path):
         if walk.kind != "single":
             return None
         previewer = Previewer(tree)
-        return session, state, out, lambda: path_log(out, tree, walk.rows, previewer, got.get("date", "local"),
+        return session, state, out, lambda: path_log(out, tree, walk.rows, previewer, got.get("date_style", "local"),
                                                      walk.active)
     if command == "rev-parse":
         from .format.terminal import inert
