@@ -13,10 +13,11 @@ class Arg:
     values it takes (of each item, for a list); `minimum`: of an int; `nonempty`: a list given
     must hold something (serve refuses []); `doc`: what it means (MCP's description of it);
     `serve` / `mcp` / `cli`: whether that front end offers it; `enum`: whether MCP's schema
-    lists the choices (else the tool checks them)."""
+    lists the choices (else the tool checks them); `positional`: an argument on the command line
+    (REV, REV...), as a required string always is."""
 
     def __init__(self, name, kind, doc=None, default=None, choices=None, minimum=None, required=False,
-                 nonempty=False, serve=True, mcp=True, cli=True, enum=True, schema=None):
+                 nonempty=False, serve=True, mcp=True, cli=True, enum=True, schema=None, positional=False):
         self.name = name
         self.kind = kind
         self.doc = doc
@@ -30,6 +31,7 @@ class Arg:
         self.cli = cli
         self.enum = enum
         self.schema = schema  # MCP's property as it is, when given
+        self.positional = positional or (required and kind is str)  # on the CLI: an argument, not an option
 
     @property
     def wire(self):

@@ -175,7 +175,7 @@ def _paged(schema):
     return schema
 
 
-REVISIONS = Arg("revisions", list, nonempty=True, schema={"type": "array", "items": {"type": "string"}, "description":
+REVISIONS = Arg("revisions", list, nonempty=True, positional=True, schema={"type": "array", "items": {"type": "string"}, "description":
                 "The entries to show, each a revision. " + REVISION_DOC})
 MAX_COUNT = Arg("max_count", int, MAX_COUNT_DOC, minimum=0)
 FILTER = Arg("filter", str, FILTER_DOC, choices=FILTERS)
@@ -195,7 +195,7 @@ QUESTIONS = [
              "id or path as `session` to the other tools.",
              records("sessions", SESSION_FIELDS, "the sessions, newest activity first"))),
     Question("log", log, [
-        _session(), Arg("revision", str, REVISION_DOC + " Or a range A..B / A...B.", default="@"),
+        _session(), Arg("revision", str, REVISION_DOC + " Or a range A..B / A...B.", default="@", positional=True),
         Arg("graph", bool, mcp=False), MAX_COUNT, FILTER, SEARCH, Arg("reverse", bool, mcp=False)],
         check=_log_check, serve=("log", "records"),
         mcp=("log", "entries", "Entries on a path",
@@ -223,7 +223,7 @@ QUESTIONS = [
                   "Default: the leaf.",
                   {"type": "object", "required": ["entries"], "properties": {"entries": {
                       "type": "array", "items": {"type": "object"}, "description": "the entries, in the order asked"}}})),
-    Question("context", context, [_session(), Arg("revision", str, REVISION_DOC, default="@")],
+    Question("context", context, [_session(), Arg("revision", str, REVISION_DOC, default="@", positional=True)],
              serve=("context", None),
              mcp=("context", None, "The LLM context at an entry",
                   "The context pi builds for the model at a revision (default @): {messages, thinkingLevel, model}, "
