@@ -32,25 +32,26 @@ def _check(args):
         raise Refused("{0} and {1} do not go together", "min_messages", "roles")
 
 
-MODELS = Question("models", _models, [
+MODELS = Question("made_up_models", _models, [
     Arg("session", str, "The session.", serve=False, cli=False),
     Arg("revision", str, "A revision.", default="@", positional=True),
     Arg("min_messages", int, "Only models with this many messages.", minimum=1),
     Arg("roles", list, "Roles (made up, to check a list's choices).", choices=("user", "assistant"))],
-    check=_check, serve=("models", "records"),
-    mcp=("models", "models", "Models", "The models of a path.", {"type": "object"}),
-    cli=("models", "Show the models of a path", {"model": "provider/model", "messages": "how many"}, None))
+    check=_check, serve=("made_up_models", "records"),
+    mcp=("made_up_models", "models", "Models", "The models of a path.", {"type": "object"}),
+    cli=("made-up-models", "Show the models of a path", {"model": "provider/model", "messages": "how many"}, None,
+         [("stree made-up-models", "the models on the path to @"), ("stree made-up-models --json @~3", "as JSON")]))
 
 
 @pytest.fixture
 def registered(monkeypatch):
     """MODELS among the questions, as a row in stree/questions/table.py would put it, and in the
-    table of commands (stree.commands.ask:models)."""
+    table of commands (stree.commands.ask:made_up_models)."""
     import stree.commands
     import stree.questions.table as table
 
     monkeypatch.setattr(table, "QUESTIONS", table.QUESTIONS + [MODELS])
-    monkeypatch.setitem(stree.commands.COMMANDS, "models", ("stree.commands.ask:models", MODELS.cli[1]))
+    monkeypatch.setitem(stree.commands.COMMANDS, "made-up-models", ("stree.commands.ask:made_up_models", MODELS.cli[1]))
     return MODELS
 
 
@@ -71,29 +72,31 @@ def test_a_made_up_question_is_answered_by_the_cli_serve_and_mcp(registered):
     from stree.service.state import Served
     from stree.core.store import resolve_session
 
-    cli = _cli("-s", "demo", "models", "--json")
+    cli = _cli("-s", "demo", "made-up-models", "--json")
     assert cli.exit_code == 0, cli.output
     by_cli = [json.loads(line) for line in cli.output.splitlines()]
     assert by_cli and all(r["messages"] >= 1 and "/" in r["model"] for r in by_cli)
-    people = _cli("-s", "demo", "models", "@~3")
+    people = _cli("-s", "demo", "made-up-models", "@~3")
     assert people.exit_code == 0 and people.output.splitlines()[0].split("\t")[0] == by_cli[0]["model"]
+    helped = _cli("made-up-models", "--help").output
+    assert "Examples:\n    stree made-up-models " in helped and "--min-messages N" in helped and "--roles" in helped
 
     served = Served(resolve_session("demo", os.getcwd(), None, None), os.getcwd())
     import stree.service.handlers as handlers
 
     # (at import, service.queries.COMMANDS holds a handler of every question offered to serve)
-    handlers.COMMANDS["models"] = handler(registered)
+    handlers.COMMANDS["made_up_models"] = handler(registered)
     try:
-        by_serve = handle(served, {"id": "1", "type": "models"}, None)
+        by_serve = handle(served, {"id": "1", "type": "made_up_models"}, None)
         assert by_serve["success"] and by_serve["data"] == {"records": by_cli}, by_serve
-        bad = handle(served, {"type": "models", "minMessages": 0}, None)
-        assert (bad["errorCode"], bad["error"]) == ("bad_params", "models: field 'minMessages' must be 1 or more")
-        bad = handle(served, {"type": "models", "roles": ["robot"]}, None)
-        assert bad["error"] == "models: field 'roles' holds 'robot'; each must be one of user, assistant"
-        bad = handle(served, {"type": "models", "minMessages": 1, "roles": ["user"]}, None)
-        assert bad["error"] == "models: minMessages and roles do not go together"
+        bad = handle(served, {"type": "made_up_models", "minMessages": 0}, None)
+        assert (bad["errorCode"], bad["error"]) == ("bad_params", "made_up_models: field 'minMessages' must be 1 or more")
+        bad = handle(served, {"type": "made_up_models", "roles": ["robot"]}, None)
+        assert bad["error"] == "made_up_models: field 'roles' holds 'robot'; each must be one of user, assistant"
+        bad = handle(served, {"type": "made_up_models", "minMessages": 1, "roles": ["user"]}, None)
+        assert bad["error"] == "made_up_models: minMessages and roles do not go together"
     finally:
-        del handlers.COMMANDS["models"]
+        del handlers.COMMANDS["made_up_models"]
 
     mcp = tool(registered)
     assert list(mcp.input_schema["properties"]) == ["session", "revision", "min_messages", "roles"]
@@ -107,8 +110,8 @@ def test_a_made_up_question_is_answered_by_the_cli_serve_and_mcp(registered):
         mcp.call(Workspace(session="demo"), {"roles": ["robot"]})
 
     with pytest.raises(UsageError, match="^--min-messages and --roles do not go together$"):  # (exit 2)
-        _cli("-s", "demo", "models", "--min-messages", "1", "--roles", "user")
-    assert _cli("-s", "demo", "models", "--min-messages", "0").exit_code == 2  # click's own check
+        _cli("-s", "demo", "made-up-models", "--min-messages", "1", "--roles", "user")
+    assert _cli("-s", "demo", "made-up-models", "--min-messages", "0").exit_code == 2  # click's own check
 
 
 def test_the_questions_answer_what_the_commands_json_prints(stree):

@@ -34,7 +34,7 @@ def _spelled(arg):
 
 def command_of(question):
     """The click command of `question`."""
-    name, summary, fields, human = question.cli
+    name, summary, fields, human, examples = question.cli
     args = [a for a in question.offered("cli") if a.name != "session"]  # (the session: -s)
 
     def run(env, json_mode, fmt, nul, **given):
@@ -78,7 +78,10 @@ def command_of(question):
         if arg.kind is list:
             attrs["multiple"] = True
         f = click.option(_spelled(arg), arg.name, **attrs)(f)
-    return click.command(name, help=summary, epilog=f"\b\nFields for --json / --format:\n{describe(fields)}")(f)
+    width = max(len(line) for line, _ in examples) + 2
+    shown = "\n".join(f"  {line:<{width}} {what}" for line, what in examples)
+    return click.command(name, help=summary, epilog=f"\b\nExamples:\n{shown}\n\n\b\nFields for --json / --format:\n"
+                                                    f"{describe(fields)}")(f)
 
 
 def __getattr__(name):

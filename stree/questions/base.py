@@ -74,8 +74,9 @@ class Question:
     -> (Session, Tree); cwd, agent, agent_dir, session_dir, no_cache). `check(arguments)` raises
     Refused for arguments that do not go together. `serve`: (request type, the data's key: None
     for the object itself) or None; `mcp`: (tool name, result key, title, description, output
-    schema) or None; `cli`: (command name, summary, fields of a record) or None, for a question
-    offered as a command of its own by commands/ask.py."""
+    schema) or None; `cli`: (command name, summary, fields of a record, human(record) -> its line
+    or None, [(example command line, what it does)]) or None, for a question offered as a
+    command of its own by commands/ask.py."""
 
     def __init__(self, name, answer, args, check=None, serve=None, mcp=None, cli=None):
         self.name = name
