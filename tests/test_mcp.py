@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-READS = {"list_sessions", "grep", "log", "tree", "show", "context", "labels", "models"}
+READS = {"list_sessions", "grep", "log", "tree", "show", "context", "labels"}
 WRITES = {"set_label", "checkout", "set_name"}
 
 

@@ -51,7 +51,6 @@ def test_documented_requests_validate():
         "delete_session": {"sessionPath": "/s.jsonl", "confirm": True},
         "log": {"revision": "@", "graph": True, "filter": "all", "search": "x", "maxCount": 3, "reverse": False},
         "show": {"revisions": ["@"]}, "rev_parse": {"revisions": ["@"], "verify": True}, "context": {"revision": "@"},
-        "models": {"revision": "@", "minMessages": 1},
         "grep": {"pattern": "x", "ignoreCase": True, "word": True, "regex": False, "filesOnly": False, "count": True,
                  "maxCount": 3, "roles": ["user"], "types": ["message"], "since": "3d", "until": "2026-01-31",
                  "cwd": "/tmp", "agent": "all", "session": "abc"},

@@ -21,7 +21,6 @@ COMMANDS = {
     "summarize": ("stree.commands.summarize", "Print a branch summary of entries, as pi writes one"),
     "completion": ("stree.commands.completion", "Print the bash or zsh completion script"),
     "help": ("stree.commands.help", "Show a command's manual page (or its --help without man)"),
-    "models": ("stree.commands.ask:models", "Show the models that answered on the path to REV"),
     "stats": ("stree.commands.stats", "Show tokens and cost of a session, a branch, a range or every session"),
     "export": ("stree.commands.export", "Write a session as a Markdown or self-contained HTML document"),
     "cache": ("stree.commands.cache", "Show or clean the index cache (list, gc, clear)"),

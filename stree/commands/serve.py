@@ -25,7 +25,7 @@ Requests (one JSON object per line; `id` is optional and repeated in the respons
   stree's      log{revision,graph,filter,search,maxCount,reverse} show{revisions}
                rev_parse{revisions,verify} context{revision}
                grep{pattern,ignoreCase,word,regex,filesOnly,count,maxCount,roles,types,
-               since,until,cwd,agent,session} models{revision,minMessages}
+               since,until,cwd,agent,session}
 Responses: {"id", "type": "response", "command", "success": true, "data"} or
 {"success": false, "error", "errorCode"}; errorCode is one of parse, unknown_command,
 bad_params, not_found, ambiguous, bad_file, model, conflict, busy, cancelled, timeout,
@@ -53,7 +53,6 @@ MCP tools (each returns the data of the CLI's --json for the same question):
   show            stree show --json [REV...]
   context         stree context --json [REV]
   labels          stree label --json
-  models          stree models --json [REV] [--min-messages N]
 With --allow-writes (appended under the lock, as the CLI writes):
   set_label       stree label NAME [REV] [-f]    (a blank NAME clears)
   checkout        stree checkout REV [--exact] [--label NAME]   (hooks run; no summary)

@@ -162,24 +162,6 @@ def list_sessions(place, query=None, all=False, limit=None):
     return infos[:limit] if limit is not None else infos
 
 
-def models(place, session=None, revision="@", min_messages=None):
-    """The models of the assistant messages on the path to `revision`, with how many each wrote."""
-    from ..core.revs import Resolver
-
-    _, tree = place.load(session)
-    counts = {}
-    for row in Resolver(tree).rows_of(revision):
-        node = tree.node(row)
-        if node.type == "message" and node.role == "assistant":
-            message = tree.load(node).get("message") or {}
-            key = f"{message.get('provider')}/{message.get('model')}"
-            counts[key] = counts.get(key, 0) + 1
-    return [{"model": m, "messages": n} for m, n in sorted(counts.items()) if n >= (min_messages or 0)]
-
-
-MODEL_FIELDS = {"model": "provider/model of the assistant messages", "messages": "how many it wrote on the path"}
-
-
 def _all_words(words, text):
     return all(w in text for w in words)  # (list_sessions's `all` is its argument)
 
@@ -287,16 +269,6 @@ QUESTIONS = [
              "string (case-sensitive unless ignore_case); regex=true makes it a Python regular expression.",
              records("results", GREP_FIELDS, "the matching lines (with files_only or count: the matching "
                                              "sessions), newest session first"))),
-    Question("models", models, [
-        _session(), Arg("revision", str, REVISION_DOC, default="@", positional=True),
-        Arg("min_messages", int, "Only models with at least this many messages.", minimum=1)],
-        serve=("models", "records"),
-        mcp=("models", "models", "Models on a path",
-             "The models that answered on the path to a revision (default @), with how many messages each "
-             "wrote: `stree models --json REV`.", records("models", MODEL_FIELDS, "the models, by name")),
-        cli=("models", "Show the models that answered on the path to REV", MODEL_FIELDS, None,
-             [("stree models", "the models on the path to @, with their message counts"),
-              ("stree models --json @~5", "as JSON Lines, up to five entries above the leaf")])),
     Question("rev_parse", rev_parse, [REVISIONS, Arg("verify", bool)], check=_rev_parse_check,
              serve=("rev_parse", "records")),
 ]
