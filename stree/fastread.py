@@ -83,14 +83,7 @@ def _prepare(command, got, operands, path):
 
         records = []
         for rev in operands or ("@",):
-            kind, *parts = resolver.resolve_range(rev)
-            if kind == "single":
-                results = [("", parts[0])]
-            elif kind == "range":
-                results = [("", parts[1]), ("^", parts[0])]
-            else:
-                base = tree.merge_base(parts[0], parts[1])
-                results = [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
+            results = resolver.parsed(rev)
             for mark, id in results:
                 shown = shortest(id, tree.by_id) if got.get("short") else id
                 records.append(({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},

@@ -93,16 +93,10 @@ def context(place, session=None, revision="@"):
 
 def labels(place, session=None):
     from ..core.preview import Previewer
+    from ..output.reads import label_records
 
     _, tree = place.load(session)
-    previewer = Previewer(tree)
-    out = []
-    for target, label in sorted(tree.labels.items(), key=lambda item: item[1]):
-        node = tree.get(target)
-        preview = previewer.text(node) if node is not None else "(missing entry)"
-        out.append({"label": label, "id": target, "timestamp": tree.label_timestamps.get(target),
-                    "preview": preview})
-    return out
+    return list(label_records(tree, Previewer(tree)))
 
 
 def rev_parse(place, revisions=None, verify=False):
