@@ -90,7 +90,8 @@ def test_a_made_up_question_is_answered_by_the_cli_serve_and_mcp(registered):
         by_serve = handle(served, {"id": "1", "type": "made_up_models"}, None)
         assert by_serve["success"] and by_serve["data"] == {"records": by_cli}, by_serve
         bad = handle(served, {"type": "made_up_models", "minMessages": 0}, None)
-        assert (bad["errorCode"], bad["error"]) == ("bad_params", "made_up_models: field 'minMessages' must be 1 or more")
+        assert (bad["errorCode"], bad["error"]) == ("bad_params",
+                                                    "made_up_models: field 'minMessages' must be 1 or more")
         bad = handle(served, {"type": "made_up_models", "roles": ["robot"]}, None)
         assert bad["error"] == "made_up_models: field 'roles' holds 'robot'; each must be one of user, assistant"
         bad = handle(served, {"type": "made_up_models", "minMessages": 1, "roles": ["user"]}, None)

@@ -162,15 +162,15 @@ def _all_words(words, text):
 
 def _paged(schema):
     schema["properties"].update(
-        total={"type": "integer", "description": "rows in the whole drawing (after filter, search, max_count), when this "
-                                                   "answer is a page of it"},
+        total={"type": "integer", "description": "rows in the whole drawing (after filter, search, max_count), "
+                                                   "when this answer is a page of it"},
         nextCursor={"type": "string", "description": "set when more rows follow: pass it as cursor"},
         note={"type": "string", "description": "what this page holds, when it is not the whole drawing"})
     return schema
 
 
-REVISIONS = Arg("revisions", list, nonempty=True, positional=True, schema={"type": "array", "items": {"type": "string"}, "description":
-                "The entries to show, each a revision. " + REVISION_DOC})
+REVISIONS = Arg("revisions", list, nonempty=True, positional=True, schema={
+    "type": "array", "items": {"type": "string"}, "description": "The entries to show, each a revision. " + REVISION_DOC})
 MAX_COUNT = Arg("max_count", int, MAX_COUNT_DOC, minimum=0)
 FILTER = Arg("filter", str, FILTER_DOC, choices=FILTERS)
 SEARCH = Arg("search", str, SEARCH_DOC)
@@ -216,7 +216,8 @@ QUESTIONS = [
                   "its content blocks, tool calls and results, usage, summaries: `stree show --json REV...`. "
                   "Default: the leaf.",
                   {"type": "object", "required": ["entries"], "properties": {"entries": {
-                      "type": "array", "items": {"type": "object"}, "description": "the entries, in the order asked"}}})),
+                      "type": "array", "items": {"type": "object"},
+                      "description": "the entries, in the order asked"}}})),
     Question("context", context, [_session(), Arg("revision", str, REVISION_DOC, default="@", positional=True)],
              serve=("context", None),
              mcp=("context", None, "The LLM context at an entry",
