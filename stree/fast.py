@@ -86,6 +86,7 @@ def _kept_graph(argv):
 
     found = consult(path, options)
     if found is None:
+        gc.enable()  # (click draws it)
         return False
     state = "graph-cache"
     patched = None
