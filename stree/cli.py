@@ -366,8 +366,10 @@ def run():
         except ReaderGone:
             raise BrokenPipeError from None
         except click.ClickException as e:
-            _click_error(e)
-            sys.exit(e.exit_code)
+            if type(e).__name__ == "NoArgsIsHelpError":  # bare `stree`: the help, as click prints it
+                e.show()
+                sys.exit(e.exit_code)
+            raise _stree_error(e) from None  # said by the boundary, as every error
         except click.exceptions.Abort:
             raise KeyboardInterrupt from None
 
@@ -399,13 +401,9 @@ def _reader_gone():
     sys.exit(0)
 
 
-def _click_error(e):
-    """click's usage errors in stree's one style: `stree: error: ...`, then `hint:` lines."""
-    from .format.terminal import inert
-
-    if type(e).__name__ == "NoArgsIsHelpError":  # bare `stree`: the help, as click prints it
-        e.show()
-        return
+def _stree_error(e):
+    """click's usage error as a StreeError (`stree: error: ...`, then `hint:` lines: said by the one
+    boundary), with click's exit code."""
     hints = []
     if isinstance(e, click.exceptions.NoSuchOption):
         message = f"unknown option '{e.option_name}'"
@@ -419,6 +417,6 @@ def _click_error(e):
     if isinstance(e, click.UsageError) and ctx is not None:
         hints.append(f"usage: {ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}".rstrip())
         hints.append(f"see '{ctx.command_path} --help'")
-    click.echo(f"stree: error: {inert(message)}", err=True)
-    for hint in hints:
-        click.echo(f"hint: {inert(hint, oneline=True)}", err=True)
+    error = StreeError(message, code=e.exit_code, hint="\n".join(hints) or None)
+    error.traceback = False  # (--debug: where click's parser raised it is no help)
+    return error

@@ -28,8 +28,6 @@ TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "comple
 PROVIDERS = ("extractive", "openai", "anthropic")
 SPECIAL_REVISIONS = (("@", "the leaf: the current position"), ("root", "the first entry on the path to @"),
                      (":/", ":/TEXT, the newest entry containing TEXT"))
-# option values that change which session is completed: click dest -> our name
-SESSION_OPTIONS = ("session", "agent_dir", "session_dir", "agent", "chdir")
 
 
 def main(argv):
@@ -224,7 +222,9 @@ def _split_option(src, params, word):
 
 
 def _remember(src, line, param, value):
-    if src.dest(param) in SESSION_OPTIONS:  # before or after the subcommand (global options)
+    from .globalopts import session_dests  # (the global options that change which session is completed)
+
+    if src.dest(param) in session_dests():  # before or after the subcommand
         line.values[src.dest(param)] = value
 
 

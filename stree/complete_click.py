@@ -193,3 +193,53 @@ def _value_kind(source, row, param, command):
     row["kind"] = kind
     if kind == "choice":
         row["choices"] = source.choices(param)
+
+
+# -- the command line's grammar, for the fast paths (stree.argv: data/argv_table.txt) ----------------------
+
+def argv_table():
+    """What stree.argv reads a command line with, without click: each option's spelling ->
+    [dest, what it takes (flag, off: a flag's --no- spelling, value, count: a number of 0 or
+    more), its choices]: the global options, and each command's own with how many operands it
+    takes at most (null: any number)."""
+    source = ClickSource()
+
+    def spellings(params, skip=()):
+        out = {}
+        for param in params:
+            if not isinstance(param, click.Option) or param.name in skip or param.name == "_click_default_help":
+                continue
+            takes = "value" if source.takes_value(param) else "flag"
+            if takes == "value" and isinstance(param.type, click.IntRange) and param.type.min == 0 \
+                    and param.type.max is None:
+                takes = "count"
+            choices = source.choices(param) if isinstance(param.type, click.Choice) else None
+            for opt in param.opts:
+                out[opt] = [param.name, takes, choices]
+            for opt in param.secondary_opts:
+                out[opt] = [param.name, "off", None]
+        return out
+
+    root = source.root
+    globals_ = spellings(_params(root))
+    skip = {dest for dest, _, _ in globals_.values()}
+    commands = {}
+    for name, _ in source.subcommands(root):
+        command = source.subcommand(root, name)
+        params = _params(command)
+        nargs = [p.nargs for p in params if isinstance(p, click.Argument)]
+        commands[name] = {"options": spellings(params, skip), "operands": None if -1 in nargs else sum(nargs)}
+    return {"version": TABLE_VERSION, "global": globals_, "commands": commands}
+
+
+def argv_table_text():
+    """The text of stree/data/argv_table.txt: a first line `version TAB global options (JSON)`,
+    then a line `command TAB its grammar (JSON)` for each command (a command line is read
+    with two of them decoded: stree.argv)."""
+    table = argv_table()
+
+    def dumps(data):
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    lines = [f"{table['version']}\t{dumps(table['global'])}"]
+    lines += [f"{name}\t{dumps(grammar)}" for name, grammar in table["commands"].items()]
+    return "\n".join(lines) + "\n"

@@ -12,21 +12,19 @@ click, which reads the command line again and does the whole job.
 import os
 import sys
 
-LOG_VALUES = {"--filter": "filter", "--search": "search", "-n": "max_count", "--max-count": "max_count",
-              "--format": "fmt"}
-LOG_FLAGS = {"--graph": "graph", "--reverse": "reverse", "--no-ids": "no_ids", "--json": "json", "-z": "nul"}
+LOG_GRAPH = {"as_graph", "filter_", "search", "max_count", "reverse", "no_ids", "json_mode", "fmt", "nul"}
 
 
 def main():
-    """The process's one exit: the status of whichever path answered (None: 0)."""
-    try:
-        status = _main()
-    except KeyboardInterrupt:  # Ctrl-C before a command's own boundary (while click loads): no traceback
-        from .errors import INTERRUPTED
+    """Run stree with the command line in sys.argv; the process's one exit, with the status of
+    whichever path answered (None: 0). An error before a command's own boundary (Ctrl-C while
+    click loads, a bug here) is said by stree's one boundary (stree.errors.guarded), as every
+    error is."""
+    from .errors import guarded
 
-        sys.stderr.write("stree: interrupted\n")
-        status = INTERRUPTED
-    sys.exit(status)
+    debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
+    status = guarded(_main, _inert, debug=debug)
+    sys.exit(status or 0)
 
 
 def _main():
@@ -60,40 +58,17 @@ def _main():
 
 
 def parse_log_graph(argv):
-    """{option: value} of `[global options] log --graph ...` in plain spellings, or None.
-    Global options may also follow `log`, as click accepts them there."""
-    from .globalopts import fast_flags, fast_values
+    """{dest: value} of `[global options] log --graph ...` in plain spellings (stree.argv), the
+    revision as "revision", or None."""
+    from .argv import parse
 
-    global_values = fast_values()  # -s, --session, --agent-dir, --session-dir, --color (stree.globalopts)
-    global_flags = set(fast_flags())  # --no-pager
-    got = {}
-    i = 0
-    after = (dict(LOG_VALUES, **global_values), dict(LOG_FLAGS, **{flag: flag for flag in global_flags}), None)
-    for values, flags, stop in ((global_values, global_flags, "log"), after):  # global options also after log
-        while i < len(argv) and argv[i] != stop:
-            arg = argv[i]
-            name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-            if name in values:
-                if not eq:
-                    if i + 1 >= len(argv):
-                        return None
-                    i += 1
-                    value = argv[i]
-                got[values[name]] = value
-            elif eq:
-                return None
-            elif arg in flags:
-                got[flags[arg] if isinstance(flags, dict) else arg] = True
-            elif stop is None and not arg.startswith("-") and "revision" not in got:
-                got["revision"] = arg
-            else:
-                return None
-            i += 1
-        if stop is not None:
-            if i >= len(argv):
-                return None
-            i += 1  # "log"
-    return got if got.get("graph") else None
+    parsed = parse(argv, {"log": LOG_GRAPH})
+    if parsed is None or not parsed[1].get("as_graph"):
+        return None
+    _, got, operands = parsed
+    if operands:
+        got["revision"] = operands[0]
+    return got
 
 
 def _kept_graph(argv):
@@ -104,26 +79,24 @@ def _kept_graph(argv):
     if not kept_store.applies():
         return None
     got = parse_log_graph(argv)
-    if got is None or got.get("reverse"):  # --graph --reverse is refused: click says so
-        return None
-    from .output.graph import FILTERS
-
-    max_count = got.get("max_count")
-    if max_count is not None:
-        if not (max_count.isascii() and max_count.isdigit()):
-            return None  # click says what is wrong with it
-        max_count = int(max_count)
-    if got.get("filter", "default") not in FILTERS or got.get("color", "auto") not in ("auto", "always", "never") \
-            or (got.get("json") and "fmt" in got):
-        return None
+    if got is None or got.get("reverse") or (got.get("json_mode") and "fmt" in got):
+        return None  # (--graph --reverse is refused: click says so)
     path = _session_path(got)
     if path is None:
         return None
-    options = kept_store.options(got.get("revision", "@"), got.get("filter", "default"), got.get("search"),
+    max_count = got.get("max_count")
+    options = kept_store.options(got.get("revision", "@"), got.get("filter_", "default"), got.get("search"),
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
-                                 bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"))
-    found = kept_store.find(path, options)
+                                 bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")),
+                                 got.get("color", "auto"))
+    import gc
+
+    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
+    from .output.keptgraph import consult
+
+    found = consult(path, options)
     if found is None:
+        gc.enable()  # (click draws it)
         return None
     from .core.loading import LoadReport
 
@@ -134,6 +107,7 @@ def _kept_graph(argv):
     else:
         patched = _appended(found[1], options, got, max_count, path)
         if patched is None:
+            gc.enable()  # (click draws it)
             return None
         report = patched[-1]
     def work():
@@ -161,18 +135,10 @@ def _kept_graph(argv):
     return 0
 
 
-def _appended(grown, options, got, max_count, path):
+def _appended(patch, options, got, max_count, path):
     """(pieces, state blob, kept file, session, load report) of `log --graph` patched from a
-    kept output after entries were appended under the leaf, or None (click does the whole job,
-    errors included). Nothing is printed yet."""
-    from .output import keptgraph
-
-    import gc
-
-    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
-    patch = keptgraph.base(grown)
-    if patch is None:
-        return None
+    kept output (stree.output.keptgraph.Patch) after entries were appended under the leaf, or
+    None (click does the whole job, errors included). Nothing is printed yet."""
     try:
         from .core.loading import open_session
         from .core.preview import Previewer
@@ -183,9 +149,9 @@ def _appended(grown, options, got, max_count, path):
         session, tree, report = open_session(path)
         if session.malformed or session.headerless or session.version < 2:
             raise LookupError  # (warnings, migrations: click's)
-        out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
-                     "--no-pager" not in got, GRAPH_FIELDS)
-        done = chain(tree, out, patch, got.get("filter", "default"), got.get("search"), bool(got.get("no_ids")),
+        out = Output(bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
+                     not got.get("no_pager"), GRAPH_FIELDS)
+        done = chain(tree, out, patch, got.get("filter_", "default"), got.get("search"), bool(got.get("no_ids")),
                      max_count, Previewer(tree))
         if done is None:
             raise LookupError

@@ -28,6 +28,7 @@ class StreeError(Exception):
     """An error to print as one line on stderr and exit with `code`."""
 
     code = BAD_FILE
+    traceback = True  # --debug shows where it was raised
 
     def __init__(self, message, code=None, hint=None):
         super().__init__(message)
@@ -119,7 +120,7 @@ def guarded(work, clean, debug=False):
         say("stree: interrupted")
         return INTERRUPTED
     except StreeError as e:
-        if debug:
+        if debug and e.traceback:
             import traceback
 
             traceback.print_exc()

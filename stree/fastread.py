@@ -13,70 +13,13 @@ STREE_DEBUG_STATS prints its line here as stree.cli does (the bench times this p
 import os
 import sys
 
-from .globalopts import fast_flags, fast_values
-
-GLOBAL_VALUES = fast_values()  # -s, --session, --agent-dir, --session-dir, --color (stree.globalopts)
-GLOBAL_FLAGS = fast_flags()  # --no-pager
-OUTPUT_VALUES = {"--format": "fmt"}
-OUTPUT_FLAGS = {"--json": "json", "-z": "nul"}
-GRAMMAR = {  # command: (options with a value, flags, how many operands)
-    "log": (dict(OUTPUT_VALUES, **{"-n": "max_count", "--max-count": "max_count", "--date": "date"}),
-            OUTPUT_FLAGS, 1),
-    "rev-parse": (OUTPUT_VALUES, dict(OUTPUT_FLAGS, **{"--short": "short"}), None),
-    "label": (OUTPUT_VALUES, OUTPUT_FLAGS, 0),
+OUTPUT = {"json_mode", "fmt", "nul"}
+GRAMMAR = {  # command: the dests of the options answered here (their spellings: stree.argv's table)
+    "log": OUTPUT | {"max_count", "date_style"},
+    "rev-parse": OUTPUT | {"short"},
+    "label": OUTPUT,
 }
-DATES = ("local", "iso", "relative", "unix", "utc")
 ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
-
-
-def parse(argv, commands=GRAMMAR):
-    """(command, {option: value}, operands) of a plain command line, or None. `commands`:
-    {command: (options with a value, flags, how many operands at most)}."""
-    i = 0
-    got = {}
-    while i < len(argv) and argv[i] not in commands:
-        i = _option(argv, i, GLOBAL_VALUES, GLOBAL_FLAGS, got)
-        if i is None:
-            return None
-    if i >= len(argv):
-        return None
-    command = argv[i]
-    values, flags, most = commands[command]
-    values = dict(values, **GLOBAL_VALUES)
-    flags = dict(flags, **GLOBAL_FLAGS)
-    operands = []
-    i += 1
-    while i < len(argv):
-        arg = argv[i]
-        if arg.startswith("-") and arg not in ("-", ):
-            i = _option(argv, i, values, flags, got)
-            if i is None:
-                return None
-        else:
-            operands.append(arg)
-            i += 1
-    if most is not None and len(operands) > most:
-        return None
-    return command, got, operands
-
-
-def _option(argv, i, values, flags, got):
-    arg = argv[i]
-    name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-    if name in values:
-        if not eq:
-            if i + 1 >= len(argv):
-                return None
-            i += 1
-            value = argv[i]
-        if values[name] in got:
-            return None  # (given twice: click's rules)
-        got[values[name]] = value
-        return i + 1
-    if not eq and arg in flags:
-        got[flags[arg]] = True
-        return i + 1
-    return None
 
 
 def run(argv, session_path):
@@ -84,16 +27,14 @@ def run(argv, session_path):
     `session_path(got)` is the session file the options name, or None."""
     if any(os.environ.get(name) for name in ENV_OFF):
         return None
-    parsed = parse(argv)
+    from .argv import parse
+
+    parsed = parse(argv, GRAMMAR)
     if parsed is None:
         return None
     command, got, operands = parsed
-    if got.get("color", "auto") not in ("auto", "always", "never") or got.get("date", "local") not in DATES:
-        return None
-    if "max_count" in got:
-        if not (got["max_count"].isascii() and got["max_count"].isdigit()):
-            return None
-        got["max_count"] = int(got["max_count"])
+    if command == "label" and operands:
+        return None  # (a write: stree.fastwrite's, else click's)
     path = session_path(got)
     if path is None:
         return None
@@ -120,36 +61,25 @@ def _prepare(command, got, operands, path):
         return None  # (a warning, or "no entries yet": said by the command)
     resolver = Resolver(tree)
     record_fields = {"log": fields.GRAPH_FIELDS, "rev-parse": fields.REV_FIELDS, "label": fields.LABEL_FIELDS}
-    out = Output(bool(got.get("json")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
+    out = Output(bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
                  not got.get("no_pager"), record_fields[command])
     if command == "log":
-        revision = operands[0] if operands else "@"
-        kind, *ends = resolver.resolve_range(revision)
-        if kind != "single":
-            return None
-        max_count = got.get("max_count")
-        rows = tree.ancestor_rows(ends[0], max_count) if max_count is not None else resolver.rows_of(revision)[::-1]
-        from .core.leaf import position
         from .output.reads import path_log
+        from .output.records import log_rows
 
-        at = position(tree)
-        active = None if ends[0] == at else set(tree.path_rows(at)) if at else set()
+        walk = log_rows(tree, operands[0] if operands else "@", max_count=got.get("max_count"))
+        if walk.kind != "single":
+            return None
         previewer = Previewer(tree)
-        return session, state, out, lambda: path_log(out, tree, rows, previewer, got.get("date", "local"), active)
+        return session, state, out, lambda: path_log(out, tree, walk.rows, previewer, got.get("date_style", "local"),
+                                                     walk.active)
     if command == "rev-parse":
         from .format.terminal import inert
         from .output.reads import shortest
 
         records = []
         for rev in operands or ("@",):
-            kind, *parts = resolver.resolve_range(rev)
-            if kind == "single":
-                results = [("", parts[0])]
-            elif kind == "range":
-                results = [("", parts[1]), ("^", parts[0])]
-            else:
-                base = tree.merge_base(parts[0], parts[1])
-                results = [("", parts[0]), ("", parts[1])] + ([("^", base)] if base else [])
+            results = resolver.parsed(rev)
             for mark, id in results:
                 shown = shortest(id, tree.by_id) if got.get("short") else id
                 records.append(({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},

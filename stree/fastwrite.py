@@ -1,7 +1,7 @@
 """The plain write commands answered without click: `label [-f] NAME [REV]`, `label -d NAME|REV`
 and `checkout [--exact] REV` (click's import is a third of a warm write).
 
-Only those spellings, with the global options stree.fastread reads. Everything is checked
+Only those spellings (read by stree.argv), with the global options stree.fastread reads. Everything is checked
 before anything is written, with the code the command runs: anything unusual (another option
 or spelling, an error of any kind, a warning the command would give, a session with warnings
 or one to migrate, a headerless or read-only file, checkout hooks, a message pi appended
@@ -16,11 +16,10 @@ import os
 import sys
 
 from . import fastread
-from .errors import INTERRUPTED
 
-WRITES = {  # command: (options with a value, flags, how many operands at most)
-    "label": ({"-d": "delete", "--delete": "delete"}, {"-f": "force", "--force": "force"}, 2),
-    "checkout": ({}, {"--exact": "exact"}, 1),
+WRITES = {  # command: the dests of the options answered here (their spellings: stree.argv's table)
+    "label": {"delete", "force"},
+    "checkout": {"exact"},
 }
 GRAMMAR = dict(fastread.GRAMMAR, **WRITES)  # what stree.entrypoint hands to run()
 
@@ -30,31 +29,37 @@ def run(argv, session_path):
     `session_path(got)` is the session file the options name, or None."""
     if any(os.environ.get(name) for name in fastread.ENV_OFF):
         return None
-    parsed = fastread.parse(argv, WRITES)
+    from .argv import parse
+
+    parsed = parse(argv, WRITES)
     if parsed is None or not (parsed[2] or "delete" in parsed[1]):  # (`label` alone lists: a read)
         return fastread.run(argv, session_path)
     command, got, operands = parsed
     if "delete" in got and (operands or "force" in got or got["delete"].startswith("-")):
         return None  # (-d takes nothing else: click says so)
-    if got.get("color", "auto") not in ("auto", "always", "never") or \
-            _names_a_session(operands[-1] if operands else ""):
+    if _names_a_session(operands[-1] if operands else ""):
         return None
-    try:
-        path = session_path(got)
-        if path is None:
-            return None
-        from pathlib import Path
+    ready = []
 
-        path = str(Path(path))  # as click's path names it (in messages)
-        ready = _check(path) and (_label if command == "label" else _checkout)(path, got, operands)
-    except KeyboardInterrupt:  # (nothing written)
-        print("stree: interrupted", file=sys.stderr)
-        return INTERRUPTED
-    except Exception:  # an error, a warning, anything unusual: click says it
-        return None
+    def check():  # Ctrl-C: said by the one boundary (nothing written); anything else: click says it
+        try:
+            path = session_path(got)
+            if path is None:
+                return
+            from pathlib import Path
+
+            path = str(Path(path))  # as click's path names it (in messages)
+            found = _check(path) and (_label if command == "label" else _checkout)(path, got, operands)
+            if found:
+                ready.append(found)
+        except Exception:  # an error, a warning, anything unusual
+            pass
+    code = fastread.guarded(check)
+    if code is not None:
+        return code
     if not ready:
         return None
-    session, work = ready
+    session, work = ready[0]
     code = fastread.guarded(work)
     if code is not None:
         return code

@@ -1,14 +1,14 @@
 """The global options, declared once. stree.cli makes click options of them (on the group, and
 hidden on every command so that they may also follow it, as in jj); the click-free fast paths
-(stree.entrypoint, stree.fastread) take the spellings of those marked `fast` from here, and leave any
-other to click. Imports no click."""
+(stree.entrypoint, stree.fastread, stree.fastwrite, through stree.argv) read those marked `fast`, and leave
+any other to click; completion reads those marked `selects`. Imports no click."""
 
 from .format import agents
 
 
 class GlobalOption:
     def __init__(self, dest, spellings, help, metavar=None, choices=None, envvar=None, default=None,
-                 flag=False, fast=False):
+                 flag=False, fast=False, selects=False):
         self.dest = dest  # the keyword stree.cli.main receives
         self.spellings = spellings
         self.help = help
@@ -17,20 +17,22 @@ class GlobalOption:
         self.envvar = envvar
         self.default = default
         self.flag = flag
-        self.fast = fast  # read by the fast paths too (plain spellings only)
+        self.fast = fast  # read by the fast paths too (plain spellings only: stree.argv)
+        self.selects = selects  # changes which session is meant (the sessions and revisions completed)
 
 
 OPTIONS = (
     GlobalOption("session", ("-s", "--session"), "Session file, or session id prefix ('demo' = the bundled demo). "
                  "Default: the newest session of the current directory.", metavar="PATH|ID",
-                 envvar="STREE_SESSION", fast=True),
+                 envvar="STREE_SESSION", fast=True, selects=True),
     GlobalOption("agent_dir", ("--agent-dir",), "pi's agent directory (default $PI_CODING_AGENT_DIR or ~/.pi/agent).",
-                 metavar="DIR", fast=True),
+                 metavar="DIR", fast=True, selects=True),
     GlobalOption("session_dir", ("--session-dir",), "Directory holding this project's sessions (flat).",
-                 metavar="DIR", fast=True),
+                 metavar="DIR", fast=True, selects=True),
     GlobalOption("agent", ("--agent",), f"Whose sessions ls --all, grep and completion cover: {agents.help_text()} "
-                 "or all (default: all present).", choices=agents.choices(), envvar="STREE_AGENT"),
-    GlobalOption("chdir", ("-C",), "Run as if started in DIR.", metavar="DIR"),
+                 "or all (default: all present).", choices=agents.choices(), envvar="STREE_AGENT",
+                 selects=True),
+    GlobalOption("chdir", ("-C",), "Run as if started in DIR.", metavar="DIR", selects=True),
     GlobalOption("color", ("--color",), "Colour human output.", choices=("auto", "always", "never"), default="auto",
                  fast=True),
     GlobalOption("no_pager", ("--no-pager",), "Do not page long output.", flag=True, fast=True),
@@ -43,11 +45,11 @@ OPTIONS = (
 )
 
 
-def fast_values():
-    """{spelling: dest} of the global options with a value the fast paths read."""
-    return {s: o.dest for o in OPTIONS if o.fast and not o.flag for s in o.spellings}
+def fast_dests():
+    """The dests of the global options the fast paths read (stree.argv)."""
+    return {o.dest for o in OPTIONS if o.fast}
 
 
-def fast_flags():
-    """{spelling: dest} of the global flags the fast paths read."""
-    return {s: o.dest for o in OPTIONS if o.fast and o.flag for s in o.spellings}
+def session_dests():
+    """The dests of the global options that change which session is meant (completion reads them)."""
+    return {o.dest for o in OPTIONS if o.selects}

@@ -14,6 +14,7 @@ from conftest import ROOT, run_stree
 from test_completion import project  # noqa: F401  (the fixture: two sessions of a project, one elsewhere)
 
 TABLE = ROOT / "stree" / "data" / "complete_table.json"
+ARGV_TABLE = ROOT / "stree" / "data" / "argv_table.txt"
 
 
 def test_checked_in_table_is_a_fresh_generation():
@@ -28,6 +29,32 @@ def test_the_generator_writes_the_table(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text()) == json.loads(TABLE.read_text())
+    assert (tmp_path / "argv_table.txt").read_text() == ARGV_TABLE.read_text()
+
+
+def test_checked_in_argv_table_is_a_fresh_generation():
+    """The grammar the fast paths read a command line with (stree.argv) is click's of today."""
+    from stree.complete_click import argv_table_text
+
+    assert ARGV_TABLE.read_text(encoding="utf-8") == argv_table_text(), "run `make complete-table`"
+
+
+def test_the_argv_table_reads_what_click_reads():
+    """A plain command line gives the fast paths the options click gives the command, by the
+    same dests; what click would refuse or read otherwise is left to click (None)."""
+    from stree.argv import parse
+
+    assert parse(["-s", "f", "log", "-n", "3", "--date=iso", "x", "--no-pager"],
+                 {"log": {"max_count", "date_style"}}) == (
+        "log", {"session": "f", "max_count": 3, "date_style": "iso", "no_pager": True}, ["x"])
+    assert parse(["label", "-f", "name", "@~1"], {"label": {"force"}}) == ("label", {"force": True}, ["name", "@~1"])
+    assert parse(["rev-parse", "a", "b", "c", "--short"], {"rev-parse": {"short"}}) == (
+        "rev-parse", {"short": True}, ["a", "b", "c"])
+    for declined in (["log", "--date", "never"], ["log", "-n", "-1"], ["log", "a", "b"], ["log", "--reverse"],
+                     ["--color", "sometimes", "log"], ["log", "-n", "1", "-n", "2"], ["checkout", "--no-stream", "x"],
+                     ["--agent", "pi", "log"], ["label", "a", "b", "c"], ["log", "--json=1"], ["fsck"]):
+        commands = {"log": {"max_count", "date_style"}, "label": {"force"}, "checkout": {"stream"}}
+        assert parse(declined, commands) is None, declined
 
 
 def command_lines(session, other, directory):

@@ -266,13 +266,14 @@ def test_the_fast_path_reads_only_plain_spellings():
     from stree.entrypoint import parse_log_graph
 
     assert parse_log_graph(["-s", "f", "log", "--graph", "--filter=all", "-n", "3", "x"]) == {
-        "session": "f", "graph": True, "filter": "all", "max_count": "3", "revision": "x"}
+        "session": "f", "as_graph": True, "filter_": "all", "max_count": 3, "revision": "x"}
     assert parse_log_graph(["--session=f", "--color", "always", "log", "--json", "--graph"]) == {
-        "session": "f", "color": "always", "json": True, "graph": True}
+        "session": "f", "color": "always", "json_mode": True, "as_graph": True}
     for declined in (["log"], ["log", "--graph", "a", "b"], ["-C", "d", "log", "--graph"], ["log", "--graph", "-n5"],
                      ["log", "--graph", "--"], ["log", "--graph", "-zn", "3"], ["show", "--graph"],
                      ["-s"], ["log", "--graph", "--filter"], ["--no-pager=1", "log", "--graph"],
-                     ["log", "--graph", "--help"], ["--version", "log", "--graph"]):
+                     ["log", "--graph", "--help"], ["--version", "log", "--graph"],
+                     ["log", "--graph", "--filter", "bogus"], ["log", "--graph", "-n", "x"]):
         assert parse_log_graph(declined) is None, declined
 
 

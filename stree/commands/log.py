@@ -122,32 +122,13 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
         if follow:
             return _follow(follower, session, out, filter_, search, date_style, only)
         return None
-    from ..core.revs import Resolver
+    from ..output.records import log_rows
 
-    resolver = Resolver(tree)
-    kind, *ends = resolver.resolve_range(revision)
-    filtering = filter_ not in (None, "all") or search or only
-    if kind == "single" and max_count is not None and not filtering:
-        rows = tree.ancestor_rows(ends[0], max_count)  # only the entries shown
-    else:
-        rows = resolver.rows_of(revision)[::-1]
-        if filtering:  # before -n: -n counts the entries shown
-            rows = _filtered(tree, rows, filter_, search, only)
-            if not rows and search is not None and not follow:
-                click.echo("stree: no entry matches", err=True)
-                return NEGATIVE
-        if max_count is not None:
-            rows = rows[:max_count]
-    if reverse:
-        rows.reverse()
-    from ..core.leaf import position
-
-    at = position(tree)
-    if kind == "single" and ends[0] == at:
-        active = None  # the path to @: every entry on it is active
-    else:
-        active = set(tree.path_rows(at)) if at else set()
-    path_log(out, tree, rows, previewer, date_style, active)
+    walk = log_rows(tree, revision, filter_, search, max_count, reverse, only)
+    if not walk.matched and search is not None and not follow:
+        click.echo("stree: no entry matches", err=True)
+        return NEGATIVE
+    path_log(out, tree, walk.rows, previewer, date_style, walk.active)
     out.close()
     if follow:
         return _follow(follower, session, out, filter_, search, date_style)
@@ -157,6 +138,7 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
 def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow=False, only=None):
     """log --graph: printed again as kept while the file is unchanged, patched from what was
     kept when the file only grew, else drawn whole (stree.output.keptgraph)."""
+    from ..output.keptgraph import consult
     from ..storage import keptgraph as kept_store
 
     out = None
@@ -171,20 +153,17 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
 
             out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
             options += ("terminal", terminal_width(), out.color, out.pager)
-        path = str(env.session_path())
-        found = kept_store.find(path, options)
-        kept = found[1] if found is not None and found[0] == "same" else None
-        if kept is not None:
+        found = consult(str(env.session_path()), options)
+        if found is not None and found[0] == "same":
             env.report.index = "graph-cache"  # (nothing read)
             if out is None:
-                kept_store.write(kept)
+                kept_store.write(found[1])
                 return
-            if _replay(out, kept):
+            if _replay(out, found[1]):
                 out.close()
                 return
-    from ..output import keptgraph
-
-    patch = keptgraph.base(found[1]) if options is not None and found is not None and found[0] == "grown" else None
+            found = None
+    patch = found[1] if found is not None else None
     try:
         return _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only)
     finally:
@@ -330,7 +309,9 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
             previewer = Previewer(tree)
             rows = range(first, len(session.nodes))
             if filtering:
-                rows = _filtered(tree, list(rows), filter_, search, only)
+                from ..output.records import filtered
+
+                rows = filtered(tree, list(rows), filter_, search, only)
             from ..core.leaf import position
 
             at = position(tree)
@@ -343,20 +324,6 @@ def _follow(follower, session, out, filter_, search, date_style, only=None):
     except KeyboardInterrupt:
         sys.stdout.flush()
         return INTERRUPTED
-
-
-def _filtered(tree, rows, filter_, search, only=None):
-    """The rows that pass a /tree filter, every word of the search and `only` (--since, --until,
-    --role, --model), in their order."""
-    from ..core.leaf import position
-    from ..output.graph import shown
-
-    tokens = [t for t in (search or "").lower().split() if t]
-    leaf = position(tree)
-    test = only(tree) if only is not None else None
-    if filter_ is None and search is None:  # (--since and the like alone: every entry of the path is a candidate)
-        return [r for r in rows if test(r)]
-    return [r for r in rows if shown(tree, r, filter_ or "all", tokens, leaf) and (test is None or test(r))]
 
 
 def _nothing_shown(tree, filter_, search, test, previewer):

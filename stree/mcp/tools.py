@@ -8,6 +8,7 @@ import os
 from ..core import workspace as core_workspace
 from ..errors import UsageError
 from ..output.modes import to_json
+from ..questions.table import REVISION_DOC, SESSION_DOC
 
 
 class Workspace(core_workspace.Workspace):
@@ -103,17 +104,5 @@ def _checked(schema, arguments):
     return arguments
 
 
-def records(key, fields, what):
-    """An output schema: {key: [records]} with the records' fields described."""
-    return {"type": "object", "required": [key], "properties": {key: {
-        "type": "array", "description": what,
-        "items": {"type": "object", "properties": {f: {"description": d} for f, d in fields.items()}}}}}
-
-
-SESSION = {"type": "string", "description":
-           "The session: a path to a .jsonl file, or a session id prefix as list_sessions gives it "
-           "(the same as stree's -s). Default: the server's session (serve -s), else the newest "
-           "session of the directory the server runs in."}
-REVISION = ("A revision in stree's revision language: an entry id or id prefix (4+ characters), a label, "
-            "@ (the current leaf), root, :/text (the newest entry whose text contains text), REV~N "
-            "(N entries up), REV^ (the parent).")
+SESSION = {"type": "string", "description": SESSION_DOC}
+REVISION = REVISION_DOC

@@ -39,27 +39,31 @@ def path_log(out, tree, rows, previewer, date_style, active=None):
         out.record(rec, None if out.machine else log_line(out, tree, node, previewer, date_style))
 
 
+def label_records(tree, previewer):
+    """The records of `stree label --json` (MCP's labels too): every label, by name."""
+    rows = tree.label_targets  # (found when the labels were read: no map of every id)
+    for target, label in sorted(tree.labels.items(), key=lambda item: item[1]):
+        row = rows.get(target)
+        node = tree.node(row) if row is not None else None
+        preview = previewer.text(node) if node is not None else "(missing entry)"
+        yield {"label": label, "id": target, "timestamp": tree.label_timestamps.get(target), "preview": preview}
+
+
 def label_list(out, tree, previewer):
     """`stree label`: every label, by name: name, entry id, preview."""
     from .modes import display_width, fit, terminal_width
 
-    labels = sorted(tree.labels.items(), key=lambda item: item[1])
-    name_width = max((display_width(inert(label, oneline=True)) for _, label in labels), default=0)
-    id_width = max((len(target) for target, _ in labels), default=0)
-    rows = tree.label_targets  # (found when the labels were read: no map of every id)
-    for target, label in labels:
-        row = rows.get(target)
-        node = tree.node(row) if row is not None else None
-        preview = previewer.text(node) if node is not None else "(missing entry)"
-        rec = {"label": label, "id": target, "timestamp": tree.label_timestamps.get(target), "preview": preview}
+    name_width = max((display_width(inert(label, oneline=True)) for label in tree.labels.values()), default=0)
+    id_width = max((len(target) for target in tree.labels), default=0)
+    for rec in label_records(tree, previewer):
         human = None
         if not out.machine:
-            shown = inert(label, oneline=True)
+            shown = inert(rec["label"], oneline=True)
             pad = " " * (name_width - display_width(shown))
-            segments = [("", preview)]
+            segments = [("", rec["preview"])]
             if out.tty:  # one terminal line per label
                 segments = fit(segments, max(1, terminal_width() - name_width - id_width - 4))
-            human = (f"{out.style('warning', shown)}{pad}  {out.style('id', target.ljust(id_width))}  "
+            human = (f"{out.style('warning', shown)}{pad}  {out.style('id', rec['id'].ljust(id_width))}  "
                      f"{out.segments(segments)}")
         out.record(rec, human)
 

@@ -23,7 +23,7 @@ LATER = {"navigate_tree": navigate_tree.navigate_tree}
 
 # the requests that may be stopped anywhere: they read, or write a whole new file atomically
 INTERRUPTIBLE = {"get_state", "get_messages", "get_entries", "get_tree", "get_session_stats", "export_html",
-                 "list_sessions", "log", "show", "rev_parse", "context", "grep"}
+                 "list_sessions", *queries.HANDLERS}  # (stree's read questions: all of them)
 
 
 def names():

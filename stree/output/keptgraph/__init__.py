@@ -81,6 +81,20 @@ def base(found):
     return None
 
 
+def consult(path, options):
+    """The one lookup of a kept `log --graph` output (the command and stree.entrypoint): ("same",
+    storage.keptgraph.file.Kept) when the session file is as it was, to print as it is;
+    ("grown", Patch) when entries were appended since, to patch (stree.output.keptgraph.patch);
+    else None: draw it."""
+    from ...storage import keptgraph as kept_store
+
+    found = kept_store.find(path, options)
+    if found is None or found[0] == "same":
+        return found
+    patch = base(found[1])
+    return None if patch is None else ("grown", patch)
+
+
 def put(out, pieces, kept):
     """Write `pieces` (bytes drawn, or (a, b): bytes a..b of `kept`'s output) as out.put()
     would: kept bytes into a pipe go file to pipe (stree.storage.keptgraph.emit)."""
