@@ -1,4 +1,4 @@
-"""A command line read without click, for the fast paths (stree.fast, stree.fastread,
+"""A command line read without click, for the fast paths (stree.entrypoint, stree.fastread,
 stree.fastwrite), from the grammar generated from the click definitions
 (data/argv_table.txt, written with the completion table by tools/gen_complete_table.py; a
 test fails when it is stale): the same spellings, dests, choices and operand counts as
