@@ -23,8 +23,9 @@ def main():
     from .errors import guarded
 
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
-    status = guarded(_main, _inert, debug=debug)
-    sys.exit(status or 0)
+    status = []  # what the path that answered returned (None: 0)
+    code = guarded(lambda: status.append(_main()), _inert, debug=debug)
+    sys.exit(code if code is not None else status[0] or 0)
 
 
 def _main():

@@ -51,7 +51,7 @@ def registered(monkeypatch):
     import stree.questions.table as table
 
     monkeypatch.setattr(table, "QUESTIONS", table.QUESTIONS + [MODELS])
-    monkeypatch.setitem(stree.commands.COMMANDS, "made-up-models", ("stree.commands.ask:made_up_models", MODELS.cli[1]))
+    monkeypatch.setitem(stree.commands.SUBCOMMANDS, "made-up-models", ("stree.commands.ask:made_up_models", MODELS.cli[1]))
     return MODELS
 
 

@@ -126,7 +126,7 @@ def _export(env, target, text):
 
 
 def _push(env, teamcatalog, url, since):
-    from ..core.grep import parse_when
+    from ..core.grep_match import parse_when
     from ..core.store import agent_files, selected_agents
     from ..storage.catalog import warn
     from ..storage.catalog.postgres import describe as hide
