@@ -28,17 +28,35 @@ def isolated_home(tmp_path, monkeypatch):
 
 
 class Result:
-    def __init__(self, proc):
-        self.code = proc.returncode
-        self.out = proc.stdout.decode("utf-8", errors="replace")
-        self.err = proc.stderr.decode("utf-8", errors="replace")
-        self.raw = proc.stdout
+    """What a run of stree gave: from a finished subprocess (its returncode, stdout, stderr),
+    or from (code, stdout bytes, stderr bytes) of a run in this process."""
+
+    def __init__(self, proc=None, code=None, out=b"", err=b""):
+        if proc is not None:
+            code, out, err = proc.returncode, proc.stdout, proc.stderr
+        self.code = code
+        self.out = out.decode("utf-8", errors="replace")
+        self.err = err.decode("utf-8", errors="replace")
+        self.raw = out
 
     def __repr__(self):
         return f"Result(code={self.code}, out={self.out[:500]!r}, err={self.err[:500]!r})"
 
 
-def run_stree(*args, input=None, cwd=None, env=None, timeout=60):
+def run_stree(*args, input=None, cwd=None, env=None, timeout=None):
+    """`stree ARGS` as `python -m stree ARGS` would run it: in this process (stree's real entry
+    point, state restored after: tests/lib/inprocess.py), or in a child process where this
+    one cannot stand in for it (inprocess.needs_process: startup-only variables, a timeout)."""
+    import inprocess
+
+    args = [str(a) for a in args]
+    if inprocess.needs_process(env, timeout, input) is None:
+        return Result(None, *inprocess.run(args, input=input, cwd=cwd, env=env))
+    return run_process(*args, input=input, cwd=cwd, env=env, timeout=timeout or 60)
+
+
+def run_process(*args, input=None, cwd=None, env=None, timeout=60):
+    """`python -m stree ARGS` in a child process (for tests whose subject is the process)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.run([sys.executable, "-m", "stree", *map(str, args)], input=input,
