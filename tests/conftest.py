@@ -7,8 +7,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))  # the helpers: builders, pi_harness, ...
+TESTS = Path(__file__).resolve().parent
+AREAS = ("unit", "cli", "interop", "reliability")  # tests/AREA/test_*.py (see README, "Development")
+# the areas' modules import fixtures and helpers from one another (from test_catalog import corpus)
+for _area in AREAS:
+    sys.path.insert(0, str(TESTS / _area))
+sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(TESTS / "lib"))  # the helpers: builders, pi_harness, inprocess, ...
 
 
 @pytest.fixture(autouse=True)
@@ -123,11 +128,17 @@ def read_pty(master, proc=None, timeout=30):
 #   slow     property/fuzz runs (hypothesis, tests/lib/fuzzkit.py), fault injection
 #   soak     the long runs, marked by hand (@pytest.mark.soak), left out unless -m soak
 #
-#   cli      runs stree commands through the `stree` fixture (for now each one a process)
-#   process  starts a program: stree through the `stree` fixture, a server, a script
+#   cli      runs stree commands through the `stree` fixture (in this process: tests/lib/inprocess.py)
+#   process  starts a program itself: a server, a script, `python -m stree` where the process is
+#            the subject (signals, Ctrl-C, startup, locks across processes, follow/serve)
 #
-# `make check` runs what none of pi, browser, shell, slow, soak and process marks: the tests that
-# call stree in this process; `make test` runs everything but soak.
+# and by directory (tests/AREA/, see AREAS):
+#   tests/interop/      pi (and interop): every test there needs Node and the real pi
+#   tests/reliability/  reliability: faults, fuzz, races, hostile input
+#   (tests/unit/ and tests/cli/ are selected by path: pytest tests/cli)
+#
+# `make check` runs tests/unit and tests/cli without pi, browser, shell, slow, soak and process:
+# the tests that call stree in this process; `make test` runs everything but soak.
 
 PI_MODULES = {"pi_harness", "corpus_pi15"}
 BROWSER_MODULES = {"browser"}
@@ -182,8 +193,22 @@ def _reach(item):
     return modules, names, consts
 
 
+AREA_MARKERS = {"interop": ("interop", "pi"), "reliability": ("reliability",)}  # (unit, cli: select by path)
+
+
+def _area(item):
+    """The tests/AREA directory an item's module is in, or None (a module at tests/ root)."""
+    try:
+        parts = Path(str(item.path)).resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 else None
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        for marker in AREA_MARKERS.get(_area(item), ()):
+            item.add_marker(marker)
         if not hasattr(item, "function"):
             continue
         modules, names, consts = _reach(item)
@@ -199,4 +224,3 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("process")
         if names & DOORS or "stree" in item.fixturenames:
             item.add_marker("cli")
-            item.add_marker("process")  # (each command a process, for now)

@@ -294,7 +294,7 @@ def test_make_install_into_a_fresh_home(tmp_path):
     import subprocess
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     home = tmp_path / "fresh-home"
     home.mkdir()
     base = {"HOME": str(home), "PATH": os.environ["PATH"], "LANG": "C.UTF-8"}

@@ -30,7 +30,7 @@ class Stree:
     """One cli_batch.py process answering command lines one at a time."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "lib" / "cli_batch.py")],
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parents[1] / "lib" / "cli_batch.py")],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def __call__(self, *args, input=None):
