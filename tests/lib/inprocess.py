@@ -15,7 +15,9 @@ A fresh process shares nothing with the one before. To come close, each run:
   directory, the umask, signal handlers and the interval timer, the garbage collector
   (gc.disable, gc.freeze), sys.argv, sys.stdin/stdout/stderr and file descriptors 0-2,
   the time zone (time.tzset, after TZ changes), warning filters (Python's defaults, so
-  a warning is printed to stderr as a fresh process would).
+  a warning is printed to stderr as a fresh process would);
+- waits for the threads the command started (a server's watcher) before it puts the
+  standard streams back, as a process's output ends only with the process.
 
 `needs_process(...)` says when this cannot stand in for a process, and the caller then
 starts one: environment variables Python reads only at startup (PYTHON*, the locale),
@@ -38,6 +40,7 @@ import time
 import traceback
 import warnings
 
+THREAD_GRACE = 30  # seconds a thread the command started may take to end after it returned
 STARTUP_ONLY = ("PYTHON", "LC_", "LANG")  # read by Python when a process starts, not later
 
 
@@ -125,6 +128,7 @@ def run(args, input=None, cwd=None, env=None):
     saved_timer = signal.getitimer(signal.ITIMER_REAL)
     gc_enabled = gc.isenabled()
     frozen = gc.get_freeze_count()
+    threads = set(threading.enumerate())
     saved_modules = {name: mod for name, mod in sys.modules.items() if _is_stree(name)}
     for name in saved_modules:
         del sys.modules[name]
@@ -156,6 +160,8 @@ def run(args, input=None, cwd=None, env=None):
             except BaseException:  # as Python's own top level: the traceback, status 1
                 traceback.print_exc()
                 code = 1
+            for thread in set(threading.enumerate()) - threads:  # (a process would end with them)
+                thread.join(THREAD_GRACE)
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
