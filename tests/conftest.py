@@ -125,7 +125,8 @@ def read_pty(master, proc=None, timeout=30):
 #   pi       needs Node and the real pi: reaches tests/lib/pi_harness.py (or the corpus pi writes)
 #   browser  needs Chromium: reaches tests/lib/browser.py
 #   shell    runs bash, zsh, man or groff (looked up with shutil.which)
-#   slow     property/fuzz runs (hypothesis, tests/lib/fuzzkit.py), fault injection
+#   slow     property/fuzz runs (hypothesis, tests/lib/fuzzkit.py), fault injection; by hand
+#            (@pytest.mark.slow) a test of big inputs, too long for `make check`
 #   soak     the long runs, marked by hand (@pytest.mark.soak), left out unless -m soak
 #
 #   cli      runs stree commands through the `stree` fixture (in this process: tests/lib/inprocess.py)
@@ -144,7 +145,7 @@ PI_MODULES = {"pi_harness", "corpus_pi15"}
 BROWSER_MODULES = {"browser"}
 SLOW_MODULES = {"fuzzkit", "cli_batch", "faulty_stree", "kill_runner", "hypothesis"}
 SHELL_PROGRAMS = {"bash", "zsh", "man", "groff"}
-PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note"}
+PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note", "stdio_client"}  # (the MCP SDK starts one)
 DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `process`)
 PROCESS_MODULES = {"subprocess", "serve_kit", "cli_batch", "fuzzkit"}
 
