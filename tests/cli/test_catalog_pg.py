@@ -1,4 +1,4 @@
-"""The shared catalogue on a real PostgreSQL server (tests/pgkit.py starts a throwaway
+"""The shared catalogue on a real PostgreSQL server (tests/lib/pgkit.py starts a throwaway
 one): `stree catalog push`, the same answers as the SQLite catalogue, row-level security
 between two roles, schema migrations, and the faults a team's server meets."""
 
