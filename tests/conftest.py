@@ -15,6 +15,8 @@ for _area in AREAS:
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(TESTS / "lib"))  # the helpers: builders, pi_harness, inprocess, ...
 
+import inprocess  # noqa: E402  (reads STREE_TEST_SUBPROCESS before isolated_home clears STREE_*)
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
@@ -52,8 +54,6 @@ def run_stree(*args, input=None, cwd=None, env=None, timeout=None):
     """`stree ARGS` as `python -m stree ARGS` would run it: in this process (stree's real entry
     point, state restored after: tests/lib/inprocess.py), or in a child process where this
     one cannot stand in for it (inprocess.needs_process: startup-only variables, a timeout)."""
-    import inprocess
-
     args = [str(a) for a in args]
     if inprocess.needs_process(env, timeout, input) is None:
         return Result(None, *inprocess.run(args, input=input, cwd=cwd, env=env))

@@ -44,9 +44,13 @@ THREAD_GRACE = 30  # seconds a thread the command started may take to end after 
 STARTUP_ONLY = ("PYTHON", "LC_", "LANG")  # read by Python when a process starts, not later
 
 
+# read when the test run starts (the tests' own environment has no STREE_* variable: conftest)
+SUBPROCESS_ONLY = os.environ.get("STREE_TEST_SUBPROCESS") == "1"
+
+
 def needs_process(env, timeout, input):
     """Why these arguments need a real process (a short reason), or None."""
-    if os.environ.get("STREE_TEST_SUBPROCESS") == "1":
+    if SUBPROCESS_ONLY:
         return "STREE_TEST_SUBPROCESS=1"
     if timeout is not None:
         return "a timeout"
