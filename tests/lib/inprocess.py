@@ -21,7 +21,8 @@ A fresh process shares nothing with the one before. To come close, each run:
 
 `needs_process(...)` says when this cannot stand in for a process, and the caller then
 starts one: environment variables Python reads only at startup (PYTHON*, the locale),
-a test that gives a timeout (it tests that the command ends), parallel parsing
+a test that gives a timeout (it tests that the command ends), stree's crash simulations
+($STREE_TEST_CRASH_BEFORE_RENAME: os._exit in the middle of a write), parallel parsing
 ($STREE_JOBS) while this process runs threads (stree forks workers only when it has no
 other thread), or STREE_TEST_SUBPROCESS=1 in the test run's environment (every command
 a process, to check that both ways agree).
@@ -58,6 +59,8 @@ def needs_process(env, timeout, input):
         return "input that is not bytes"
     for name in env or {}:
         if name.startswith(STARTUP_ONLY):
+            return f"${name}"
+        if name.startswith("STREE_TEST_"):  # stree's own crash simulations end the process (os._exit)
             return f"${name}"
     if threading.active_count() > 1 and ("STREE_JOBS" in (env or {}) or "STREE_JOBS" in os.environ):
         return "STREE_JOBS with threads running"

@@ -46,4 +46,5 @@ def test_a_startup_variable_or_a_timeout_needs_a_process():
     assert inprocess.needs_process({"PYTHONIOENCODING": "latin-1"}, None, None)
     assert inprocess.needs_process({"LC_ALL": "C"}, None, None)
     assert inprocess.needs_process(None, 30, None)
+    assert inprocess.needs_process({"STREE_TEST_CRASH_BEFORE_RENAME": "1"}, None, None)  # (os._exit)
     assert inprocess.needs_process({"STREE_NO_CACHE": "1"}, None, b"") is None
