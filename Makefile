@@ -37,12 +37,13 @@ test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 	$(VULTURE)
 	$(BIN)/python -m pytest -q -rs
 
-# the edit-test loop: the layer contracts and the tests that start no process and need no Node,
-# browser or shell (markers applied by tests/conftest.py by what each test uses)
+# the edit-test loop: the layer contracts, then tests/unit and tests/cli without what needs Node,
+# a browser or a shell, is slow, or starts a program itself (markers applied by tests/conftest.py
+# by what each test uses; the `stree` fixture runs stree in the test's process)
 check: $(VENV)/.installed-test
 	$(BIN)/lint-imports
 	$(VULTURE)
-	$(BIN)/python -m pytest -q -m "not (pi or browser or shell or slow or soak or process)"
+	$(BIN)/python -m pytest -q tests/unit tests/cli -m "not (pi or browser or shell or slow or soak or process)"
 
 # a watch on the next pi (not part of `make test`): npm's newest pi unpacked in tests/pi/latest/,
 # a report of where it and the reference differ (per area), then the interop matrix with it added

@@ -7,8 +7,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))  # the helpers: builders, pi_harness, ...
+TESTS = Path(__file__).resolve().parent
+AREAS = ("unit", "cli", "interop", "reliability")  # tests/AREA/test_*.py (see README, "Development")
+# the areas' modules import fixtures and helpers from one another (from test_catalog import corpus)
+for _area in AREAS:
+    sys.path.insert(0, str(TESTS / _area))
+sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(TESTS / "lib"))  # the helpers: builders, pi_harness, inprocess, ...
+
+import inprocess  # noqa: E402  (reads STREE_TEST_SUBPROCESS before isolated_home clears STREE_*)
 
 
 @pytest.fixture(autouse=True)
@@ -28,17 +35,33 @@ def isolated_home(tmp_path, monkeypatch):
 
 
 class Result:
-    def __init__(self, proc):
-        self.code = proc.returncode
-        self.out = proc.stdout.decode("utf-8", errors="replace")
-        self.err = proc.stderr.decode("utf-8", errors="replace")
-        self.raw = proc.stdout
+    """What a run of stree gave: from a finished subprocess (its returncode, stdout, stderr),
+    or from (code, stdout bytes, stderr bytes) of a run in this process."""
+
+    def __init__(self, proc=None, code=None, out=b"", err=b""):
+        if proc is not None:
+            code, out, err = proc.returncode, proc.stdout, proc.stderr
+        self.code = code
+        self.out = out.decode("utf-8", errors="replace")
+        self.err = err.decode("utf-8", errors="replace")
+        self.raw = out
 
     def __repr__(self):
         return f"Result(code={self.code}, out={self.out[:500]!r}, err={self.err[:500]!r})"
 
 
-def run_stree(*args, input=None, cwd=None, env=None, timeout=60):
+def run_stree(*args, input=None, cwd=None, env=None, timeout=None):
+    """`stree ARGS` as `python -m stree ARGS` would run it: in this process (stree's real entry
+    point, state restored after: tests/lib/inprocess.py), or in a child process where this
+    one cannot stand in for it (inprocess.needs_process: startup-only variables, a timeout)."""
+    args = [str(a) for a in args]
+    if inprocess.needs_process(env, timeout, input) is None:
+        return Result(None, *inprocess.run(args, input=input, cwd=cwd, env=env))
+    return run_process(*args, input=input, cwd=cwd, env=env, timeout=timeout or 60)
+
+
+def run_process(*args, input=None, cwd=None, env=None, timeout=60):
+    """`python -m stree ARGS` in a child process (for tests whose subject is the process)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.run([sys.executable, "-m", "stree", *map(str, args)], input=input,
@@ -102,20 +125,27 @@ def read_pty(master, proc=None, timeout=30):
 #   pi       needs Node and the real pi: reaches tests/lib/pi_harness.py (or the corpus pi writes)
 #   browser  needs Chromium: reaches tests/lib/browser.py
 #   shell    runs bash, zsh, man or groff (looked up with shutil.which)
-#   slow     property/fuzz runs (hypothesis, tests/lib/fuzzkit.py), fault injection
+#   slow     property/fuzz runs (hypothesis, tests/lib/fuzzkit.py), fault injection; by hand
+#            (@pytest.mark.slow) a test of big inputs, too long for `make check`
 #   soak     the long runs, marked by hand (@pytest.mark.soak), left out unless -m soak
 #
-#   cli      runs stree commands through the `stree` fixture (for now each one a process)
-#   process  starts a program: stree through the `stree` fixture, a server, a script
+#   cli      runs stree commands through the `stree` fixture (in this process: tests/lib/inprocess.py)
+#   process  starts a program itself: a server, a script, `python -m stree` where the process is
+#            the subject (signals, Ctrl-C, startup, locks across processes, follow/serve)
 #
-# `make check` runs what none of pi, browser, shell, slow, soak and process marks: the tests that
-# call stree in this process; `make test` runs everything but soak.
+# and by directory (tests/AREA/, see AREAS):
+#   tests/interop/      pi (and interop): every test there needs Node and the real pi
+#   tests/reliability/  reliability: faults, fuzz, races, hostile input
+#   (tests/unit/ and tests/cli/ are selected by path: pytest tests/cli)
+#
+# `make check` runs tests/unit and tests/cli without pi, browser, shell, slow, soak and process:
+# the tests that call stree in this process; `make test` runs everything but soak.
 
 PI_MODULES = {"pi_harness", "corpus_pi15"}
 BROWSER_MODULES = {"browser"}
 SLOW_MODULES = {"fuzzkit", "cli_batch", "faulty_stree", "kill_runner", "hypothesis"}
 SHELL_PROGRAMS = {"bash", "zsh", "man", "groff"}
-PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note"}
+PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note", "stdio_client"}  # (the MCP SDK starts one)
 DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `process`)
 PROCESS_MODULES = {"subprocess", "serve_kit", "cli_batch", "fuzzkit"}
 
@@ -164,8 +194,22 @@ def _reach(item):
     return modules, names, consts
 
 
+AREA_MARKERS = {"interop": ("interop", "pi"), "reliability": ("reliability",)}  # (unit, cli: select by path)
+
+
+def _area(item):
+    """The tests/AREA directory an item's module is in, or None (a module at tests/ root)."""
+    try:
+        parts = Path(str(item.path)).resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 else None
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        for marker in AREA_MARKERS.get(_area(item), ()):
+            item.add_marker(marker)
         if not hasattr(item, "function"):
             continue
         modules, names, consts = _reach(item)
@@ -181,4 +225,3 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("process")
         if names & DOORS or "stree" in item.fixturenames:
             item.add_marker("cli")
-            item.add_marker("process")  # (each command a process, for now)

@@ -22,7 +22,7 @@ _.daemon_threads
 protocol_version
 _.close_connection  # read by BaseHTTPRequestHandler after each request (stree.service.cassette)
 
-# html.parser hooks (tests/test_export.py)
+# html.parser hooks (tests/cli/test_export.py)
 _.handle_starttag
 _.handle_endtag
 
@@ -35,7 +35,7 @@ stop_reason
 
 # Left for after this round's merge (files other branches are editing): the errorCode values
 # serve documents (service/protocol.py), Resolver.by_label (core/revs.py), the catalogue's
-# own_names and rebuilt (storage/catalog/), a test helper (tests/test_faults.py stree_cmd).
+# own_names and rebuilt (storage/catalog/), a test helper (tests/reliability/test_faults.py stree_cmd).
 ERROR_CODES
 _.by_label
 own_names

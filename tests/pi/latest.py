@@ -33,8 +33,8 @@ OMP = "@oh-my-pi/pi-coding-agent"
 AREAS = ("context", "rows", "search", "writes", "summary request", "RPC shapes")
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 QUERIES = ("context", "edit", "system", "hello", "ok", "first", "summary", "csv")
-INTEROP = ["tests/test_interop.py", "tests/test_pi15_read.py", "tests/test_pi15_write.py",
-           "tests/test_serve_pi.py", "tests/test_pi16_corners.py", "tests/test_summarize_http.py"]
+INTEROP = ["tests/interop/test_interop.py", "tests/interop/test_pi15_read.py", "tests/interop/test_pi15_write.py",
+           "tests/interop/test_serve_pi.py", "tests/interop/test_pi16_corners.py", "tests/interop/test_summarize.py"]
 
 
 def npm_newest(name):
@@ -275,7 +275,7 @@ def main(argv):
         omp, error = npm_newest(OMP)
         notes.append(f"oh-my-pi: newest {OMP} is {omp or '(unknown: ' + str(error) + ')'}; not run: some of its "
                      "@oh-my-pi/* 18.x dependencies are missing from the registry (its context rules are "
-                     "checked from its source: tests/test_pi16_corners.py)")
+                     "checked from its source: tests/interop/test_pi16_corners.py)")
     elif version not in pinned and not (latest_dir / version / "package.json").exists():
         print(f"latest.py: no pi {version} in {latest_dir}", file=sys.stderr)
         return 2

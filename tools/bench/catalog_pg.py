@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark the shared catalogue on PostgreSQL (issue 29) against the SQLite one, on a
-throwaway local server (Debian's postgresql; tests/pgkit.py starts it) in a temporary HOME.
+throwaway local server (Debian's postgresql; tests/lib/pgkit.py starts it) in a temporary HOME.
 
     python3 tools/bench/catalog_pg.py [--sessions 300] [--grep-sessions 1000] [--runs 3]
 

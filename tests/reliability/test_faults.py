@@ -19,7 +19,7 @@ from pi_harness import VERSIONS, pi_batch
 from stree.storage.session import parse
 from stree.core.tree import Tree
 
-FAULTY = Path(__file__).parent / "lib" / "faulty_stree.py"
+FAULTY = Path(__file__).resolve().parents[1] / "lib" / "faulty_stree.py"
 KILLS = 200
 SOAK_KILLS = 2000
 
@@ -95,7 +95,7 @@ class KillRun:
 
 
 def _run_jobs(jobs):
-    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "lib" / "kill_runner.py")],
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "lib" / "kill_runner.py")],
                           input="".join(json.dumps(j) + "\n" for j in jobs), capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]

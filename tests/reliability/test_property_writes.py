@@ -2,9 +2,9 @@
 target), label, clear, name, fork, summaries (extractive) and pi-style appends.
 
 After every step: the earlier bytes of the file are unchanged; what was appended is what
-the reference model (tests/model.py + pi's navigation rules, written out below) predicts;
+the reference model (tests/lib/model.py + pi's navigation rules, written out below) predicts;
 and stree's leaf, tree, labels and contexts equal the model's. A sample of the results
-is read by the real pi. Commands run through tests/cli_batch.py: stree.cli.run with the
+is read by the real pi. Commands run through tests/lib/cli_batch.py: stree.cli.run with the
 command's argv, as the console script runs it, in one long-lived process.
 """
 
@@ -30,7 +30,7 @@ class Stree:
     """One cli_batch.py process answering command lines one at a time."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "lib" / "cli_batch.py")],
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parents[1] / "lib" / "cli_batch.py")],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def __call__(self, *args, input=None):

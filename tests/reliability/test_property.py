@@ -1,4 +1,4 @@
-"""Property tests: stree's core against a reference model (tests/model.py) on random sessions.
+"""Property tests: stree's core against a reference model (tests/lib/model.py) on random sessions.
 
 Sessions are built the way pi builds them: entries of every kind appended under a leaf
 that moves at random (pi's /tree), labels set and cleared, timestamps that tie and go

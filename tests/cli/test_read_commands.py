@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from builders import SessionBuilder, dumps
 
 
@@ -211,6 +212,7 @@ def test_demo_is_bundled(stree):
     assert len(r.out.splitlines()) > 20
 
 
+@pytest.mark.slow  # (big inputs: left out of `make check`)
 def test_fifty_thousand_deep_session_through_the_cli(stree, tmp_path):
     b = SessionBuilder()
     for i in range(25_000):

@@ -1,4 +1,4 @@
-"""The shared catalogue on a real PostgreSQL server (tests/pgkit.py starts a throwaway
+"""The shared catalogue on a real PostgreSQL server (tests/lib/pgkit.py starts a throwaway
 one): `stree catalog push`, the same answers as the SQLite catalogue, row-level security
 between two roles, schema migrations, and the faults a team's server meets."""
 
@@ -248,7 +248,7 @@ def same_stats(local, shared):
 
 def test_mcp_list_sessions_and_grep_answer_the_same_from_both_backends(stree, isolated_home, pg_url):
     pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'stree[test]')")
-    from test_mcp import call_all, serve
+    from test_serve_mcp import call_all, serve
 
     corpus(isolated_home, n=5, entries=40)
     push(stree, pg_url)

@@ -8,7 +8,7 @@ from pathlib import Path
 from conftest import interruptible
 from pi_harness import pi_write
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_example_client_shows_the_tree_and_the_entries_pi_appends(demo):

@@ -20,7 +20,7 @@ from builders import branchy
 from conftest import interruptible
 from llm_server import LLMServer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "stree" / "data" / "demo.jsonl"
 STREE_BIN = Path(sys.executable).parent / "stree"
 NOT_HERE = ("fzf", "some-llm", "pi")  # interactive, or a stand-in for "your model client"

@@ -219,7 +219,7 @@ def test_openai_request_is_pis(stree, server, branch, isolated_home, reasoning):
     assert ours.pop("max_completion_tokens") == 4096 + (16384 if reasoning else 0)
     # pi-ai 1.6.0's instructions role: "developer" for a reasoning model of OpenAI only; the
     # harness declares its loopback model OpenAI's (provider "openai"), stree sees a server
-    # that is not api.openai.com (tests/test_request_send.py checks the rule against 1.6.0)
+    # that is not api.openai.com (tests/cli/test_context_as.py checks the rule against 1.6.0)
     assert want["messages"][0]["role"] == ("developer" if reasoning else "system")
     assert ours["messages"][0]["role"] == "system"
     ours["messages"][0]["role"] = want["messages"][0]["role"]

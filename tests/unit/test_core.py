@@ -242,6 +242,7 @@ def test_exact_id_beats_label_beats_prefix(tmp_path):
     assert r.resolve("beef") == third
 
 
+@pytest.mark.slow  # (big inputs: left out of `make check`)
 def test_fifty_thousand_deep_needs_no_recursion(tmp_path):
     b = SessionBuilder()
     for i in range(25_000):

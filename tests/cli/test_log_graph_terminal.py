@@ -14,7 +14,7 @@ import termios
 import pytest
 
 from conftest import read_pty
-from test_graph_draw import comb
+from test_log_graph_draw import comb
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 BOX = "│├└─ "

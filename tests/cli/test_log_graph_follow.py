@@ -10,7 +10,7 @@ import time
 
 from conftest import interruptible
 from pi_harness import pi_write
-from test_follow import HEADER, _read_until, append, entry, follow, line, session  # noqa: F401 (fixtures)
+from test_log_follow import HEADER, _read_until, append, entry, follow, line, session  # noqa: F401 (fixtures)
 
 
 def test_into_a_pipe_the_graph_then_each_new_row(session, follow):

@@ -31,7 +31,7 @@ def sources(tmp_path):
     from builders import branchy
     from corpus import compactions, deep, many_roots
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = {"demo": tmp_path / "src-demo.jsonl"}
     out["demo"].write_bytes(open(os.path.join(root, "stree", "data", "demo.jsonl"), "rb").read())
     for name, builder in (("branchy", branchy()), ("roots", many_roots()), ("compactions", compactions()),

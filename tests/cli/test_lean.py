@@ -10,7 +10,7 @@ from pathlib import Path
 
 from builders import SessionBuilder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def stats(result):

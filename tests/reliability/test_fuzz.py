@@ -1,6 +1,6 @@
 """Parser fuzzing: broken, mutated and hostile session files against every read command.
 
-Bulk cases run in one process through tests/cli_batch.py (stree.cli.run exactly as the
+Bulk cases run in one process through tests/lib/cli_batch.py (stree.cli.run exactly as the
 console script calls it); a sample runs as real `python -m stree` subprocesses. The
 contract checked on each case is in fuzzkit.check_contract. Sizes grow under `make soak`.
 """

@@ -120,6 +120,7 @@ def answers(lines, capsys, monkeypatch, no_fast):
     return out
 
 
+@pytest.mark.slow  # (big inputs: left out of `make check`)
 def test_the_table_answers_what_click_answers(project, capsys, monkeypatch):  # noqa: F811
     monkeypatch.chdir(project["dir"])
     session = project["newer"]

@@ -9,7 +9,7 @@ from schema_check import check_record, errors, load
 
 from stree.service.handlers import names
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = load()
 
 

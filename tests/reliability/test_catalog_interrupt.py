@@ -152,7 +152,7 @@ def test_an_update_cancelled_anywhere_is_redone_by_the_next_command(stree, isola
 
 @pytest.mark.pg
 def test_a_push_stopped_at_any_point_is_whole_or_absent_in_the_shared_catalogue(stree, isolated_home, pg_url):
-    """The same of the shared catalogue (tests/pgkit.py: a throwaway PostgreSQL server):
+    """The same of the shared catalogue (tests/lib/pgkit.py: a throwaway PostgreSQL server):
     `stree catalog push` interrupted by Ctrl-C or SIGKILL, then pushed again: grep through
     the shared catalogue answers what grep answers from the files."""
     paths = corpus(isolated_home, n=200, big=4)

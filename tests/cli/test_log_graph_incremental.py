@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from builders import branchy, dumps
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 OPTION_SETS = (
     ("--graph",),

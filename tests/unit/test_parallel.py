@@ -71,6 +71,7 @@ def troubled():
     return "\n".join(lines) + "\n\u00a0\n{\"type\":\"message\",\"id\":\"torn"
 
 
+@pytest.mark.slow  # (big inputs: left out of `make check`)
 def test_every_corpus_file_parses_the_same_with_any_number_of_processes(tmp_path, isolated_home, monkeypatch):
     files = build(tmp_path / "corpus", isolated_home)
     extra = tmp_path / "troubled.jsonl"
@@ -167,6 +168,7 @@ def test_an_interrupted_parse_leaves_no_worker_behind(tmp_path, monkeypatch):
     assert no_children_left()
 
 
+@pytest.mark.slow  # (big inputs: left out of `make check`)
 def test_index_built_by_workers_reads_back_the_same(stree, tmp_path, isolated_home):
     """The workers' segments go into the index unchanged: a warm read of an index built
     by 4 processes gives what a plain one-process parse gives, for every view."""
@@ -198,6 +200,7 @@ def test_the_cli_parses_with_workers_by_default_on_a_large_file(stree, tmp_path)
         assert "1 parse worker(s)" in shared.err or "2 parse worker(s)" in shared.err, shared.err
 
 
+@pytest.mark.slow  # (big inputs: left out of `make check`)
 def test_the_shape_the_shares_make_is_the_one_compute_shape_makes(tmp_path, isolated_home, monkeypatch):
     """Parents, child counts, missing parents, label targets: found from each share's own
     links, or handed to compute_shape() (repeated ids, many links across shares)."""

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from builders import SessionBuilder
-from test_graph_terminal import on_terminal
+from test_log_graph_terminal import on_terminal
 
 from stree.output.modes import display_width
 

@@ -9,6 +9,7 @@ of the path is known from its structure (the index) only. The answer stays pi 1.
 import json
 import re
 
+import pytest
 from builders import SessionBuilder
 from pi_harness import pi
 
@@ -57,6 +58,7 @@ def stats_run(stree, path, *args):
     return stree("-s", path, *args, env={"STREE_DEBUG_STATS": "1"})
 
 
+@pytest.mark.slow  # (big inputs: left out of `make check`)
 def test_context_on_a_long_compacted_session_decodes_the_kept_entries_only(tmp_path, stree):
     kept, after = 200, 20
     path, ids = compacted(tmp_path, 100_000, kept, after)

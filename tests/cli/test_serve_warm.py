@@ -14,7 +14,7 @@ from stree.service.protocol import encode
 from stree.service import projection
 from stree.service.projection import DROPPED, _calls, _node, _visible_leaf
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def old_project(session, tree):

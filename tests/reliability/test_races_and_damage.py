@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from builders import SessionBuilder, branchy, dumps
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PI_PACKAGE = ROOT / "tests" / "pi" / "node_modules" / "@mariozechner" / "pi-coding-agent"
 
 

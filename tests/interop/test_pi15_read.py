@@ -298,7 +298,7 @@ def test_names_have_newlines_turned_into_spaces_as_pi_writes_them(tmp_path, stre
 
 @pytest.mark.parametrize("api,as_", [("openai-completions", "openai"), ("anthropic-messages", "anthropic")])
 def test_replayed_context_carries_the_system_prompt_and_tools_as_pi_ai_sends_them(api, as_, corpus, stree):
-    """(The whole body against pi 1.6.0's: tests/test_request.py.) The session's system
+    """(The whole body against pi 1.6.0's: tests/interop/test_request.py.) The session's system
     messages declare its tools: they are the request's, not pi's defaults."""
     path, home, _ = corpus["system_messages"]
     sent = ask([["request", path, "--api", api]], home)[0]["body"]
