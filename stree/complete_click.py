@@ -2,7 +2,7 @@
 
 `stree __complete` answers from stree/data/complete_table.json (stree.complete), so that
 a TAB loads neither click nor the command modules. This module is where that table comes
-from (`make complete-table`, tools/gen_complete_table.py; tests/test_completion_table.py
+from (`make complete-table`, tools/gen_complete_table.py; tests/cli/test_completion_table.py
 fails when it is stale), and the reference the table path is compared with: with
 STREE_NO_FAST=1, stree.complete reads click's definitions through ClickSource instead.
 """

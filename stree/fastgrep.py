@@ -6,7 +6,7 @@ The search is the command's (stree.core.grep_sessions.Grep) and so is each line
 (stree.output.grepline); nothing is written until it is done. Anything unusual (another
 option or spelling, a PATTERN starting with '-', an error or a warning of any kind,
 STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE/STREE_CATALOG) returns None before a byte is
-written, and click does the whole job; tests/test_grep_work.py compares the two.
+written, and click does the whole job; tests/cli/test_grep_work.py compares the two.
 """
 
 import os

@@ -6,7 +6,7 @@
 (another option or spelling, --help, a range for log, an error of any kind, a session with
 warnings, STREE_DEBUG, STREE_NO_CACHE) returns None before a byte is
 written, and click does the whole job: its output, errors and exit codes are the reference,
-which tests/test_fastread.py compares this with. STREE_NO_FAST=1 turns this path off.
+which tests/cli/test_fastread.py compares this with. STREE_NO_FAST=1 turns this path off.
 STREE_DEBUG_STATS prints its line here as stree.cli does (the bench times this path, not click's).
 """
 

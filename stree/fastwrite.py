@@ -8,7 +8,7 @@ or one to migrate, a headerless or read-only file, checkout hooks, a message pi 
 moments ago, STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE) returns None before a byte is written,
 and click does the whole job. The write itself is the command's (stree.writing.label,
 stree.writing.moves: the lock, the locked re-read, fsync); what it prints and its exit codes
-are click's, which tests/test_fastwrite.py compares this with. The read commands go on to
+are click's, which tests/cli/test_fastwrite.py compares this with. The read commands go on to
 stree.fastread.
 """
 

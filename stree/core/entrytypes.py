@@ -17,7 +17,7 @@ A row says, for one `type`:
 - the role pi gives it for the model (`log --role`), whether it is bookkeeping (@ is seen
   through it).
 Adding a type pi starts writing is one row in TYPES (its preview beside it; the rest as
-keywords, each with a default that shows it everywhere). tests/test_entrytypes.py adds one.
+keywords, each with a default that shows it everywhere). tests/cli/test_entrytypes.py adds one.
 """
 
 import math

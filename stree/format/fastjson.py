@@ -7,7 +7,7 @@ to the exact decoder: invalid UTF-8 (pi decodes lossily), lone surrogates, NaN-l
 numbers out of a double's range or integers past Python's digit limit, deep nesting, a BOM.
 Duplicate keys (the last wins, in the first one's place), `__proto__` keys, big integers and
 JSON's own whitespace read the same in both.
-tests/test_fastjson.py fuzzes the equivalence.
+tests/unit/test_fastjson.py fuzzes the equivalence.
 
     STREE_JSON=pure       never use a fast decoder (also: the fast one is not installed)
     unset                 msgspec when it is installed and the work is long enough to pay for

@@ -1,6 +1,6 @@
 """Run stree in this process, as `python -m stree ARGS` would run in a fresh one.
 
-`run(args, input, cwd, env)` calls stree's real entry point, stree.fast.main (the function
+`run(args, input, cwd, env)` calls stree's real entry point, stree.entrypoint.main (the function
 the `stree` script runs, fast paths included), with sys.argv, os.environ, the working
 directory and standard input set as a child process would have them, and returns
 (exit status, stdout bytes, stderr bytes). Standard input, output and error are files
@@ -161,7 +161,7 @@ def run(args, input=None, cwd=None, env=None):
         with warnings.catch_warnings():
             _default_warnings()
             try:
-                importlib.import_module("stree.fast").main()
+                importlib.import_module("stree.entrypoint").main()
             except SystemExit as e:
                 code = _exit_status(e.code)
             except BaseException:  # as Python's own top level: the traceback, status 1
