@@ -30,6 +30,9 @@ _.handle_endtag
 home_env
 t2
 
+# a module's __getattr__ (PEP 562): the import system calls it (commands/ask.py: a question's command by name)
+__getattr__
+
 # a field of a provider's answer: what the model said about why it stopped (stree.providers.Answer)
 stop_reason
 
