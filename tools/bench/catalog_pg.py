@@ -21,7 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent.parent / "tests"))
+sys.path.insert(0, str(HERE.parent.parent / "tests" / "lib"))  # (pgkit)
 
 from catalog import RARE, make  # noqa: E402
 import pgkit  # noqa: E402
