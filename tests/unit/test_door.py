@@ -10,7 +10,7 @@ from pathlib import Path
 from builders import branchy, dumps
 from stree.core.loading import LoadReport, open_session
 
-PACKAGE = Path(__file__).resolve().parent.parent / "stree"
+PACKAGE = Path(__file__).resolve().parents[2] / "stree"
 
 
 def calls(predicate):
