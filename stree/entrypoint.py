@@ -15,17 +15,51 @@ import sys
 LOG_GRAPH = {"as_graph", "filter_", "search", "max_count", "reverse", "no_ids", "json_mode", "fmt", "nul"}
 
 
-def main():
+def main(hard_exit=True):
     """Run stree with the command line in sys.argv; the process's one exit, with the status of
     whichever path answered (None: 0). An error before a command's own boundary (Ctrl-C while
     click loads, a bug here) is said by stree's one boundary (stree.errors.guarded), as every
-    error is."""
+    error is. `hard_exit=False`: never end the process without the interpreter's finalization
+    (a caller running stree inside its own process: the tests' in-process fixture)."""
     from .errors import guarded
 
     debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
-    status = []  # what the path that answered returned (None: 0)
-    code = guarded(lambda: status.append(_main()), _inert, debug=debug)
-    sys.exit(code if code is not None else status[0] or 0)
+    status = []  # what the path that answered returned, or gave sys.exit (None: 0)
+
+    def work():
+        try:
+            status.append(_main())
+        except SystemExit as e:  # (click's path exits with the command's status: stree.cli.run)
+            status.append(e.code)
+
+    code = guarded(work, _inert, debug=debug)
+    code = code if code is not None else status[0] if status else None
+    if hard_exit:
+        _leave_threads(code)
+    sys.exit(code or 0)
+
+
+def _leave_threads(code):
+    """End the process here when a daemon thread is still alive in it (a replay's request in
+    flight at Ctrl-C, a server's reader blocked on its input): such a thread, woken while the
+    interpreter is finalized, can crash it (seen: `free(): invalid pointer`, SIGABRT, after
+    `stree replay` was interrupted). Everything stree writes is already on disk by now (appends
+    flushed under the lock, rewrites fsynced and renamed); only the streams are flushed here."""
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return
+    current = threading.current_thread()
+    if not any(t.daemon and t.is_alive() for t in threading.enumerate() if t is not current):
+        return
+    if isinstance(code, str):  # sys.exit("message"): said on stderr, status 1, as Python does
+        sys.stderr.write(code + "\n")
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # (a reader gone, a closed stream: nothing more to say)
+            pass
+    os._exit(code or 0)
 
 
 def _main():

@@ -161,7 +161,7 @@ def run(args, input=None, cwd=None, env=None):
         with warnings.catch_warnings():
             _default_warnings()
             try:
-                importlib.import_module("stree.entrypoint").main()
+                importlib.import_module("stree.entrypoint").main(hard_exit=False)
             except SystemExit as e:
                 code = _exit_status(e.code)
             except BaseException:  # as Python's own top level: the traceback, status 1
