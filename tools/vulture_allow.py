@@ -27,6 +27,7 @@ _.handle_starttag
 _.handle_endtag
 
 # fixtures requested for their effect, and a name an unpacking binds
+each_command_a_process  # (autouse: the work-counting catalogue tests)
 home_env
 t2
 

@@ -14,6 +14,17 @@ import pytest
 from builders import dumps
 from conftest import ROOT
 
+
+@pytest.fixture(autouse=True)
+def each_command_a_process(monkeypatch):
+    """stree in a process of its own for every command here, as these tests were written: they
+    count the work a command does after files were just written, and a file read in the same tick
+    of the clock as its last change is checked again by the next command (storage.index.racy).
+    A process start puts the files past that tick; a command run in-process may not."""
+    import inprocess
+
+    monkeypatch.setattr(inprocess, "SUBPROCESS_ONLY", True)
+
 PROJECT = "--home-dev-proj--"
 PLANTED = "zanzibarquux"
 
