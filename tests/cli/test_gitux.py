@@ -4,10 +4,9 @@ drives stree (subprocess on real files), with the real pi confirming what it see
 
 import json
 import os
-import threading
-import time
 
 from conftest import run_stree
+from clock import past_the_tick
 from pi_harness import pi
 
 
@@ -231,14 +230,7 @@ def test_global_options_before_or_after_the_command(stree, branchy_file, tmp_pat
     r = stree("rev-parse", "-s", str(branchy_file), "--color", "always", "@")
     assert r.out == "00000013\n"
     # the kept-graph fast path reads them after `log` too, and prints the same bytes
-    from stree.storage.index import RACY_COARSE_NS, RACY_NS, racy
-
-    st = os.stat(branchy_file)  # an output drawn in the file's tick of the clock is not kept: the
-    coarse = st.st_mtime_ns % 10**9 == 0 and st.st_ctime_ns % 10**9 == 0  # end of that tick, from the file
-    left = max(st.st_mtime_ns, st.st_ctime_ns) + (RACY_COARSE_NS if coarse else RACY_NS) - time.time_ns()
-    if left > 0:
-        threading.Event().wait(left / 1e9)
-    assert not racy(os.stat(branchy_file))
+    past_the_tick(branchy_file)  # an output drawn in the file's tick of the clock is not kept
     first = stree("-s", str(branchy_file), "log", "--graph").out
     r = stree("log", "--graph", "-s", str(branchy_file), env={"STREE_DEBUG_STATS": "1"})
     assert r.out == first and "graph-cache" in r.err, r

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from builders import dumps
+from clock import past_the_tick
 from conftest import ROOT
 
 
@@ -88,6 +89,7 @@ def grow(path, text, id="feed0001"):
     with open(path, "a") as f:
         f.write(dumps({"type": "message", "id": id, "parentId": last["id"], "timestamp": "2027-01-01T00:00:00.000Z",
                        "message": {"role": "user", "content": text, "timestamp": 1798761600000}}) + "\n")
+    past_the_tick(path)  # (the next command's read is then one that later ones can trust)
 
 
 def test_a_grown_session_is_read_only_for_its_appended_lines(stree, sessions):

@@ -8,6 +8,7 @@ import stat
 import time
 
 from builders import branchy as _branchy, dumps
+from clock import past_the_tick
 
 from test_index import stats
 
@@ -19,7 +20,7 @@ def branchy(*args, **kwargs):
 
     def settled(path):
         written = write(path)
-        time.sleep(0.06)
+        past_the_tick(written)
         return written
     b.write = settled
     return b
@@ -85,7 +86,7 @@ def test_an_append_draws_again(stree, tmp_path, isolated_home):
     b.user("one more question about csv")
     with open(path, "a", encoding="utf-8") as f:
         f.write(dumps(b.entries[-1]) + "\n")
-    time.sleep(0.06)  # past the racy window: an output drawn within it is not kept (the patch is that fast)
+    past_the_tick(path)  # an output drawn within the file's tick is not kept (the patch is that fast)
     r = log(stree, path, "--graph")
     assert stats(r)[1] == "updated" and "one more question" in r.out
     assert r.raw == fresh(stree, path, "--graph").raw

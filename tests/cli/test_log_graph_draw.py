@@ -8,6 +8,7 @@ import re
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from builders import SessionBuilder, branchy
+from clock import past_the_tick
 
 SGR = re.compile(rb"\x1b\[[0-9;]*m")
 OPTION_SETS = (
@@ -70,9 +71,7 @@ def test_hostile_text_is_made_safe_the_same_way_in_both_drawings(stree, tmp_path
 
 def test_the_kept_output_is_what_was_streamed(stree, tmp_path):
     path = comb(30).write(tmp_path / "comb.jsonl")
-    import time
-
-    time.sleep(0.06)  # past the racy window: what is drawn now is kept (stree.storage.index.racy)
+    past_the_tick(path)  # what is drawn now is kept (stree.storage.index.racy)
     first = stree("-s", path, "log", "--graph", env={"STREE_DEBUG_STATS": "1"})
     again = stree("-s", path, "log", "--graph", env={"STREE_DEBUG_STATS": "1"})
     assert first.code == again.code == 0

@@ -8,10 +8,10 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 
+from clock import past_the_tick
 from test_catalog import PROJECT, corpus, ls_all, session, stats
 
 
@@ -141,9 +141,7 @@ def test_a_row_read_in_the_files_tick_is_read_again_once_the_tick_has_passed(iso
     if not index.racy(st):
         pytest.skip("this machine took longer than the racy window to read the file")
     assert row["racy_crc"] is not None and not catalog.unchanged(row, st)
-    deadline = time.time() + 10
-    while index.racy(path.stat()) and time.time() < deadline:
-        time.sleep(0.01)  # (waiting for the clock, not for a process)
+    past_the_tick(path)
     cat, rows = catalog.sync(files)
     cat.close()
     assert rows[str(path)]["racy_crc"] is None and catalog.unchanged(rows[str(path)], path.stat())
