@@ -5,7 +5,6 @@ once the file, the options or $HOME differ."""
 import json
 import os
 import stat
-import time
 
 from builders import branchy as _branchy, dumps
 from clock import past_the_tick
