@@ -116,20 +116,8 @@ class Agent:
         self._send(record)
         if on_sent:
             on_sent()
-        deadline = time.monotonic() + timeout
         accepted, seen = False, []
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AgentFailed(f"the agent did not finish user message {self.sent} within {timeout:g}s")
-            try:
-                event = self.events.get(timeout=left)
-            except queue.Empty:
-                continue
-            if event is None:
-                raise AgentFailed(self._gone())
-            if not isinstance(event, dict):
-                continue
+        for event in self._records(timeout, f"finish user message {self.sent}"):
             seen.append(event)
             if event.get("type") == "response" and event.get("id") == request_id:
                 if not event.get("success"):
@@ -148,21 +136,28 @@ class Agent:
         if exclude:
             record["excludeFromContext"] = True
         self._send(record)
+        for event in self._records(timeout, f"run !{command}"):
+            if event.get("type") == "response" and event.get("id") == request_id:
+                if not event.get("success"):
+                    raise AgentFailed(f"the agent refused !{command}: {event.get('error')}")
+                return event
+
+    def _records(self, timeout, doing):
+        """The agent's records as they come (never ending by itself), until `timeout` seconds
+        have passed (AgentFailed: it did not `doing` in time) or the agent's output ends."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AgentFailed(f"the agent did not run !{command} within {timeout:g}s")
+                raise AgentFailed(f"the agent did not {doing} within {timeout:g}s")
             try:
                 event = self.events.get(timeout=left)
             except queue.Empty:
                 continue
             if event is None:
                 raise AgentFailed(self._gone())
-            if isinstance(event, dict) and event.get("type") == "response" and event.get("id") == request_id:
-                if not event.get("success"):
-                    raise AgentFailed(f"the agent refused !{command}: {event.get('error')}")
-                return event
+            if isinstance(event, dict):
+                yield event
 
     def close(self):
         """Close stdin and wait for the agent to exit (SIGTERM, then SIGKILL, to its process group)."""
