@@ -163,10 +163,13 @@ def _push(local, shared, rows, roots, since=None):
         todo.append((full, row))
     gone = [r["path"] for r in remote.values() if r["root"] in roots and r["path"] not in rows]
     stats = {"files": 0, "entries": 0, "dropped": 0, "unchanged": unchanged, "skipped": []}
+    from .usage_totals import ParentIds
+
+    parents = ParentIds()  # (a parent's ids read once for all its forks)
     for i in range(0, max(len(todo), 1 if gone else 0), BATCH_FILES):
         batch = todo[i:i + BATCH_FILES]
         last = i + BATCH_FILES >= len(todo)
-        shared.guard(_send, local, shared, batch, gone if last else (), stats)
+        shared.guard(_send, local, shared, batch, gone if last else (), stats, parents)
     from ..storage.cachedir import debug
 
     debug(f"push: {stats['files']} file(s), {stats['entries']} entries sent, {unchanged} unchanged, "
@@ -186,7 +189,7 @@ def _same(have, row):
     return all(have[k] == row[k] for k in IDENTITY)
 
 
-def _send(local, shared, batch, gone, stats):
+def _send(local, shared, batch, gone, stats, parents):
     from ..storage.catalog.common import SESSION_COLUMNS, enc
     from ..storage.catalog.postgres import entry_values, session_values, words_of
 
@@ -211,7 +214,7 @@ def _send(local, shared, batch, gone, stats):
             items, usages, own = [], [], None
             if row["ok"]:
                 items = _items(local, row, full, start)
-                usages, own = _usages(full, start) if items is not None else ([], None)
+                usages, own = _usages(local, row, full, start, parents) if items is not None else ([], None)
                 if items is None or own is None:  # (unreadable or replaced since it was read: left as it was)
                     stats["skipped"].append(full)
                     continue
@@ -301,22 +304,21 @@ def _appended_from(have, row, full):
         os.close(fd)
 
 
-def _usages(full, start):
-    """(the usages of the file's entries from row `start` on, its own entries): read as
-    `stats --all` reads them (stree.core.usage_totals: a fork's copied prefix is its parent's)."""
-    from .loading import open_session
-    from .usage_totals import ParentIds, entry_usages
+def _usages(local, row, full, start, parents):
+    """(the usages of the file's entries from row `start` on, its own entries), as `stats --all`
+    counts them (stree.core.usage_totals: a fork's copied prefix is its parent's): from the
+    usage and ids the local catalogue read with the entries (stree.storage.catalog.usage),
+    nothing parsed again; None for its own entries when they cannot be read."""
+    from .usage_totals import Usage
 
-    try:  # (through the per-session index the local catalogue keeps: nothing parsed again)
-        session, tree, _ = open_session(full, previews=False)
-    except (StreeError, OSError):
+    usages = [Usage(*u) for u in local.usage(row["gen"]) if u[0] >= start]
+    skip = parents.of({"parentSession": row["parent_session"]}, full)
+    if not skip:
+        return usages, row["rows"]
+    ids = local.ids_of(row["gen"])
+    if len(ids) != row["rows"]:
         return [], None
-    try:
-        skip = ParentIds().of(session.header, full)
-        own = len(session.nodes) - (sum(1 for i in session.nodes.col("id") if i in skip) if skip else 0)
-        return [u for u in entry_usages(tree, skip, session.raw) if u.row >= start], own
-    finally:
-        session.close()
+    return [u for u in usages if ids[u.row] not in skip], sum(1 for i in ids if i not in skip)
 
 
 def across(url, since=None, until=None):

@@ -323,6 +323,9 @@ class Catalog:
 WORDS_LIMIT = 2000  # more pushed words than this for one word-part of a literal: it does not narrow
 WORD_CHUNK = 200  # a longer word is indexed as overlapping pieces of twice this (any part <= this is in one)
 _WORD = None
+# ASCII text: every byte that is not a word character (Python's \w: letters, digits, _) made a
+# space, then split: the same words as the pattern finds, at about a third of its cost
+_NOT_WORD = bytes(c if chr(c).isalnum() or c == 95 else 32 for c in range(128)) + b" " * 128
 
 
 def words_of(texts):
@@ -334,7 +337,12 @@ def words_of(texts):
         import re
 
         _WORD = re.compile(r"\w+")
-    out = set(_WORD.findall("\n".join(texts)))
+    plain, other = [], []
+    for text in texts:
+        (plain if text.isascii() else other).append(text)
+    out = {w.decode() for w in set("\n".join(plain).encode().translate(_NOT_WORD).split())}
+    if other:
+        out.update(_WORD.findall("\n".join(other)))
     size = 2 * WORD_CHUNK
     for word in [w for w in out if len(w) > size]:
         out.discard(word)
