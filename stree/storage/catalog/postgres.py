@@ -298,10 +298,16 @@ class Catalog:
                 sql += " WHERE " + " AND ".join(where)
             sql += " ORDER BY s.gen, e.row"
             out = []
-            for gen, row, off, length, kind, ts, id, text, raw in self.db.execute(sql, args):
-                if gen in gens:
-                    out.append((gen, row, off, length, from_text(_dec(kind)), ts, from_text(_dec(id)),
-                                _dec(raw) if raw is not None else text))
+            with self.db.transaction():
+                if having:  # (the word index, not a scan of every session's words; no workers, no JIT: a
+                    # few sessions' rows are wanted, which the planner's estimate of a small table misses)
+                    self.db.execute("SET LOCAL enable_seqscan = off")
+                    self.db.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+                    self.db.execute("SET LOCAL jit = off")
+                for gen, row, off, length, kind, ts, id, text, raw in self.db.execute(sql, args):
+                    if gen in gens:
+                        out.append((gen, row, off, length, from_text(_dec(kind)), ts, from_text(_dec(id)),
+                                    _dec(raw) if raw is not None else text))
             return out
         return self.guard(read)
 
