@@ -73,7 +73,8 @@ def _main():
         status = _kept_graph(sys.argv[1:])
         if status is not None:
             return status
-    if sys.argv[1:2] == ["grep"]:  # a plain grep into a pipe (stree.fastgrep)
+    if "grep" in sys.argv[1:4] and (sys.argv[1] == "grep" or sys.argv[1].startswith("--catalog")):
+        # a plain grep into a pipe (stree.fastgrep), of a shared catalogue too
         from .fastgrep import run as grep
 
         code = grep(sys.argv[1:])

@@ -1,11 +1,13 @@
 """`stree grep` answered without click (its import is half of a warm grep's time).
 
-Only `grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags apart, in any order, before or after
-PATTERN), no global option, into a pipe or a file (a terminal has colour and a pager: click's).
+Only `[--catalog URL] grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags apart, in any order,
+before or after PATTERN), no other global option, into a pipe or a file (a terminal has colour
+and a pager: click's). A shared catalogue (--catalog, STREE_CATALOG, the config) is asked as
+the command asks it; its server failing or refusing is said here (exit 5), not asked twice.
 The search is the command's (stree.core.grep_sessions.Grep) and so is each line
 (stree.output.grepline); nothing is written until it is done. Anything unusual (another
 option or spelling, a PATTERN starting with '-', an error or a warning of any kind,
-STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE/STREE_CATALOG) returns None before a byte is
+STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE) returns None before a byte is
 written, and click does the whole job; tests/cli/test_grep_work.py compares the two.
 """
 
@@ -15,7 +17,17 @@ import sys
 from .format.terminal import inert
 
 FLAGS = {"-i": "ignore_case", "-w": "word", "-E": "regex", "-l": "files_only", "-c": "count"}
-ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE", "STREE_CATALOG")
+ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
+
+
+def catalog_option(argv):
+    """(the URL of a leading `--catalog URL` or `--catalog=URL`, the rest of `argv`), else
+    (None, argv)."""
+    if argv[:1] == ["--catalog"] and len(argv) > 1:
+        return argv[1], argv[2:]
+    if argv[:1] and argv[0].startswith("--catalog="):
+        return argv[0][len("--catalog="):], argv[1:]
+    return None, argv
 
 
 def parse(argv):
@@ -39,10 +51,15 @@ def run(argv):
     """The exit code of a grep answered here, or None: click answers it."""
     if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty():
         return None
+    url, argv = catalog_option(argv)
     parsed = parse(argv)
-    if parsed is None:
+    if parsed is None or url == "":
         return None
+    if url is not None:  # (as click's --catalog sets it, for every layer)
+        os.environ["STREE_CATALOG"] = url
     got, pattern = parsed
+    from .errors import StreeError
+
     try:
         text, found = _search(got, pattern)
     except KeyboardInterrupt:  # (nothing written)
@@ -50,6 +67,19 @@ def run(argv):
         from .errors import INTERRUPTED
 
         return INTERRUPTED
+    except StreeError as e:
+        from .core.catalog_shared import EXIT
+
+        said = getattr(e, "said", "")
+        if e.code != EXIT or any(not line.startswith("stree: debug: ") for line in said.splitlines()):
+            return None
+        sys.stderr.write(said)
+        from .errors import guarded
+
+        def fail():  # (the shared catalogue's server failed or refused: said as click's path says it)
+            raise e
+
+        return guarded(fail, inert)
     except Exception:  # an error, anything unusual: click says it
         return None
     if text is None:
@@ -74,11 +104,16 @@ def _search(got, pattern):
     import io
 
     from .core.grep_sessions import Grep
+    from .errors import StreeError
     from .output.grepline import grep_line
 
     err, sys.stderr = sys.stderr, io.StringIO()  # (a warning: click's to say, once)
     try:
-        grep = Grep(pattern, **got)
+        try:
+            grep = Grep(pattern, **got)
+        except StreeError as e:
+            e.said = sys.stderr.getvalue()
+            raise
         count = bool(got.get("count"))
         lines = [inert(grep_line(grep, rec, m, _plain, count)) for rec, m in grep.records(machine=False)]
         said = sys.stderr.getvalue()
