@@ -86,20 +86,35 @@ def grep_candidates(url, files, pattern, one=False):
     """(gen -> row, newest first; candidates with their text) from the shared catalogue:
     every session this role may see, or with `one` only the file of `files`."""
     from ..storage.catalog import Unavailable
-    from .catalog_refresh import record
 
     cat = open_shared(url, migrate=False)
-    try:
-        rows = cat.rows(host=cat.host if one else None)
+    try:  # (every session's few columns it is ordered and picked by; whole rows of those with candidates)
+        heads = cat.heads(host=cat.host if one else None)
         named = {os.path.abspath(p) for p, *_ in files}
-        live = [r for r in rows.values() if r["ok"] and (not one or r["path"] in named)]
-        live.sort(key=lambda r: _record(record, r)["_sort"], reverse=True)
+        live = [r for r in heads.values() if r["ok"] and (not one or r["path"] in named)]
+        live.sort(key=_sort, reverse=True)
         sessions = {r["gen"]: r for r in live}
-        return sessions, cat.candidates(pattern, sessions)
+        found = cat.candidates(pattern, sessions)
+        if found:
+            whole = {r["gen"]: r for r in cat.rows(gens={c[0] for c in found}).values()}
+            found = [c for c in found if c[0] in whole]  # (a row dropped meanwhile: as if read after)
+            sessions = {gen: whole.get(gen, r) for gen, r in sessions.items()}
+        return sessions, found
     except Unavailable as e:
         raise failed(e) from None
     finally:
         cat.close()
+
+
+def _sort(row):
+    """When a session was last active (ms), as `ls` sorts (its record's _sort); a row of another
+    host's file without activity or timestamp: the file's mtime there."""
+    from .catalog_refresh import last_activity
+
+    try:
+        return last_activity(row)
+    except OSError:
+        return last_activity({**row, "activity": row["mtime_ns"] // 1_000_000 if row["mtime_ns"] else 0})
 
 
 def search_stored(pattern, sessions, candidates, keep):

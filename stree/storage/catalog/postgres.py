@@ -220,8 +220,9 @@ class Catalog:
 
     # -- reading ------------------------------------------------------------
 
-    def rows(self, paths=None, host=None, owner=None):
-        """path -> session row of every row this role may see (this host's, or `owner`'s)."""
+    def rows(self, paths=None, host=None, owner=None, gens=None):
+        """path -> session row of every row this role may see (this host's, or `owner`'s; of the
+        generations of `gens`)."""
         def read():
             sql = f"SELECT {', '.join(COLUMNS)}, host, owner FROM sessions"
             where, args = [], []
@@ -231,6 +232,9 @@ class Catalog:
             if owner is not None:
                 where.append("owner = %s")
                 args.append(owner)
+            if gens is not None:
+                where.append("gen = ANY(%s::bigint[])")
+                args.append(sorted(gens))
             if where:
                 sql += " WHERE " + " AND ".join(where)
             out = {}
@@ -244,6 +248,26 @@ class Catalog:
                     row[c] = int(row[c]) if row[c] is not None else None
                 if wanted is None or row["path"] in wanted:
                     out[(row["owner"], row["host"], row["path"])] = row
+            return out
+        return self.guard(read)
+
+    def heads(self, host=None):
+        """gen -> the columns grep orders and picks sessions by (gen, ok, path, id, cwd, created,
+        activity, mtime_ns) of every row this role may see (this host's): the rest of a row is
+        read (rows(gens=...)) only for the sessions that have candidates."""
+        def read():
+            import json
+
+            sql = "SELECT gen, ok, mtime_ns, activity, path, id, cwd, created FROM sessions"
+            args = []
+            if host is not None:
+                sql += " WHERE host = %s"
+                args.append(host)
+            out = {}
+            for gen, ok, mtime_ns, activity, *texts in self.db.execute(sql, args):
+                path, id, cwd, created = json.loads("[" + ",".join("null" if t is None else t for t in texts) + "]")
+                out[gen] = {"gen": gen, "ok": ok, "mtime_ns": mtime_ns, "activity": activity, "path": path, "id": id,
+                            "cwd": cwd, "created": created}
             return out
         return self.guard(read)
 
