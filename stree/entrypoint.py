@@ -80,6 +80,12 @@ def _main():
         code = grep(sys.argv[1:])
         if code is not None:
             return code
+    if sys.argv[-2:] == ["catalog", "push"]:  # a plain push into a pipe (stree.fastpush)
+        from .fastpush import run as push
+
+        code = push(sys.argv[1:])
+        if code is not None:
+            return code
     from .fastwrite import GRAMMAR
 
     if GRAMMAR.keys() & sys.argv[1:]:  # log, rev-parse, label, checkout: answered here when plain

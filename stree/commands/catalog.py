@@ -95,12 +95,10 @@ def command(env, action, update, rebuild, parquet_dir, no_text, since, json_mode
         human = (f"exported   {rec['sessions']} sessions, {rec['usage']} usage rows, {rec['entries']} entries "
                  f"to {rec['exported']}")
     elif action == "push":
-        rec = _push(env, teamcatalog, shared, since)
-        human = (f"pushed     {rec['pushed']} session file(s), {rec['sent']} entries, to {rec['path']}\n"
-                 f"unchanged  {rec['unchanged']}\n"
-                 f"dropped    {rec['dropped']}")
-        if rec["skipped"]:
-            human += f"\nskipped    {rec['skipped']}"
+        from ..output.catalog_push import pushed
+
+        rec = teamcatalog.push_record(shared, env.agent, env.agent_dir, since)
+        human = pushed(rec)
     elif action == "migrate" or shared is not None:
         rec = _shared_state(teamcatalog, shared, migrate=action == "migrate")
         human = (f"catalogue  {rec['path']}\n"
@@ -123,23 +121,6 @@ def _export(env, target, text):
     paths = [p for p, _, _ in session_paths(env.cwd, env.agent_dir, env.session_dir, all_=True, agent=env.agent)[0]]
     counts = export(paths, target, text)
     return {"exported": os.path.abspath(target), **counts}
-
-
-def _push(env, teamcatalog, url, since):
-    from ..core.grep_match import parse_when
-    from ..core.store import agent_files, selected_agents
-    from ..storage.catalog import warn
-    from ..storage.catalog.postgres import describe as hide
-
-    low = parse_when(since, "--since") if since else None
-    found = agent_files(selected_agents(env.agent), env.agent_dir)
-    files = [(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s, _ in found]
-    stats = teamcatalog.push(url, files, {f[3] for f in files}, since=low)
-    for path in stats["skipped"]:
-        warn(f"{path}: unreadable, or replaced, since this machine's catalogue read it; not pushed",
-             hint="run `stree catalog push` again")
-    return {"path": hide(url), "pushed": stats["files"], "sent": stats["entries"], "unchanged": stats["unchanged"],
-            "dropped": stats["dropped"], "skipped": len(stats["skipped"])}
 
 
 def _shared_state(teamcatalog, url, migrate):

@@ -139,6 +139,26 @@ def search_stored(pattern, sessions, candidates, keep):
                 yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
 
 
+def push_record(url, agent=None, agent_dir=None, since=None):
+    """`stree catalog push`: the sessions of the agents `agent` selects (--agent, STREE_AGENT),
+    with `since` (--since) those active at or after it, sent to the shared catalogue at `url`;
+    its record (what --json prints). Files skipped are warned about."""
+    from .grep_match import parse_when
+    from .store import agent_files, selected_agents
+    from ..storage.catalog import warn
+    from ..storage.catalog.postgres import describe as hide
+
+    low = parse_when(since, "--since") if since else None
+    found = agent_files(selected_agents(agent), agent_dir)
+    files = [(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s, _ in found]
+    stats = push(url, files, {f[3] for f in files}, since=low)
+    for path in stats["skipped"]:
+        warn(f"{path}: unreadable, or replaced, since this machine's catalogue read it; not pushed",
+             hint="run `stree catalog push` again")
+    return {"path": hide(url), "pushed": stats["files"], "sent": stats["entries"], "unchanged": stats["unchanged"],
+            "dropped": stats["dropped"], "skipped": len(stats["skipped"])}
+
+
 def push(url, files, prune_roots, progress=None, since=None):
     """Send this machine's sessions (`files`: (path, agent, state, root)) to the shared
     catalogue, with `since` (ms) only those active at or after it; rows of files gone from
