@@ -54,14 +54,20 @@ def identity(fd, st=None):
 class Capture:
     """What a `log --graph` writes to stdout, written as UTF-8 to a temp file of the cache as it
     is drawn (file.Writer), up to file.limit() of the session file's size; past that
-    (or for text UTF-8 cannot carry, or a write that fails) nothing is kept: `dropped`."""
+    (or for text UTF-8 cannot carry, or a write that fails) nothing is kept: `dropped`. With `base`
+    (the file.Kept a patch starts from, kept for the same options) the output is added to that
+    file instead (file.Appender): the ranges copied from it are not written again."""
 
-    def __init__(self, session, options):
+    def __init__(self, session, options, base=None):
         self.writer = None
         self.dropped = True
         try:
             st = os.fstat(session.fd)
-            self.writer = file.Writer(_target(st, _key(options)), file.limit(st.st_size))
+            target = _target(st, _key(options))
+            if base is not None and base.path == target and base.fd is not None:  # a patch of it: added to it
+                self.writer = file.Appender(base, target, file.limit(st.st_size))
+            else:
+                self.writer = file.Writer(target, file.limit(st.st_size))
             self.dropped = False
         except Exception:
             pass
@@ -260,7 +266,8 @@ def emit(pieces, kept, capture):
                 if b - a > 1 << 20 and not widened:
                     file.widen_pipe(fd)
                     widened = True
-                file.copy_range(kept.fd, len(file.MAGIC) + a, b - a, fd, socket_like=True)
+                for offset, n in kept.ranges(a, b):
+                    file.copy_range(kept.fd, offset, n, fd, socket_like=True)
             else:
                 _write_range(out, kept, a, b, utf8)
             if capture is not None:

@@ -24,6 +24,7 @@ MAX_META = 64 << 20
 FLOOR = 64 << 20  # a kept output may always be this long,
 FACTOR = 4  # or this many times the session file,
 CEILING = 512 << 20  # never longer than this (a drawing past it wrote this much for nothing)
+HELD = 8 << 20  # drawn bytes an Appender holds before it writes a new file
 # (STREE_GRAPH_MAX overrides all three: the tests' knob)
 
 
@@ -81,22 +82,54 @@ def crc_range(fd, offset, length, crc=0):
 class Kept:
     """An opened kept file, its layout checked (not yet its data: verify())."""
 
-    def __init__(self, fd, meta):
+    def __init__(self, fd, meta, size=0, path=None):
         self.fd = fd
         self.meta = meta
+        self.size = size  # of the file, when opened (an Appender adds to it: stree.storage.keptgraph.file)
+        self.path = path
         self.length = meta["length"]
         self.blocks = meta["blocks"]  # [(length, crc)] in order, covering the data
+        self.extents = meta.get("extents") or [(len(MAGIC), self.length)]  # the data: (offset in the file, length)
+        self._starts = None
 
     def close(self):
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
 
+    def ranges(self, a, b):
+        """[(offset in the file, length)] holding bytes a..b of the data, in order."""
+        if len(self.extents) == 1:
+            return [(self.extents[0][0] + a, b - a)] if b > a else []
+        if self._starts is None:
+            from itertools import accumulate
+
+            self._starts = list(accumulate((n for _, n in self.extents), initial=0))
+        from bisect import bisect_right
+
+        out = []
+        k = bisect_right(self._starts, a) - 1
+        while a < b and k < len(self.extents):
+            offset, n = self.extents[k]
+            start = self._starts[k]
+            take = min(b, start + n) - a
+            if take > 0:
+                out.append((offset + a - start, take))
+                a += take
+            k += 1
+        return out
+
+    def crc(self, a, b, crc=0):
+        """CRC-32 of bytes a..b of the data."""
+        for offset, n in self.ranges(a, b):
+            crc = crc_range(self.fd, offset, n, crc)
+        return crc
+
     def verify(self):
         """True when every block of the data has its CRC."""
-        pos = len(MAGIC)
+        pos = 0
         for length, crc in self.blocks:
-            if crc_range(self.fd, pos, length) != crc:
+            if self.crc(pos, pos + length) != crc:
                 return False
             pos += length
         return True
@@ -104,15 +137,18 @@ class Kept:
     def rows(self):
         """The rows' state as kept, or None when damaged."""
         n = self.meta["rows"]
-        data = os.pread(self.fd, n, len(MAGIC) + self.length)
+        data = os.pread(self.fd, n, self.meta.get("rows_at", len(MAGIC) + self.length))
         return data if len(data) == n and crc32(data) == self.meta["rows_crc"] else None
 
     def read(self, a, b):
         """Bytes a..b of the data (a terminal's copy: it is held for the pager anyway)."""
-        data = os.pread(self.fd, b - a, len(MAGIC) + a)
-        if len(data) != b - a:
-            raise OSError("short read")
-        return data
+        parts = []
+        for offset, n in self.ranges(a, b):
+            data = os.pread(self.fd, n, offset)
+            if len(data) != n:
+                raise OSError("short read")
+            parts.append(data)
+        return b"".join(parts)
 
     def pieces(self, a, b):
         """(length, crc) of blocks covering bytes a..b of the data: the kept blocks inside it as
@@ -123,8 +159,7 @@ class Kept:
             end = pos + length
             if end > a and pos < b:
                 lo, hi = max(a, pos), min(b, end)
-                out.append((length, crc) if (lo, hi) == (pos, end) else
-                           (hi - lo, crc_range(self.fd, len(MAGIC) + lo, hi - lo)))
+                out.append((length, crc) if (lo, hi) == (pos, end) else (hi - lo, self.crc(lo, hi)))
             if end >= b:
                 break
             pos = end
@@ -151,10 +186,18 @@ def open_kept(path):
         if len(raw) != n or crc32(raw) != int.from_bytes(tail[4:8], "little"):
             raise ValueError  # damaged: checked before it is decoded
         meta = marshal.loads(raw)
-        if not isinstance(meta, dict) or len(MAGIC) + meta["length"] + meta["rows"] + n + TRAILER != size \
-                or sum(length for length, _ in meta["blocks"]) != meta["length"]:
+        if not isinstance(meta, dict) or sum(length for length, _ in meta["blocks"]) != meta["length"]:
             raise ValueError
-        found, fd = Kept(fd, meta), None
+        if "extents" in meta:  # appended to an older output (Appender): its own bytes, then the rows
+            start, own, extents = meta["start"], meta["own"], meta["extents"]
+            if meta["rows_at"] != start + own or start + own + meta["rows"] + n + TRAILER != size \
+                    or sum(length for _, length in extents) != meta["length"] \
+                    or any(offset < len(MAGIC) or length < 0 or offset + length > start + own
+                           for offset, length in extents):
+                raise ValueError
+        elif len(MAGIC) + meta["length"] + meta["rows"] + n + TRAILER != size:
+            raise ValueError
+        found, fd = Kept(fd, meta, size, path), None
         return found
     except Exception:
         return None
@@ -225,7 +268,8 @@ class Writer:
         self._grow(b - a)
         self._close_block()
         self.blocks.extend(kept.pieces(a, b))
-        copy_range(kept.fd, len(MAGIC) + a, b - a, self.fd)
+        for offset, n in kept.ranges(a, b):
+            copy_range(kept.fd, offset, n, self.fd)
 
     def commit(self, rows, meta):
         """Write the rows and the meta, and rename the file into place."""
@@ -269,6 +313,131 @@ class Writer:
             except OSError:
                 pass
             self.tmp = None
+
+
+class Appender:
+    """A patched output added to the end of the kept file it patches (`kept`, the same target),
+    in place of a new file: its drawn bytes, its rows and a meta whose extents say which ranges
+    of the file the output is; the ranges copied from `kept` are never copied. Written at
+    commit(), under a lock, only if the file is still as `kept` read it; readers of the older
+    output read ranges before its end, which never change. When the file would carry too many
+    bytes no output uses (older rows, rows drawn over) or too many blocks, or cannot be locked,
+    the output goes to a new file as a Writer writes it."""
+
+    def __init__(self, kept, target, most):
+        self.kept = kept
+        self.target = target
+        self.most = most
+        self.parts = []  # bytes drawn, or (a, b): bytes a..b of kept's data
+        self.own = 0
+        self.size = 0
+        self.writer = None  # a Writer once the drawn bytes are too many to hold
+
+    def _grow(self, n):
+        if self.size + n > self.most:
+            raise TooLong
+        self.size += n
+
+    def add(self, data):
+        if self.writer is not None:
+            return self.writer.add(data)
+        if data:
+            self._grow(len(data))
+            self.parts.append(bytes(data))
+            self.own += len(data)
+            if self.own > HELD:
+                self._to_writer()
+
+    def copy(self, kept, a, b):
+        if self.writer is not None:
+            return self.writer.copy(kept, a, b)
+        if b > a:
+            if kept is not self.kept:
+                self._to_writer()
+                return self.writer.copy(kept, a, b)
+            self._grow(b - a)
+            self.parts.append((a, b))
+
+    def _to_writer(self):
+        writer = Writer(self.target, self.most)
+        for part in self.parts:
+            if isinstance(part, tuple):
+                writer.copy(self.kept, *part)
+            else:
+                writer.add(part)
+        self.writer, self.parts = writer, []
+
+    def commit(self, rows, meta):
+        if self.writer is None and not self._append(rows, meta):
+            self._to_writer()
+        if self.writer is not None:
+            self.writer.commit(rows, meta)
+
+    def _append(self, rows, meta):
+        """Add the output to the kept file; False when it is to go to a new file instead."""
+        import marshal
+
+        kept = self.kept
+        blocks, extents = [], []
+        start = kept.size
+        own = pending = crc = 0
+        for part in self.parts:
+            if isinstance(part, tuple):
+                if pending:
+                    blocks.append((pending, crc))
+                    pending = crc = 0
+                blocks.extend(kept.pieces(*part))
+                found = kept.ranges(*part)
+            else:
+                crc = crc32(part, crc)
+                pending += len(part)
+                found = [(start + own, len(part))]
+                own += len(part)
+            for offset, n in found:
+                if extents and extents[-1][0] + extents[-1][1] == offset:
+                    extents[-1] = (extents[-1][0], extents[-1][1] + n)
+                else:
+                    extents.append((offset, n))
+        if pending:
+            blocks.append((pending, crc))
+        meta = dict(meta, length=self.size, blocks=blocks, rows=len(rows), rows_crc=crc32(rows), start=start,
+                    own=own, rows_at=start + own, extents=extents)
+        raw = marshal.dumps(meta)
+        end = start + own + len(rows) + len(raw) + TRAILER
+        if end - len(MAGIC) - self.size > self.size // 4 + (1 << 20) or len(blocks) > 2 * (self.size // block_size()) + 256 \
+                or not hasattr(os, "pwrite"):
+            return False  # mostly bytes no output uses, or cut small: written whole again
+        try:
+            import fcntl
+
+            fd = os.open(self.target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except (ImportError, OSError):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (another stree adding to it: a new file)
+            st, was = os.fstat(fd), os.fstat(kept.fd)
+            if (st.st_dev, st.st_ino, st.st_size) != (was.st_dev, was.st_ino, start):
+                return False
+            try:
+                pos = start
+                for data in [*(p for p in self.parts if not isinstance(p, tuple)), rows,
+                             raw + len(raw).to_bytes(4, "little") + crc32(raw).to_bytes(4, "little") + END]:
+                    view = memoryview(data)
+                    while view:
+                        written = os.pwrite(fd, view, pos)
+                        view, pos = view[written:], pos + written
+            except BaseException:
+                os.ftruncate(fd, start)  # (the older output, whole again)
+                raise
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)  # (the lock goes with it)
+
+    def discard(self):
+        if self.writer is not None:
+            self.writer.discard()
 
 
 def _write_all(fd, data):
