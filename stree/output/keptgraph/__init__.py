@@ -42,7 +42,7 @@ import marshal
 from ...storage import register_counters
 
 STATS = register_counters("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (keptgraph.patch)
-VERSION = 3  # of the rows' state below
+VERSION = 4  # of the rows' state below (4: columns as arrays)
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
 DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)
 
@@ -72,7 +72,8 @@ def base(found):
         return None
     kept, blob, entries = found
     try:
-        version, width, cols, chain = marshal.loads(blob)
+        version, width, packed, chain = marshal.loads(blob)
+        cols = unpack(packed)
         if version == VERSION and sum(cols[5]) == kept.length:
             return Patch(kept, width, cols, chain, entries)
     except Exception:
@@ -106,8 +107,37 @@ def put(out, pieces, kept):
         kept_store.emit(pieces, kept, out.capture)
 
 
+TYPES = ("q", "Q", "q", None, "q", "q")  # the columns' array types (the labels: a list)
+
+
+def columns():
+    """Empty columns of rows' state, as blob() keeps them (arrays: loaded and kept as bytes)."""
+    from array import array
+
+    return tuple([] if t is None else array(t) for t in TYPES)
+
+
 def blob(width, cols, chain):
-    return marshal.dumps((VERSION, width, cols, chain))
+    from array import array
+
+    packed = [col if t is None else (col if isinstance(col, array) else array(t, col)).tobytes()
+              for t, col in zip(TYPES, cols)]
+    return marshal.dumps((VERSION, width, packed, chain))
+
+
+def unpack(packed):
+    from array import array
+
+    cols = []
+    for t, col in zip(TYPES, packed):
+        if t is not None:
+            found = array(t)
+            found.frombytes(col)
+            col = found
+        cols.append(col)
+    if len(cols) != len(TYPES) or len({len(col) for col in cols}) != 1:
+        raise ValueError
+    return tuple(cols)
 
 
 def digest(prefix):
@@ -180,7 +210,7 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
             return None if cols is None else blob(width, cols, chain_state(tree, drawing, out.machine))
         draw = drawing._draw
         pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
-    cols = ([], [], [], [], [], []) if keep else None
+    cols = columns() if keep else None
     # kept into a pipe that takes UTF-8: each row encoded once, for stdout and the kept file alike
     direct = keep and out.capture is not None and not out.tty and _takes_bytes()
     batch = []

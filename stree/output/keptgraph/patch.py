@@ -136,7 +136,7 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
         return None  # rows pushed past -n, or rows past it coming into view
     offsets = patch.offsets()
     pieces = []
-    cols = ([], [], [], [], [], [])
+    cols = keptgraph.columns()
 
     def keep(i, j):
         if j > i:
