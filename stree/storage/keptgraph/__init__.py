@@ -56,7 +56,7 @@ class Capture:
     is drawn (file.Writer), up to file.limit() of the session file's size; past that
     (or for text UTF-8 cannot carry, or a write that fails) nothing is kept: `dropped`. With `base`
     (the file.Kept a patch starts from, kept for the same options) the output is added to that
-    file instead (file.Appender): the ranges copied from it are not written again."""
+    file instead (.append.Appender): the ranges copied from it are not written again."""
 
     def __init__(self, session, options, base=None):
         self.writer = None
@@ -65,7 +65,9 @@ class Capture:
             st = os.fstat(session.fd)
             target = _target(st, _key(options))
             if base is not None and base.path == target and base.fd is not None:  # a patch of it: added to it
-                self.writer = file.Appender(base, target, file.limit(st.st_size))
+                from .append import Appender
+
+                self.writer = Appender(base, target, file.limit(st.st_size))
             else:
                 self.writer = file.Writer(target, file.limit(st.st_size))
             self.dropped = False

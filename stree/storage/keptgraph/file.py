@@ -8,6 +8,11 @@ gives the data's length, a CRC-32 for each block of it (BLOCK bytes as drawn; an
 once patched), the rows' length and CRC-32. Every byte is covered: the lengths must add up
 to the file's size exactly and every CRC must match before a byte of the data is printed.
 
+A patch may instead be added to the end of the file it patches (stree.storage.keptgraph.append):
+its drawn bytes, rows, meta and trailer after the older ones, the meta's extents saying which
+ranges of the file the output is, in order (`start`, `own`: where its own bytes begin, how many).
+The blocks' CRCs follow the output, wherever its bytes lie; the older output's bytes never change.
+
 A Writer fills a temp file beside the target (stree.storage.cachedir.create_temp) and
 renames it over the target when the drawing is complete; a range of an older kept file is
 copied file to file by the kernel (copy_file_range), its blocks' CRCs carried over (only a
@@ -16,6 +21,7 @@ block cut by the range is read again), and sent to stdout the same way (sendfile
 
 import os
 from binascii import crc32
+from zlib import crc32 as zlib_crc32
 
 MAGIC = b"stree-graph\n"
 END = b"\ngr\n"
@@ -24,7 +30,7 @@ MAX_META = 64 << 20
 FLOOR = 64 << 20  # a kept output may always be this long,
 FACTOR = 4  # or this many times the session file,
 CEILING = 512 << 20  # never longer than this (a drawing past it wrote this much for nothing)
-HELD = 8 << 20  # drawn bytes an Appender holds before it writes a new file
+SPLIT = 16 << 20  # an output this long is verified by two threads
 # (STREE_GRAPH_MAX overrides all three: the tests' knob)
 
 
@@ -54,9 +60,10 @@ class TooLong(Exception):
 _BUFFER = []
 
 
-def crc_range(fd, offset, length, crc=0):
+def crc_range(fd, offset, length, crc=0, buffer=None):
     """CRC-32 of `length` bytes at `offset` of `fd`, read 1 MiB at a time into one buffer (the
-    process's RSS stays small; cheaper than mapping the file: no page faults)."""
+    process's RSS stays small; cheaper than mapping the file: no page faults). zlib's crc32 (the
+    same CRC as binascii's) lets other threads run meanwhile (Kept.verify)."""
     if not hasattr(os, "preadv"):  # (not every system has it)
         while length > 0:
             data = os.pread(fd, min(1 << 20, length), offset)
@@ -66,14 +73,15 @@ def crc_range(fd, offset, length, crc=0):
             offset += len(data)
             length -= len(data)
         return crc
-    if not _BUFFER:
-        _BUFFER.append(memoryview(bytearray(1 << 20)))
-    buffer = _BUFFER[0]
+    if buffer is None:
+        if not _BUFFER:
+            _BUFFER.append(memoryview(bytearray(1 << 20)))
+        buffer = _BUFFER[0]
     while length > 0:
         got = os.preadv(fd, [buffer[:min(len(buffer), length)]], offset)
         if not got:
             raise OSError("short read")
-        crc = crc32(buffer[:got], crc)
+        crc = zlib_crc32(buffer[:got], crc)
         offset += got
         length -= got
     return crc
@@ -119,19 +127,41 @@ class Kept:
             k += 1
         return out
 
-    def crc(self, a, b, crc=0):
+    def crc(self, a, b, crc=0, buffer=None):
         """CRC-32 of bytes a..b of the data."""
         for offset, n in self.ranges(a, b):
-            crc = crc_range(self.fd, offset, n, crc)
+            crc = crc_range(self.fd, offset, n, crc, buffer)
         return crc
 
     def verify(self):
-        """True when every block of the data has its CRC."""
-        pos = 0
-        for length, crc in self.blocks:
-            if self.crc(pos, pos + length) != crc:
-                return False
-            pos += length
+        """True when every block of the data has its CRC: a long output's second half checked
+        by a second thread meanwhile (reading and zlib's CRC let the other run)."""
+        if self.length < SPLIT or len(self.blocks) < 2:
+            return self._verify(0, self.blocks)
+        import threading
+
+        half, pos, k = self.length // 2, 0, 0
+        while pos < half:
+            pos += self.blocks[k][0]
+            k += 1
+        got = []
+        other = threading.Thread(target=lambda: got.append(self._verify(pos, self.blocks[k:],
+                                                                        memoryview(bytearray(1 << 20)))))
+        other.start()
+        try:
+            first = self._verify(0, self.blocks[:k])
+        finally:
+            other.join()
+        return first and got == [True]
+
+    def _verify(self, pos, blocks, buffer=None):
+        try:
+            for length, crc in blocks:
+                if self.crc(pos, pos + length, 0, buffer) != crc:
+                    return False
+                pos += length
+        except OSError:
+            return False
         return True
 
     def rows(self):
@@ -313,131 +343,6 @@ class Writer:
             except OSError:
                 pass
             self.tmp = None
-
-
-class Appender:
-    """A patched output added to the end of the kept file it patches (`kept`, the same target),
-    in place of a new file: its drawn bytes, its rows and a meta whose extents say which ranges
-    of the file the output is; the ranges copied from `kept` are never copied. Written at
-    commit(), under a lock, only if the file is still as `kept` read it; readers of the older
-    output read ranges before its end, which never change. When the file would carry too many
-    bytes no output uses (older rows, rows drawn over) or too many blocks, or cannot be locked,
-    the output goes to a new file as a Writer writes it."""
-
-    def __init__(self, kept, target, most):
-        self.kept = kept
-        self.target = target
-        self.most = most
-        self.parts = []  # bytes drawn, or (a, b): bytes a..b of kept's data
-        self.own = 0
-        self.size = 0
-        self.writer = None  # a Writer once the drawn bytes are too many to hold
-
-    def _grow(self, n):
-        if self.size + n > self.most:
-            raise TooLong
-        self.size += n
-
-    def add(self, data):
-        if self.writer is not None:
-            return self.writer.add(data)
-        if data:
-            self._grow(len(data))
-            self.parts.append(bytes(data))
-            self.own += len(data)
-            if self.own > HELD:
-                self._to_writer()
-
-    def copy(self, kept, a, b):
-        if self.writer is not None:
-            return self.writer.copy(kept, a, b)
-        if b > a:
-            if kept is not self.kept:
-                self._to_writer()
-                return self.writer.copy(kept, a, b)
-            self._grow(b - a)
-            self.parts.append((a, b))
-
-    def _to_writer(self):
-        writer = Writer(self.target, self.most)
-        for part in self.parts:
-            if isinstance(part, tuple):
-                writer.copy(self.kept, *part)
-            else:
-                writer.add(part)
-        self.writer, self.parts = writer, []
-
-    def commit(self, rows, meta):
-        if self.writer is None and not self._append(rows, meta):
-            self._to_writer()
-        if self.writer is not None:
-            self.writer.commit(rows, meta)
-
-    def _append(self, rows, meta):
-        """Add the output to the kept file; False when it is to go to a new file instead."""
-        import marshal
-
-        kept = self.kept
-        blocks, extents = [], []
-        start = kept.size
-        own = pending = crc = 0
-        for part in self.parts:
-            if isinstance(part, tuple):
-                if pending:
-                    blocks.append((pending, crc))
-                    pending = crc = 0
-                blocks.extend(kept.pieces(*part))
-                found = kept.ranges(*part)
-            else:
-                crc = crc32(part, crc)
-                pending += len(part)
-                found = [(start + own, len(part))]
-                own += len(part)
-            for offset, n in found:
-                if extents and extents[-1][0] + extents[-1][1] == offset:
-                    extents[-1] = (extents[-1][0], extents[-1][1] + n)
-                else:
-                    extents.append((offset, n))
-        if pending:
-            blocks.append((pending, crc))
-        meta = dict(meta, length=self.size, blocks=blocks, rows=len(rows), rows_crc=crc32(rows), start=start,
-                    own=own, rows_at=start + own, extents=extents)
-        raw = marshal.dumps(meta)
-        end = start + own + len(rows) + len(raw) + TRAILER
-        if end - len(MAGIC) - self.size > self.size // 4 + (1 << 20) or len(blocks) > 2 * (self.size // block_size()) + 256 \
-                or not hasattr(os, "pwrite"):
-            return False  # mostly bytes no output uses, or cut small: written whole again
-        try:
-            import fcntl
-
-            fd = os.open(self.target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-        except (ImportError, OSError):
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (another stree adding to it: a new file)
-            st, was = os.fstat(fd), os.fstat(kept.fd)
-            if (st.st_dev, st.st_ino, st.st_size) != (was.st_dev, was.st_ino, start):
-                return False
-            try:
-                pos = start
-                for data in [*(p for p in self.parts if not isinstance(p, tuple)), rows,
-                             raw + len(raw).to_bytes(4, "little") + crc32(raw).to_bytes(4, "little") + END]:
-                    view = memoryview(data)
-                    while view:
-                        written = os.pwrite(fd, view, pos)
-                        view, pos = view[written:], pos + written
-            except BaseException:
-                os.ftruncate(fd, start)  # (the older output, whole again)
-                raise
-            return True
-        except OSError:
-            return False
-        finally:
-            os.close(fd)  # (the lock goes with it)
-
-    def discard(self):
-        if self.writer is not None:
-            self.writer.discard()
 
 
 def _write_all(fd, data):
