@@ -21,7 +21,6 @@ block cut by the range is read again), and sent to stdout the same way (sendfile
 
 import os
 from binascii import crc32
-from zlib import crc32 as zlib_crc32
 
 MAGIC = b"stree-graph\n"
 END = b"\ngr\n"
@@ -60,16 +59,16 @@ class TooLong(Exception):
 _BUFFER = []
 
 
-def crc_range(fd, offset, length, crc=0, buffer=None):
+def crc_range(fd, offset, length, crc=0, buffer=None, fn=crc32):
     """CRC-32 of `length` bytes at `offset` of `fd`, read 1 MiB at a time into one buffer (the
-    process's RSS stays small; cheaper than mapping the file: no page faults). zlib's crc32 (the
-    same CRC as binascii's) lets other threads run meanwhile (Kept.verify)."""
+    process's RSS stays small; cheaper than mapping the file: no page faults). `fn`: zlib's crc32
+    (the same CRC as binascii's) lets other threads run meanwhile (Kept.verify)."""
     if not hasattr(os, "preadv"):  # (not every system has it)
         while length > 0:
             data = os.pread(fd, min(1 << 20, length), offset)
             if not data:
                 raise OSError("short read")
-            crc = crc32(data, crc)
+            crc = fn(data, crc)
             offset += len(data)
             length -= len(data)
         return crc
@@ -81,7 +80,7 @@ def crc_range(fd, offset, length, crc=0, buffer=None):
         got = os.preadv(fd, [buffer[:min(len(buffer), length)]], offset)
         if not got:
             raise OSError("short read")
-        crc = zlib_crc32(buffer[:got], crc)
+        crc = fn(buffer[:got], crc)
         offset += got
         length -= got
     return crc
@@ -127,10 +126,10 @@ class Kept:
             k += 1
         return out
 
-    def crc(self, a, b, crc=0, buffer=None):
+    def crc(self, a, b, crc=0, buffer=None, fn=crc32):
         """CRC-32 of bytes a..b of the data."""
         for offset, n in self.ranges(a, b):
-            crc = crc_range(self.fd, offset, n, crc, buffer)
+            crc = crc_range(self.fd, offset, n, crc, buffer, fn)
         return crc
 
     def verify(self):
@@ -139,6 +138,7 @@ class Kept:
         if self.length < SPLIT or len(self.blocks) < 2:
             return self._verify(0, self.blocks)
         import threading
+        from zlib import crc32 as fn
 
         half, pos, k = self.length // 2, 0, 0
         while pos < half:
@@ -146,18 +146,18 @@ class Kept:
             k += 1
         got = []
         other = threading.Thread(target=lambda: got.append(self._verify(pos, self.blocks[k:],
-                                                                        memoryview(bytearray(1 << 20)))))
+                                                                        memoryview(bytearray(1 << 20)), fn)))
         other.start()
         try:
-            first = self._verify(0, self.blocks[:k])
+            first = self._verify(0, self.blocks[:k], None, fn)
         finally:
             other.join()
         return first and got == [True]
 
-    def _verify(self, pos, blocks, buffer=None):
+    def _verify(self, pos, blocks, buffer=None, fn=crc32):
         try:
             for length, crc in blocks:
-                if self.crc(pos, pos + length, 0, buffer) != crc:
+                if self.crc(pos, pos + length, 0, buffer, fn) != crc:
                     return False
                 pos += length
         except OSError:
