@@ -38,12 +38,14 @@ STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
 """
 
 import marshal
+import sys
 
 from ...storage import register_counters
 
 STATS = register_counters("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (keptgraph.patch)
 VERSION = 4  # of the rows' state below (4: columns as arrays)
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
+_LITTLE = sys.byteorder == "little"
 DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)
 
 
@@ -64,6 +66,35 @@ class Patch:
         from itertools import accumulate
 
         return list(accumulate(self.cols[5], initial=0))
+
+    def offset_at(self):
+        """k -> where row k's text begins in the kept output, for a few k in increasing order
+        (each summed from the one before: no list of every row's offset)."""
+        lengths = self.cols[5]
+        last = [0, 0]
+
+        def at(k):
+            if k < last[0]:
+                last[:] = [0, 0]
+            last[:] = [k, last[1] + sum(lengths[last[0]:k])]
+            return last[1]
+        return at
+
+
+def find_row(rows, r):
+    """The index of entry row `r` among a kept output's rows (an array of 64-bit ints), or None:
+    found in the array's bytes (rows are unique), not compared one by one."""
+    data = rows.tobytes() if hasattr(rows, "tobytes") else None
+    if data is None or rows.itemsize != 8:
+        try:
+            return rows.index(r)
+        except ValueError:
+            return None
+    needle = r.to_bytes(8, "little" if _LITTLE else "big", signed=True)
+    pos = data.find(needle)
+    while pos >= 0 and pos % 8:
+        pos = data.find(needle, pos + 1)
+    return None if pos < 0 else pos // 8
 
 
 def base(found):
