@@ -21,7 +21,9 @@ stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 The output goes to its file as it is drawn (Capture, stree.storage.keptgraph.file), never held
 in memory, up to file.limit() (4 times the session file: 64 MiB to 512 MiB); a patch
 after an append (stree.output.keptgraph.patch) gives its pieces to emit(): drawn bytes,
-and ranges of the kept file that the kernel copies to stdout and to the new kept file.
+and ranges of the kept file that the kernel copies to stdout; the patched output is added
+to the end of the same kept file (.append: its drawn bytes and which ranges it keeps), so
+that its cost follows the change, not the session.
 
 This module is read on the fast path: it imports nothing heavier than os.
 """
@@ -34,7 +36,8 @@ from ... import __version__
 from ..cachedir import cache_dir
 from . import file
 
-FORMAT = 4  # 2: ctime in the identity, CRCs; 3: the rows' state; 4: written as drawn, a CRC per block (keptgraph.file)
+FORMAT = 5  # 2: ctime in the identity, CRCs; 3: the rows' state; 4: written as drawn, a CRC per block
+#            (keptgraph.file); 5: a patch added to the end of the file it patches (keptgraph.append)
 SUFFIX = ".graph"
 WINDOW = 4096  # bytes compared at the start and the end of the session file
 KEEP = 8  # option sets kept per session file (the oldest go first)
