@@ -157,7 +157,7 @@ def _kept_graph(argv):
             kept_store.write(found)
         else:
             pieces, blob, kept, session, _ = patched
-            capture = kept_store.Capture(session, options)
+            capture = kept_store.Capture(session, options, kept)  # (added to the kept file)
             try:
                 kept_store.emit(pieces, kept, capture)
                 kept_store.store(session, options, capture, blob)

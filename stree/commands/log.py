@@ -181,7 +181,7 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
     if out is None:
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     if options is not None:
-        out.capture = kept_store.Capture(session, options)
+        out.capture = kept_store.Capture(session, options, patch.kept if patch is not None else None)
     try:
         previewer = Previewer(tree)
         if patch is not None and not session.malformed and not session.headerless:

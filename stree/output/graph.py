@@ -342,6 +342,22 @@ def _gutter_text(gutters):
         chain.append(cell)
         cell = cell[2]
     STATS["levels"] += len(chain)
+    if len(chain) > 64:  # many levels not drawn yet (a patch's first row): joined once, kept for the newest
+        parts = [text]
+        for cell in reversed(chain):
+            position, show = cell[0], cell[1]
+            if position < top:
+                return None
+            if position > top:
+                parts.append("   " * (position - top - 1) + ("│  " if show else "   "))
+                top = position
+        text = "".join(parts)
+        if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
+            _gutter_memo.clear()
+            _gutter_chars[0] = 0
+        _gutter_memo[id(chain[0])] = (chain[0], text, top)
+        _gutter_chars[0] += len(text)
+        return text, top
     for cell in reversed(chain):  # oldest first
         position, show = cell[0], cell[1]
         if position < top:

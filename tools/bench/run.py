@@ -173,10 +173,14 @@ def main():
     big_graph = STREE + ["-s", big, "log", "--graph"]
     run(big_graph)
     t = rounds({"tree": (pi + ["--tree", big], None, None),
-                "drawn": (big_graph, clear_graphs, STATS_ENV)}, GRAPH_RUNS)
+                "drawn": (big_graph, clear_graphs, STATS_ENV),
+                "first": (big_graph, clear_cache, STATS_ENV)}, GRAPH_RUNS)
     rows.add(f"`log --graph` into a pipe, {big_name}, drawn whole", t["drawn"][0], f"{pi_name} /tree",
              t["tree"][0], 0.5, f"pi: open + getTree + its /tree selector drawn once; peak RSS below")
+    rows.add(f"first `log --graph` into a pipe, {big_name}, no index", t["first"][0], f"{pi_name} /tree",
+             t["tree"][0], 0.8, "the cache emptied first: parsed, indexed and drawn whole; peak RSS below")
     graph_rss = t["drawn"][1]
+    first_rss = t["first"][1]
     tree_s = t["tree"][0]
 
     # one entry appended, then the commands that follow a live session
@@ -191,6 +195,16 @@ def main():
                  "the index parses the appended line")
 
     table = growth(files)
+    if "1M" in files and small_name != "1M":  # flat costs: the largest file next to the small one
+        from first_screen import first_screen, flat_context
+
+        ctx_small, ctx_large = flat_context(files, small_name, "1M", SLOW_RUNS)
+        rows.add(f"warm `context`, 1M", ctx_large, f"warm `context`, {small_name}", ctx_small, 1.5,
+                 "the context does not grow with the file: neither should its cost")
+        shown = first_screen(files, small_name, "1M", GRAPH_RUNS)
+        rows.add("`log --graph` on a terminal, 1M, first row shown", shown["1M"],
+                 f"the same, {small_name}", shown[small_name], 1.5,
+                 "index warm, no kept output; a pseudo-terminal, pager `less -R`: the time to its first row")
     largest = max(files, key=lambda k: files[k][1])
     everything = every_command(*files[largest])
     bases = [("python -c \"import click\"", click_s),
@@ -200,7 +214,9 @@ def main():
              (f"{pi_name} opening /tree, {big_name}", tree_s)]
     rss = [(f"cold `log -n 20`, {big_name} (stree + parse workers)", cold_rss, big, 2.0, None),
            (f"warm `log -n 20`, {big_name}", warm_rss, big, None, 80),
-           (f"`log --graph` into a pipe, {big_name}, drawn whole", graph_rss, big, 1.5, None)]
+           (f"`log --graph` into a pipe, {big_name}, drawn whole", graph_rss, big, 1.5, None),
+           (f"first `log --graph` into a pipe, {big_name}, no index (stree + parse workers)", first_rss, big, 1.2,
+            None)]
     write_results(rows.rows, bases, rss, table, everything, files[largest], at_start, started)
 
 

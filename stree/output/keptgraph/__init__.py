@@ -38,12 +38,14 @@ STATS["drawn"] counts the rows drawn (STREE_DEBUG_STATS prints it).
 """
 
 import marshal
+import sys
 
 from ...storage import register_counters
 
 STATS = register_counters("graph", {"drawn": 0, "kept": 0, "how": "drawn"})  # how: drawn, laid out (patched), appended (keptgraph.patch)
-VERSION = 3  # of the rows' state below
+VERSION = 4  # of the rows' state below (4: columns as arrays)
 BATCH = 512  # rows written at once (or 1 MB): never the whole drawing at once
+_LITTLE = sys.byteorder == "little"
 DIGESTS = {}  # connectors -> digest, for the rows of this drawing (rows under one parent share theirs)
 
 
@@ -65,6 +67,35 @@ class Patch:
 
         return list(accumulate(self.cols[5], initial=0))
 
+    def offset_at(self):
+        """k -> where row k's text begins in the kept output, for a few k in increasing order
+        (each summed from the one before: no list of every row's offset)."""
+        lengths = self.cols[5]
+        last = [0, 0]
+
+        def at(k):
+            if k < last[0]:
+                last[:] = [0, 0]
+            last[:] = [k, last[1] + sum(lengths[last[0]:k])]
+            return last[1]
+        return at
+
+
+def find_row(rows, r):
+    """The index of entry row `r` among a kept output's rows (an array of 64-bit ints), or None:
+    found in the array's bytes (rows are unique), not compared one by one."""
+    data = rows.tobytes() if hasattr(rows, "tobytes") else None
+    if data is None or rows.itemsize != 8:
+        try:
+            return rows.index(r)
+        except ValueError:
+            return None
+    needle = r.to_bytes(8, "little" if _LITTLE else "big", signed=True)
+    pos = data.find(needle)
+    while pos >= 0 and pos % 8:
+        pos = data.find(needle, pos + 1)
+    return None if pos < 0 else pos // 8
+
 
 def base(found):
     """A Patch from kept_store.find()'s "grown" (kept file, rows blob, entries), or None."""
@@ -72,7 +103,8 @@ def base(found):
         return None
     kept, blob, entries = found
     try:
-        version, width, cols, chain = marshal.loads(blob)
+        version, width, packed, chain = marshal.loads(blob)
+        cols = unpack(packed)
         if version == VERSION and sum(cols[5]) == kept.length:
             return Patch(kept, width, cols, chain, entries)
     except Exception:
@@ -106,8 +138,37 @@ def put(out, pieces, kept):
         kept_store.emit(pieces, kept, out.capture)
 
 
+TYPES = ("q", "Q", "q", None, "q", "q")  # the columns' array types (the labels: a list)
+
+
+def columns():
+    """Empty columns of rows' state, as blob() keeps them (arrays: loaded and kept as bytes)."""
+    from array import array
+
+    return tuple([] if t is None else array(t) for t in TYPES)
+
+
 def blob(width, cols, chain):
-    return marshal.dumps((VERSION, width, cols, chain))
+    from array import array
+
+    packed = [col if t is None else (col if isinstance(col, array) else array(t, col)).tobytes()
+              for t, col in zip(TYPES, cols)]
+    return marshal.dumps((VERSION, width, packed, chain))
+
+
+def unpack(packed):
+    from array import array
+
+    cols = []
+    for t, col in zip(TYPES, packed):
+        if t is not None:
+            found = array(t)
+            found.frombytes(col)
+            col = found
+        cols.append(col)
+    if len(cols) != len(TYPES) or len({len(col) for col in cols}) != 1:
+        raise ValueError
+    return tuple(cols)
 
 
 def digest(prefix):
@@ -180,7 +241,7 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
             return None if cols is None else blob(width, cols, chain_state(tree, drawing, out.machine))
         draw = drawing._draw
         pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)
-    cols = ([], [], [], [], [], []) if keep else None
+    cols = columns() if keep else None
     # kept into a pipe that takes UTF-8: each row encoded once, for stdout and the kept file alike
     direct = keep and out.capture is not None and not out.tty and _takes_bytes()
     batch = []

@@ -56,9 +56,8 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
         return None  # (a call id repeated)
     marked, kept_layout, below, beside, marked_is_leaf, roots, at_row = patch.chain
     rows, digests, flags, labels, kids, lengths = patch.cols
-    try:
-        mi = rows.index(marked)
-    except ValueError:
+    mi = keptgraph.find_row(rows, marked)
+    if mi is None:
         return None  # (past -n)
     leaf = tree.leaf
     tags = tree.labels
@@ -110,9 +109,8 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     for r in again:
         if r is None or r < 0 or r >= old:
             continue
-        try:
-            i = rows.index(r)
-        except ValueError:
+        i = keptgraph.find_row(rows, r)
+        if i is None:
             continue
         if replaced and i == mi:
             continue
@@ -134,13 +132,13 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     total = len(rows) - (1 if replaced else 0) + len(added)
     if max_count is not None and (total > max_count or len(rows) == max_count and total < max_count):
         return None  # rows pushed past -n, or rows past it coming into view
-    offsets = patch.offsets()
+    offsets = patch.offset_at()
     pieces = []
-    cols = ([], [], [], [], [], [])
+    cols = keptgraph.columns()
 
     def keep(i, j):
         if j > i:
-            pieces.append((offsets[i], offsets[j]))
+            pieces.append((offsets(i), offsets(j)))
             keptgraph.STATS["kept"] += j - i
             for col, values in zip(cols, patch.cols):
                 col.extend(values[i:j])

@@ -21,7 +21,9 @@ stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 The output goes to its file as it is drawn (Capture, stree.storage.keptgraph.file), never held
 in memory, up to file.limit() (4 times the session file: 64 MiB to 512 MiB); a patch
 after an append (stree.output.keptgraph.patch) gives its pieces to emit(): drawn bytes,
-and ranges of the kept file that the kernel copies to stdout and to the new kept file.
+and ranges of the kept file that the kernel copies to stdout; the patched output is added
+to the end of the same kept file (.append: its drawn bytes and which ranges it keeps), so
+that its cost follows the change, not the session.
 
 This module is read on the fast path: it imports nothing heavier than os.
 """
@@ -34,7 +36,8 @@ from ... import __version__
 from ..cachedir import cache_dir
 from . import file
 
-FORMAT = 4  # 2: ctime in the identity, CRCs; 3: the rows' state; 4: written as drawn, a CRC per block (keptgraph.file)
+FORMAT = 5  # 2: ctime in the identity, CRCs; 3: the rows' state; 4: written as drawn, a CRC per block
+#            (keptgraph.file); 5: a patch added to the end of the file it patches (keptgraph.append)
 SUFFIX = ".graph"
 WINDOW = 4096  # bytes compared at the start and the end of the session file
 KEEP = 8  # option sets kept per session file (the oldest go first)
@@ -54,14 +57,22 @@ def identity(fd, st=None):
 class Capture:
     """What a `log --graph` writes to stdout, written as UTF-8 to a temp file of the cache as it
     is drawn (file.Writer), up to file.limit() of the session file's size; past that
-    (or for text UTF-8 cannot carry, or a write that fails) nothing is kept: `dropped`."""
+    (or for text UTF-8 cannot carry, or a write that fails) nothing is kept: `dropped`. With `base`
+    (the file.Kept a patch starts from, kept for the same options) the output is added to that
+    file instead (.append.Appender): the ranges copied from it are not written again."""
 
-    def __init__(self, session, options):
+    def __init__(self, session, options, base=None):
         self.writer = None
         self.dropped = True
         try:
             st = os.fstat(session.fd)
-            self.writer = file.Writer(_target(st, _key(options)), file.limit(st.st_size))
+            target = _target(st, _key(options))
+            if base is not None and base.path == target and base.fd is not None:  # a patch of it: added to it
+                from .append import Appender
+
+                self.writer = Appender(base, target, file.limit(st.st_size))
+            else:
+                self.writer = file.Writer(target, file.limit(st.st_size))
             self.dropped = False
         except Exception:
             pass
@@ -260,7 +271,8 @@ def emit(pieces, kept, capture):
                 if b - a > 1 << 20 and not widened:
                     file.widen_pipe(fd)
                     widened = True
-                file.copy_range(kept.fd, len(file.MAGIC) + a, b - a, fd, socket_like=True)
+                for offset, n in kept.ranges(a, b):
+                    file.copy_range(kept.fd, offset, n, fd, socket_like=True)
             else:
                 _write_range(out, kept, a, b, utf8)
             if capture is not None:

@@ -8,6 +8,11 @@ gives the data's length, a CRC-32 for each block of it (BLOCK bytes as drawn; an
 once patched), the rows' length and CRC-32. Every byte is covered: the lengths must add up
 to the file's size exactly and every CRC must match before a byte of the data is printed.
 
+A patch may instead be added to the end of the file it patches (stree.storage.keptgraph.append):
+its drawn bytes, rows, meta and trailer after the older ones, the meta's extents saying which
+ranges of the file the output is, in order (`start`, `own`: where its own bytes begin, how many).
+The blocks' CRCs follow the output, wherever its bytes lie; the older output's bytes never change.
+
 A Writer fills a temp file beside the target (stree.storage.cachedir.create_temp) and
 renames it over the target when the drawing is complete; a range of an older kept file is
 copied file to file by the kernel (copy_file_range), its blocks' CRCs carried over (only a
@@ -24,6 +29,7 @@ MAX_META = 64 << 20
 FLOOR = 64 << 20  # a kept output may always be this long,
 FACTOR = 4  # or this many times the session file,
 CEILING = 512 << 20  # never longer than this (a drawing past it wrote this much for nothing)
+SPLIT = 16 << 20  # an output this long is verified by two threads
 # (STREE_GRAPH_MAX overrides all three: the tests' knob)
 
 
@@ -53,26 +59,28 @@ class TooLong(Exception):
 _BUFFER = []
 
 
-def crc_range(fd, offset, length, crc=0):
+def crc_range(fd, offset, length, crc=0, buffer=None, fn=crc32):
     """CRC-32 of `length` bytes at `offset` of `fd`, read 1 MiB at a time into one buffer (the
-    process's RSS stays small; cheaper than mapping the file: no page faults)."""
+    process's RSS stays small; cheaper than mapping the file: no page faults). `fn`: zlib's crc32
+    (the same CRC as binascii's) lets other threads run meanwhile (Kept.verify)."""
     if not hasattr(os, "preadv"):  # (not every system has it)
         while length > 0:
             data = os.pread(fd, min(1 << 20, length), offset)
             if not data:
                 raise OSError("short read")
-            crc = crc32(data, crc)
+            crc = fn(data, crc)
             offset += len(data)
             length -= len(data)
         return crc
-    if not _BUFFER:
-        _BUFFER.append(memoryview(bytearray(1 << 20)))
-    buffer = _BUFFER[0]
+    if buffer is None:
+        if not _BUFFER:
+            _BUFFER.append(memoryview(bytearray(1 << 20)))
+        buffer = _BUFFER[0]
     while length > 0:
         got = os.preadv(fd, [buffer[:min(len(buffer), length)]], offset)
         if not got:
             raise OSError("short read")
-        crc = crc32(buffer[:got], crc)
+        crc = fn(buffer[:got], crc)
         offset += got
         length -= got
     return crc
@@ -81,38 +89,96 @@ def crc_range(fd, offset, length, crc=0):
 class Kept:
     """An opened kept file, its layout checked (not yet its data: verify())."""
 
-    def __init__(self, fd, meta):
+    def __init__(self, fd, meta, size=0, path=None):
         self.fd = fd
         self.meta = meta
+        self.size = size  # of the file, when opened (an Appender adds to it: stree.storage.keptgraph.file)
+        self.path = path
         self.length = meta["length"]
         self.blocks = meta["blocks"]  # [(length, crc)] in order, covering the data
+        self.extents = meta.get("extents") or [(len(MAGIC), self.length)]  # the data: (offset in the file, length)
+        self._starts = None
 
     def close(self):
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
 
+    def ranges(self, a, b):
+        """[(offset in the file, length)] holding bytes a..b of the data, in order."""
+        if len(self.extents) == 1:
+            return [(self.extents[0][0] + a, b - a)] if b > a else []
+        if self._starts is None:
+            from itertools import accumulate
+
+            self._starts = list(accumulate((n for _, n in self.extents), initial=0))
+        from bisect import bisect_right
+
+        out = []
+        k = bisect_right(self._starts, a) - 1
+        while a < b and k < len(self.extents):
+            offset, n = self.extents[k]
+            start = self._starts[k]
+            take = min(b, start + n) - a
+            if take > 0:
+                out.append((offset + a - start, take))
+                a += take
+            k += 1
+        return out
+
+    def crc(self, a, b, crc=0, buffer=None, fn=crc32):
+        """CRC-32 of bytes a..b of the data."""
+        for offset, n in self.ranges(a, b):
+            crc = crc_range(self.fd, offset, n, crc, buffer, fn)
+        return crc
+
     def verify(self):
-        """True when every block of the data has its CRC."""
-        pos = len(MAGIC)
-        for length, crc in self.blocks:
-            if crc_range(self.fd, pos, length) != crc:
-                return False
-            pos += length
+        """True when every block of the data has its CRC: a long output's second half checked
+        by a second thread meanwhile (reading and zlib's CRC let the other run)."""
+        if self.length < SPLIT or len(self.blocks) < 2:
+            return self._verify(0, self.blocks)
+        import threading
+        from zlib import crc32 as fn
+
+        half, pos, k = self.length // 2, 0, 0
+        while pos < half:
+            pos += self.blocks[k][0]
+            k += 1
+        got = []
+        other = threading.Thread(target=lambda: got.append(self._verify(pos, self.blocks[k:],
+                                                                        memoryview(bytearray(1 << 20)), fn)))
+        other.start()
+        try:
+            first = self._verify(0, self.blocks[:k], None, fn)
+        finally:
+            other.join()
+        return first and got == [True]
+
+    def _verify(self, pos, blocks, buffer=None, fn=crc32):
+        try:
+            for length, crc in blocks:
+                if self.crc(pos, pos + length, 0, buffer, fn) != crc:
+                    return False
+                pos += length
+        except OSError:
+            return False
         return True
 
     def rows(self):
         """The rows' state as kept, or None when damaged."""
         n = self.meta["rows"]
-        data = os.pread(self.fd, n, len(MAGIC) + self.length)
+        data = os.pread(self.fd, n, self.meta.get("rows_at", len(MAGIC) + self.length))
         return data if len(data) == n and crc32(data) == self.meta["rows_crc"] else None
 
     def read(self, a, b):
         """Bytes a..b of the data (a terminal's copy: it is held for the pager anyway)."""
-        data = os.pread(self.fd, b - a, len(MAGIC) + a)
-        if len(data) != b - a:
-            raise OSError("short read")
-        return data
+        parts = []
+        for offset, n in self.ranges(a, b):
+            data = os.pread(self.fd, n, offset)
+            if len(data) != n:
+                raise OSError("short read")
+            parts.append(data)
+        return b"".join(parts)
 
     def pieces(self, a, b):
         """(length, crc) of blocks covering bytes a..b of the data: the kept blocks inside it as
@@ -123,8 +189,7 @@ class Kept:
             end = pos + length
             if end > a and pos < b:
                 lo, hi = max(a, pos), min(b, end)
-                out.append((length, crc) if (lo, hi) == (pos, end) else
-                           (hi - lo, crc_range(self.fd, len(MAGIC) + lo, hi - lo)))
+                out.append((length, crc) if (lo, hi) == (pos, end) else (hi - lo, self.crc(lo, hi)))
             if end >= b:
                 break
             pos = end
@@ -151,10 +216,18 @@ def open_kept(path):
         if len(raw) != n or crc32(raw) != int.from_bytes(tail[4:8], "little"):
             raise ValueError  # damaged: checked before it is decoded
         meta = marshal.loads(raw)
-        if not isinstance(meta, dict) or len(MAGIC) + meta["length"] + meta["rows"] + n + TRAILER != size \
-                or sum(length for length, _ in meta["blocks"]) != meta["length"]:
+        if not isinstance(meta, dict) or sum(length for length, _ in meta["blocks"]) != meta["length"]:
             raise ValueError
-        found, fd = Kept(fd, meta), None
+        if "extents" in meta:  # appended to an older output (Appender): its own bytes, then the rows
+            start, own, extents = meta["start"], meta["own"], meta["extents"]
+            if meta["rows_at"] != start + own or start + own + meta["rows"] + n + TRAILER != size \
+                    or sum(length for _, length in extents) != meta["length"] \
+                    or any(offset < len(MAGIC) or length < 0 or offset + length > start + own
+                           for offset, length in extents):
+                raise ValueError
+        elif len(MAGIC) + meta["length"] + meta["rows"] + n + TRAILER != size:
+            raise ValueError
+        found, fd = Kept(fd, meta, size, path), None
         return found
     except Exception:
         return None
@@ -225,7 +298,8 @@ class Writer:
         self._grow(b - a)
         self._close_block()
         self.blocks.extend(kept.pieces(a, b))
-        copy_range(kept.fd, len(MAGIC) + a, b - a, self.fd)
+        for offset, n in kept.ranges(a, b):
+            copy_range(kept.fd, offset, n, self.fd)
 
     def commit(self, rows, meta):
         """Write the rows and the meta, and rename the file into place."""
