@@ -120,7 +120,8 @@ class Output:
             raise UsageError("--json and --format cannot be combined")
         self.color = use_color(color) and not json_mode and fmt is None
         self.pager = pager
-        self._lines = []
+        self._lines = []  # human lines for a terminal, held until they pass a screen
+        self._pager = None  # then a Pager, which gets every line as it is made
         self.capture = None  # a list to collect what is written to stdout (stree.storage.keptgraph), or None
 
     @property
@@ -155,7 +156,7 @@ class Output:
         """Write texts made by text_of(), as record() would (through the pager on a terminal)."""
         text = "".join(texts)
         if self.pager and self.tty and not self.machine:
-            self._lines.extend(text[:-len(self.end)].split(self.end))
+            self._screen(text[:-len(self.end)].split(self.end))
             if self.capture is not None:
                 self.capture.append(text)
             return
@@ -166,7 +167,7 @@ class Output:
     def lines(self, texts):
         """Several human lines, written at once (long listings: one write, not one a line)."""
         if self.pager and self.tty:
-            self._lines.extend(human_safe(t, self.color) for t in texts)
+            self._screen([human_safe(t, self.color) for t in texts])
             return
         end = self.end
         text = "".join(human_safe(t, self.color) + end for t in texts)
@@ -188,21 +189,35 @@ class Output:
         if not self.machine:
             text = human_safe(text, self.color)
         if self.pager and self.tty and not self.machine:
-            self._lines.append(text)
+            self._screen([text])
         else:
             write(text + self.end)
             if self.capture is not None:
                 self.capture.append(text + self.end)
 
+    def _screen(self, lines):
+        """Human lines for the terminal: held while they fit its screen (a short answer is
+        printed, never paged), then the pager is started and gets each line as it is made, so
+        the first screen of a long drawing shows at once, as git's pager does."""
+        if self._pager is not None:
+            self._pager.write("".join(line + "\n" for line in lines))
+            return
+        self._lines.extend(lines)
+        if len(self._lines) >= _terminal_size().lines - 1:
+            held, self._lines = self._lines, []
+            self._pager = Pager()
+            self._pager.write("".join(line + "\n" for line in held))
+            self._pager.flush()  # (the first screen now, not when a buffer fills)
+
     def close(self):
+        if self._pager is not None:
+            pager, self._pager = self._pager, None
+            pager.close()
+            return
         if not self._lines:
             return
         lines, self._lines = self._lines, []
-        height = _terminal_size().lines
-        if len(lines) < height - 1:
-            write("".join(line + self.end for line in lines))
-            return
-        page("".join(line + "\n" for line in lines))
+        write("".join(line + self.end for line in lines))
 
 
 def _char_width(c):
@@ -213,11 +228,24 @@ def _char_width(c):
     return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
 
 
+# the characters whose width is not one column: combining marks (U+0300 on) and wide ones
+# (U+1100 on), except the box-drawing characters and the ellipsis the graph draws with; a text
+# with none of them is as wide as it is long (tested against _char_width in tests/unit)
+_NOT_NARROW = re.compile("[^\x00-\u02ff\u2026\u2190-\u21ff\u2500-\u25fc]")
+
+
 def fit(segments, width):
     """Cut preview segments to `width` terminal columns, ending with '…' when cut."""
     out = []
     used = 0
     for style, text in segments:
+        if not _NOT_NARROW.search(text):  # (one column a character: cut by slicing)
+            if used + len(text) <= width - 1 or not text:
+                out.append((style, text))
+                used += len(text)
+                continue
+            out.append((style, text[:max(0, width - 1 - used)] + "…"))
+            return out
         kept = []
         for c in text:
             w = _char_width(c) if not c.isascii() else 1
@@ -233,7 +261,9 @@ def fit(segments, width):
 
 def display_width(text):
     """Terminal columns `text` takes (wide characters count two)."""
-    return len(text) if text.isascii() else sum(_char_width(c) for c in text)
+    if text.isascii() or not _NOT_NARROW.search(text):
+        return len(text)
+    return sum(_char_width(c) for c in text)
 
 
 def terminal_width():
@@ -246,26 +276,58 @@ def _terminal_size(fallback=(80, 24)):
     return shutil.get_terminal_size(fallback)
 
 
-def page(text):
-    pager = os.environ.get("STREE_PAGER") or os.environ.get("PAGER") or "less"
-    if pager.strip() in ("", "cat"):
-        write(text)
-        return
-    env = dict(os.environ)
-    env.setdefault("LESS", "FRX")
-    try:
-        sys.stdout.flush()
-        import subprocess
+class Pager:
+    """$STREE_PAGER, $PAGER or `less` (LESS=FRX unless set), fed as the output is made; with
+    none (or `cat`), stdout itself. A pager the user quit raises BrokenPipeError at the next
+    write (the command stops, as `stree log | head`); stree waits for it before exiting."""
 
-        proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, env=env)
-    except OSError:
-        write(text)
-        return
-    try:
-        proc.stdin.write(text.encode("utf-8", errors="replace"))
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    except KeyboardInterrupt:
-        pass
-    proc.wait()
+    def __init__(self):
+        import atexit
+
+        self.proc = None
+        command = os.environ.get("STREE_PAGER") or os.environ.get("PAGER") or "less"
+        if command.strip() in ("", "cat"):
+            return
+        env = dict(os.environ)
+        env.setdefault("LESS", "FRX")
+        try:
+            sys.stdout.flush()
+            import subprocess
+
+            self.proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+        except OSError:
+            return
+        atexit.register(self.close)  # (an error or Ctrl-C while drawing: the pager still ends first)
+
+    def write(self, text):
+        if self.proc is None:
+            write(text)
+            return
+        try:
+            self.proc.stdin.write(text.encode("utf-8", errors="replace"))
+        except (BrokenPipeError, ValueError):  # (ValueError: written after close)
+            raise BrokenPipeError() from None
+
+    def flush(self):
+        if self.proc is None:
+            sys.stdout.flush()
+            return
+        try:
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise BrokenPipeError() from None
+
+    def close(self):
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        while True:
+            try:
+                proc.wait()
+                return
+            except KeyboardInterrupt:  # (Ctrl-C in the pager is the pager's: wait until it ends)
+                continue
