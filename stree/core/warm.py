@@ -28,7 +28,7 @@ class Kept:
             raise StreeError(f"{path}: no such session file", code=3) from None
         except OSError as e:
             raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        identity = file_identity(st)
         with self._lock:
             kept = self._read.pop(path, None)
             if kept is not None and kept[0] == identity:
@@ -49,6 +49,13 @@ class Kept:
                 self._read.pop(old)[1].close()
             return session, tree
 
+    def identity(self, path, tree):
+        """The file identity (file_identity) `tree` was read at, if it is still the one kept
+        for `path`; else None."""
+        with self._lock:
+            kept = self._read.get(path)
+            return kept[0] if kept is not None and kept[2] is tree else None
+
     def _parse(self, path):
         from .loading import open_session
 
@@ -60,6 +67,12 @@ class Kept:
             for kept in self._read.values():
                 kept[1].close()
             self._read.clear()
+
+
+def file_identity(st):
+    """What tells a file read before from the same file changed since (an os.stat_result): an
+    append changes its size, a rewrite its inode or times."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _appended(kept, identity, session):
@@ -136,7 +149,9 @@ class Entries:
 
 class Counted:
     """With STREE_DEBUG_STATS set, a line on stderr after each request: the entries it decoded
-    and the lines parsed meanwhile (the watcher's included), as `stree: stats: KIND: ...`."""
+    and the lines parsed meanwhile (the watcher's included), as `stree: stats: KIND: ...`; with
+    `, kept answer` when it was answered from a kept answer (service.kept). A count whose `shown`
+    is set false prints nothing (a kept answer looked for and not found: the handler counts)."""
 
     def __init__(self):
         self.on = bool(os.environ.get("STREE_DEBUG_STATS"))
@@ -148,6 +163,8 @@ class Counted:
 class _Count:
     def __init__(self, kind):
         self.kind = kind
+        self.shown = True
+        self.note = ""
 
     def __enter__(self):
         from ..storage import scan
@@ -160,12 +177,20 @@ class _Count:
 
         from ..storage import scan
 
+        if not self.shown:
+            return
         decoded, parsed = scan.STATS["decoded"] - self.before[0], scan.STATS["parsed"] - self.before[1]
-        print(f"stree: stats: {self.kind}: decoded {decoded} entries, parsed {parsed} lines", file=sys.stderr,
-              flush=True)
+        print(f"stree: stats: {self.kind}: decoded {decoded} entries, parsed {parsed} lines{self.note}",
+              file=sys.stderr, flush=True)
 
 
 class _Nothing:
+    shown = True
+    note = ""
+
+    def __setattr__(self, name, value):
+        pass  # (nothing counted: nothing to show)
+
     def __enter__(self):
         return self
 
