@@ -38,7 +38,7 @@ class Kept:
             entries = None
             if kept is not None:
                 if _appended(kept, identity, session):
-                    entries = kept[3].entries
+                    entries = kept[3]
                 if kept[1] is not session:
                     kept[1].close()
             tree.load = Entries(tree.load, entries)
@@ -85,6 +85,7 @@ def _appended(kept, identity, session):
 
 
 KEEP_BYTES = 64 << 20  # entries kept decoded between requests, counted by their size in the file
+# (past it the newest are kept: a client asks for the entries appended since it last asked)
 
 
 def keep_budget():
@@ -99,24 +100,48 @@ def keep_budget():
 
 class Entries:
     """A Tree's `load` (node -> entry) keeping each entry it decodes, by byte range and id, and
-    the JSON text of those a request sent whole (text()). The entries are shared between
-    requests: their callers copy what they change (core.context does)."""
+    the JSON text of those a request sent whole (text()), up to keep_budget() bytes of the file:
+    past it, a newer entry takes the place of the oldest kept, and an older one is decoded at
+    each request. The entries are shared between requests: their callers copy what they change
+    (core.context does). `before`: the Entries of the file before lines were appended to it."""
 
-    def __init__(self, load, entries=None):
+    def __init__(self, load, before=None):
+        import heapq
+
         self.decode = load
-        self.entries = {} if entries is None else entries  # offset -> [length, id, entry, text]
-        self.kept = sum(hit[0] for hit in self.entries.values())  # bytes of the file they stand for
         self.budget = keep_budget()
+        if before is None:
+            self.entries = {}  # offset -> [length, id, entry, text]
+            self.kept = 0  # bytes of the file they stand for
+            self.offsets = []  # a heap of the kept entries' offsets (the oldest first)
+        else:
+            self.entries, self.kept, self.offsets = before.entries, before.kept, before.offsets
+        self._push, self._pop = heapq.heappush, heapq.heappop
 
     def __call__(self, node):
         hit = self.entries.get(node.offset)
         if hit is not None and hit[0] == node.length and hit[1] == node.id:
             return hit[2]
         entry = self.decode(node)
-        if hit is not None or self.kept + node.length <= self.budget:  # past the budget: decoded each time
-            self.kept += node.length - (hit[0] if hit is not None else 0)
-            self.entries[node.offset] = [node.length, node.id, entry, None]
+        if hit is not None:  # (the same place, another entry: a file rewritten in place)
+            self.kept += node.length - hit[0]
+        elif self._room(node):
+            self.kept += node.length
+            self._push(self.offsets, node.offset)
+        else:
+            return entry  # past the budget and older than what is kept: decoded each time
+        self.entries[node.offset] = [node.length, node.id, entry, None]
         return entry
+
+    def _room(self, node):
+        """Whether `node`'s entry can be kept, the oldest kept let go to make room for it."""
+        offsets, entries = self.offsets, self.entries
+        if self.kept + node.length > self.budget:
+            if node.length > self.budget or not offsets or offsets[0] > node.offset:
+                return False
+            while self.kept + node.length > self.budget and offsets and offsets[0] < node.offset:
+                self.kept -= entries.pop(self._pop(offsets))[0]
+        return self.kept + node.length <= self.budget
 
     def texts(self, nodes, start, encode):
         """text() of the entries of rows `start`... of `nodes` (read from their columns: no Node

@@ -162,3 +162,37 @@ def test_a_kept_answer_never_overtakes_a_request_sent_before_it(tmp_path):
     finally:
         s.kill()
     assert got == [f"o{n}" for n in range(5)]
+
+
+def test_past_its_budget_a_server_keeps_the_newest_entries(tmp_path):
+    """STREE_SERVE_KEEP smaller than the session: the entries kept are the newest (what a
+    client asks with `since` after an append), the oldest decoded at each request."""
+    source = generated(tmp_path, 800)
+    lines = source.read_bytes().splitlines(keepends=True)
+    path = served_copy(tmp_path, source, 701)
+    budget = path.stat().st_size // 4
+    since = json.loads(lines[650])["id"]  # the last 50 entries (well within a quarter of the file)
+    s = Server(path, env={"STREE_DEBUG_STATS": "1", "STREE_SERVE_KEEP": str(budget),
+                          "STREE_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        whole = [s.data("get_entries"), s.data("get_entries")]
+        tail = s.data("get_entries", since=since)
+        with open(path, "ab") as f:  # as pi appends
+            f.write(b"".join(lines[701:]))
+        past_the_tick(path)
+        grown = [s.data("get_entries", since=since), s.data("get_entries", since=since)]
+        assert s.close() == 0
+    finally:
+        s.kill()
+    counts = [(kind, decoded) for kind, decoded, _, _ in stats(s.stderr())]
+    assert counts[0] == ("get_entries", 700)
+    assert 0 < counts[1][1] < 700  # the oldest, decoded again
+    assert counts[2:] == [("get_entries", 0), ("get_entries", 100), ("get_entries", 0)]
+    assert whole[0] == whole[1] and tail["entries"] == whole[0]["entries"][650:]
+    fresh = Server(path)
+    try:
+        assert fresh.data("get_entries", since=since) == grown[0] == grown[1]
+        assert len(grown[0]["entries"]) == 150
+        assert fresh.close() == 0
+    finally:
+        fresh.kill()
