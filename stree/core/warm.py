@@ -175,7 +175,8 @@ class Entries:
 class Counted:
     """With STREE_DEBUG_STATS set, a line on stderr after each request: the entries it decoded
     and the lines parsed meanwhile (the watcher's included), as `stree: stats: KIND: ...`; with
-    `, kept answer` when it was answered from a kept answer (service.kept). A count whose `shown`
+    a note (`, kept answer`: answered from a kept answer, service.kept; `, kept drawing`: a page
+    of the drawing the tree tool made for an earlier page). A count whose `shown`
     is set false prints nothing (a kept answer looked for and not found: the handler counts)."""
 
     def __init__(self):

@@ -22,6 +22,8 @@ class Workspace(core_workspace.Workspace):
         from ..core.warm import Kept
 
         self._kept = Kept(self.no_cache)  # the sessions read, kept warm between tool calls
+        self.pages = None  # (arguments, Tree, drawing) of the tree tool's last page (mcp.reads)
+        self.pages_reused = 0  # pages answered from a kept drawing (counted for STREE_DEBUG_STATS)
 
     def path(self, session=None):
         """The file of `session` (PATH or id prefix, as -s), by default the server's session."""

@@ -196,3 +196,51 @@ def test_past_its_budget_a_server_keeps_the_newest_entries(tmp_path):
         assert fresh.close() == 0
     finally:
         fresh.kill()
+
+
+def tree_pages(m, **arguments):
+    """(rows, pages) of the tree tool, paged through."""
+    rows, cursor, pages = [], None, 0
+    while True:
+        data = m.call("tree", timeout=120, **arguments, **({"cursor": cursor} if cursor else {}))["structuredContent"]
+        rows += data["rows"]
+        pages += 1
+        cursor = data.get("nextCursor")
+        if cursor is None:
+            return rows, pages
+
+
+def cli_graph(path, *args):
+    from conftest import run_stree
+
+    return [json.loads(line) for line in run_stree("-s", path, "log", "--graph", "--json", *args).out.splitlines()]
+
+
+def test_the_mcp_tree_tool_draws_once_for_all_its_pages(tmp_path):
+    """The drawing's layout is kept between the pages of the tree tool (it was made again at
+    every page: quadratic in a long session), and made again when the file grows or the
+    arguments change; the pages add up to the CLI's drawing."""
+    from mcp_kit import McpServer
+
+    source = generated(tmp_path, 900)
+    lines = source.read_bytes().splitlines(keepends=True)
+    path = served_copy(tmp_path, source, 701)
+    want = cli_graph(path), cli_graph(path, "--filter", "user-only")
+    m = McpServer("-s", path, env={"STREE_DEBUG_STATS": "1", "STREE_MCP_PAGE_BYTES": str(16 << 10),
+                                   "STREE_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        first, n1 = tree_pages(m)
+        users, n2 = tree_pages(m, filter="user-only")
+        with open(path, "ab") as f:  # as pi appends
+            f.write(b"".join(lines[701:]))
+        past_the_tick(path)
+        grown, n3 = tree_pages(m)
+        assert m.close() == 0
+    finally:
+        m.kill()
+    notes = [line.endswith(", kept drawing") for line in m.stderr().splitlines()
+             if line.startswith("stree: stats: tree: ")]
+    assert n1 > 3 and n2 > 1 and n3 > n1
+    assert notes == [False] + [True] * (n1 - 1) + [False] + [True] * (n2 - 1) + [False] + [True] * (n3 - 1)
+    assert (first, users) == want
+    assert grown == cli_graph(path) and len(grown) > len(first)
