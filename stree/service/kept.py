@@ -16,7 +16,6 @@ KEPT = ("get_state",)  # the request types whose answers are kept
 class Answers:
     def __init__(self):
         self._kept = {}  # type -> (path, file identity, the response line without an id)
-        self.sent = 0  # answers sent from here (a count for tests: STREE_DEBUG_STATS)
 
     def keep(self, kind, path, identity, data):
         """Keep `data`, the answer to a `kind` request about `path` as read at `identity`."""
@@ -36,7 +35,6 @@ class Answers:
             return None
         if file_identity(st) != kept[1]:
             return None
-        self.sent += 1
         if "id" not in request:
             return kept[2]
         return b'{"id":' + _id_json(request["id"]) + b"," + kept[2][1:]  # (success() puts the id first)
