@@ -28,7 +28,7 @@ class Kept:
             raise StreeError(f"{path}: no such session file", code=3) from None
         except OSError as e:
             raise StreeError(f"{path}: cannot read: {e.strerror}") from None
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        identity = file_identity(st)
         with self._lock:
             kept = self._read.pop(path, None)
             if kept is not None and kept[0] == identity:
@@ -38,7 +38,7 @@ class Kept:
             entries = None
             if kept is not None:
                 if _appended(kept, identity, session):
-                    entries = kept[3].entries
+                    entries = kept[3]
                 if kept[1] is not session:
                     kept[1].close()
             tree.load = Entries(tree.load, entries)
@@ -48,6 +48,13 @@ class Kept:
             for old in others[:max(0, len(others) - self.keep)]:
                 self._read.pop(old)[1].close()
             return session, tree
+
+    def identity(self, path, tree):
+        """The file identity (file_identity) `tree` was read at, if it is still the one kept
+        for `path`; else None."""
+        with self._lock:
+            kept = self._read.get(path)
+            return kept[0] if kept is not None and kept[2] is tree else None
 
     def _parse(self, path):
         from .loading import open_session
@@ -62,6 +69,12 @@ class Kept:
             self._read.clear()
 
 
+def file_identity(st):
+    """What tells a file read before from the same file changed since (an os.stat_result): an
+    append changes its size, a rewrite its inode or times."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def _appended(kept, identity, session):
     """Whether the file read again is the one kept, grown (its entries are where they were)."""
     old, old_session = kept[0], kept[1]
@@ -72,6 +85,7 @@ def _appended(kept, identity, session):
 
 
 KEEP_BYTES = 64 << 20  # entries kept decoded between requests, counted by their size in the file
+# (past it the newest are kept: a client asks for the entries appended since it last asked)
 
 
 def keep_budget():
@@ -86,24 +100,48 @@ def keep_budget():
 
 class Entries:
     """A Tree's `load` (node -> entry) keeping each entry it decodes, by byte range and id, and
-    the JSON text of those a request sent whole (text()). The entries are shared between
-    requests: their callers copy what they change (core.context does)."""
+    the JSON text of those a request sent whole (text()), up to keep_budget() bytes of the file:
+    past it, a newer entry takes the place of the oldest kept, and an older one is decoded at
+    each request. The entries are shared between requests: their callers copy what they change
+    (core.context does). `before`: the Entries of the file before lines were appended to it."""
 
-    def __init__(self, load, entries=None):
+    def __init__(self, load, before=None):
+        import heapq
+
         self.decode = load
-        self.entries = {} if entries is None else entries  # offset -> [length, id, entry, text]
-        self.kept = sum(hit[0] for hit in self.entries.values())  # bytes of the file they stand for
         self.budget = keep_budget()
+        if before is None:
+            self.entries = {}  # offset -> [length, id, entry, text]
+            self.kept = 0  # bytes of the file they stand for
+            self.offsets = []  # a heap of the kept entries' offsets (the oldest first)
+        else:
+            self.entries, self.kept, self.offsets = before.entries, before.kept, before.offsets
+        self._push, self._pop = heapq.heappush, heapq.heappop
 
     def __call__(self, node):
         hit = self.entries.get(node.offset)
         if hit is not None and hit[0] == node.length and hit[1] == node.id:
             return hit[2]
         entry = self.decode(node)
-        if hit is not None or self.kept + node.length <= self.budget:  # past the budget: decoded each time
-            self.kept += node.length - (hit[0] if hit is not None else 0)
-            self.entries[node.offset] = [node.length, node.id, entry, None]
+        if hit is not None:  # (the same place, another entry: a file rewritten in place)
+            self.kept += node.length - hit[0]
+        elif self._room(node):
+            self.kept += node.length
+            self._push(self.offsets, node.offset)
+        else:
+            return entry  # past the budget and older than what is kept: decoded each time
+        self.entries[node.offset] = [node.length, node.id, entry, None]
         return entry
+
+    def _room(self, node):
+        """Whether `node`'s entry can be kept, the oldest kept let go to make room for it."""
+        offsets, entries = self.offsets, self.entries
+        if self.kept + node.length > self.budget:
+            if node.length > self.budget or not offsets or offsets[0] > node.offset:
+                return False
+            while self.kept + node.length > self.budget and offsets and offsets[0] < node.offset:
+                self.kept -= entries.pop(self._pop(offsets))[0]
+        return self.kept + node.length <= self.budget
 
     def texts(self, nodes, start, encode):
         """text() of the entries of rows `start`... of `nodes` (read from their columns: no Node
@@ -136,7 +174,10 @@ class Entries:
 
 class Counted:
     """With STREE_DEBUG_STATS set, a line on stderr after each request: the entries it decoded
-    and the lines parsed meanwhile (the watcher's included), as `stree: stats: KIND: ...`."""
+    and the lines parsed meanwhile (the watcher's included), as `stree: stats: KIND: ...`; with
+    a note (`, kept answer`: answered from a kept answer, service.kept; `, kept drawing`: a page
+    of the drawing the tree tool made for an earlier page). A count whose `shown`
+    is set false prints nothing (a kept answer looked for and not found: the handler counts)."""
 
     def __init__(self):
         self.on = bool(os.environ.get("STREE_DEBUG_STATS"))
@@ -148,6 +189,8 @@ class Counted:
 class _Count:
     def __init__(self, kind):
         self.kind = kind
+        self.shown = True
+        self.note = ""
 
     def __enter__(self):
         from ..storage import scan
@@ -160,12 +203,20 @@ class _Count:
 
         from ..storage import scan
 
+        if not self.shown:
+            return
         decoded, parsed = scan.STATS["decoded"] - self.before[0], scan.STATS["parsed"] - self.before[1]
-        print(f"stree: stats: {self.kind}: decoded {decoded} entries, parsed {parsed} lines", file=sys.stderr,
-              flush=True)
+        print(f"stree: stats: {self.kind}: decoded {decoded} entries, parsed {parsed} lines{self.note}",
+              file=sys.stderr, flush=True)
 
 
 class _Nothing:
+    shown = True
+    note = ""
+
+    def __setattr__(self, name, value):
+        pass  # (nothing counted: nothing to show)
+
     def __enter__(self):
         return self
 

@@ -29,34 +29,53 @@ def tool(question):
 
 def tree_page(ws, session=None, filter="default", search=None, max_count=None, cursor=None):
     """One page of the drawing's rows (about PAGE_BYTES of records, each made as it is written:
-    the whole drawing is never held), from row `cursor`; `nextCursor` when more."""
+    the whole drawing is never held), from row `cursor`; `nextCursor` when more. The layout of
+    the drawing is kept for the next page while the session is unchanged (ws.pages). The page's
+    JSON text is made of the records' texts (each written once, measured as it is made)."""
     from ..output.modes import to_json
-    from ..questions.table import tree
-    from .tools import page_bytes
+    from .tools import Encoded, page_bytes
 
     start = 0
     if cursor is not None:
         if not cursor.isdigit():
             raise UsageError(f"argument 'cursor' must be a cursor a tree answer gave (nextCursor), not {cursor!r}")
         start = int(cursor)
-    total, record = tree(ws, session, filter, search, max_count)
+    total, record = _drawing(ws, session, filter, search, max_count)
     limit = page_bytes()
     out, size, stop = [], 0, None
     for i in range(start, total):
-        rec = record(i)
-        size += len(to_json(rec)) + 1
+        text = to_json(record(i))
+        size += len(text) + 1
         if out and size > limit:
             stop = i
             break
-        out.append(rec)
-    result = {"rows": out}
+        out.append(text)
+    result = {"rows": None}
     if start or stop is not None:
         result["total"] = total
     if stop is not None:
         result["nextCursor"] = str(stop)
         result["note"] = (f"rows {start + 1}-{stop} of {total}; call tree again with cursor={stop} for the next "
                           "page (or narrow it: filter, search, max_count)")
-    return result
+    head = to_json(result)  # '{"rows":null...': the rows are spliced in
+    return Encoded('{"rows":[' + ",".join(out) + "]" + head[len('{"rows":null'):])
+
+
+def _drawing(ws, session, filter, search, max_count):
+    """questions.table.tree's (count, record(i)), kept between the pages of one drawing: made
+    again when the session's file changed (its Tree is read again) or other arguments are asked."""
+    from ..questions.table import tree
+
+    _, now = ws.load(session)
+    key = (ws.path(session), filter, search, max_count)
+    kept = ws.pages
+    if kept is not None and kept[0] == key and kept[1] is now:
+        ws.pages_reused += 1
+        return kept[2]
+    ws.pages = None  # (the drawing before is let go first)
+    drawn = tree(ws, session, filter, search, max_count)
+    ws.pages = (key, now, drawn)
+    return drawn
 
 
 PAGED = {"tree": tree_page}  # tools whose answer comes in pages

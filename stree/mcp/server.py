@@ -169,8 +169,11 @@ def serve(workspace):
         job = jobs.get()
         if job is None:
             break
-        with counted(job.tool.name):
+        with counted(job.tool.name) as count:
+            reused = workspace.pages_reused
             job.run(timeout)
+            if workspace.pages_reused != reused:
+                count.note = ", kept drawing"  # (a page of the tree tool's drawing made before)
     thread.join()
     if failed:
         raise failed[0]

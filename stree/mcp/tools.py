@@ -22,6 +22,8 @@ class Workspace(core_workspace.Workspace):
         from ..core.warm import Kept
 
         self._kept = Kept(self.no_cache)  # the sessions read, kept warm between tool calls
+        self.pages = None  # (arguments, Tree, drawing) of the tree tool's last page (mcp.reads)
+        self.pages_reused = 0  # pages answered from a kept drawing (counted for STREE_DEBUG_STATS)
 
     def path(self, session=None):
         """The file of `session` (PATH or id prefix, as -s), by default the server's session."""
@@ -50,6 +52,14 @@ def page_bytes():
     return _env_bytes("STREE_MCP_PAGE_BYTES", PAGE_BYTES)
 
 
+class Encoded:
+    """A tool's result given as its JSON text, made already with to_json (the tree tool's page,
+    made of its records' texts)."""
+
+    def __init__(self, text):
+        self.text = text
+
+
 class Tool:
     def __init__(self, name, title, description, properties, required, run, result, write=False):
         self.name = name
@@ -68,7 +78,7 @@ class Tool:
         args = _checked(self.input_schema, arguments or {})
         data = self.run(workspace, **args)
         # through the CLI's own JSON writer: non-finite numbers become null, as --json prints them
-        text = to_json(data)
+        text = data.text if data.__class__ is Encoded else to_json(data)
         del data
         if len(text) > answer_max():
             raise UsageError(f"the {self.name} answer is {len(text) >> 20} MiB, over the {answer_max() >> 20} MiB "

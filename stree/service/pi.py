@@ -118,7 +118,8 @@ def _blocks(content):
 def get_state(served, request):
     """pi's RpcSessionState without an agent: no model (none is running), the session's own
     thinking level (pi clamps it to what its model supports: "off" without one), nothing
-    streaming, compacting or pending, and pi's default modes."""
+    streaming, compacting or pending, and pi's default modes. The answer is kept (kept.py): the
+    next get_state is answered from it while the file is unchanged."""
     session, tree = served.load()
     kept = served.context_counts
     if kept is None or kept[0] is not tree:  # (a tree is read again when its file changes)
@@ -137,6 +138,7 @@ def get_state(served, request):
     if name is not None:
         state["sessionName"] = name
     state.update(autoCompactionEnabled=True, messageCount=kept[2], pendingMessageCount=0)
+    served.answers.keep("get_state", served.path, served.identity(tree), state)
     return state
 
 

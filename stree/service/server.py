@@ -23,6 +23,7 @@ from .handlers import handle
 from ..core.budget import Cancelled, DeadlineExceeded, settle
 from ..core.warm import Counted
 from .protocol import UNSET, RequestError, encode, error_code, failure, parse_line, success
+from .kept import KEPT
 from .watch import Watcher
 
 TERMINATED = 143
@@ -67,7 +68,7 @@ def serve(served, stdin=None, stdout=None):
     gone = threading.Event()
 
     def emit(record):
-        data = encode(record)
+        data = record if record.__class__ is bytes else encode(record)
         with out_lock:
             if gone.is_set():
                 return
@@ -84,9 +85,10 @@ def serve(served, stdin=None, stdout=None):
     previous_int = signal.signal(signal.SIGINT, signals)
     inbox = queue.Queue()
     under_way = [None]  # the cancellation Event of the request the main thread answers
-    reader = threading.Thread(target=_read, args=(stdin, inbox, emit, served, under_way, gone),
-                              name="stree-read", daemon=True)
     counted = Counted()
+    turns = _Turns()
+    reader = threading.Thread(target=_read, args=(stdin, inbox, emit, served, under_way, gone, turns, counted),
+                              name="stree-read", daemon=True)
     code = 0
     try:
         watcher.watch(served.path)
@@ -96,7 +98,7 @@ def serve(served, stdin=None, stdout=None):
             if item is None:
                 break
             if not isinstance(item, dict):  # a response made by the reader (a parse error), in its turn
-                emit(item[0])
+                turns.answered(emit, item[0])
                 continue
             cancelled = under_way[0] = threading.Event()
             try:
@@ -107,8 +109,7 @@ def serve(served, stdin=None, stdout=None):
             finally:
                 under_way[0] = None
                 settle()
-            if record is not None:
-                emit(record)
+            turns.answered(emit, record)
             signals.check()
         job = served.summary
         if job is not None and job.thread is not None:
@@ -160,9 +161,27 @@ class _Lines:
             self.buffer += chunk
 
 
-def _read(stdin, inbox, emit, served, under_way, gone):
+class _Turns:
+    """Requests queued by the reader and answered by the main thread: none waits nor is under
+    way when they are equal. An answer is sent and counted under the lock, so the reader
+    answers a request itself (under it too) only after every answer before it is out."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.queued = 0  # (written by the reader only)
+        self.done = 0  # (by the main thread only)
+
+    def answered(self, emit, record):
+        with self.lock:
+            if record is not None:  # (None: answered later, from a worker thread)
+                emit(record)
+            self.done += 1
+
+
+def _read(stdin, inbox, emit, served, under_way, gone, turns, counted):
     """The reader thread: each request line to the inbox (None at the end of input); `abort`
-    acted on and answered here, at once."""
+    acted on and answered here, at once; a request whose answer is kept current (kept.py)
+    answered here when nothing is ahead of it."""
     try:
         while not gone.is_set():
             line = stdin.readline(REQUEST_MAX + 1)  # a binary stream splits on LF only (U+2028 stays inside)
@@ -171,6 +190,7 @@ def _read(stdin, inbox, emit, served, under_way, gone):
             if len(line) > REQUEST_MAX and not line.endswith(b"\n"):
                 while line and not line.endswith(b"\n"):
                     line = stdin.readline(1 << 20)
+                turns.queued += 1
                 inbox.put((failure(UNSET, "parse", f"Failed to parse command: a request line longer than "
                                                    f"{REQUEST_MAX} bytes (not read)", "parse"),))
                 continue
@@ -178,6 +198,7 @@ def _read(stdin, inbox, emit, served, under_way, gone):
             try:
                 request = parse_line(line)
             except RequestError as e:
+                turns.queued += 1
                 inbox.put((failure(UNSET, "parse", str(e), e.code),))
                 continue
             kind = request.get("type")
@@ -192,6 +213,19 @@ def _read(stdin, inbox, emit, served, under_way, gone):
                     served.summary = None
                 emit(success(request.get("id", UNSET), "abort"))
                 continue
+            if kind in KEPT:
+                with turns.lock:
+                    answer = None
+                    if turns.done == turns.queued:  # (in order: nothing is ahead of it)
+                        count = counted(kind)
+                        with count:
+                            answer = served.answers.answer(request, served.path)
+                            count.shown, count.note = answer is not None, ", kept answer"
+                    if answer is not None:
+                        emit(answer)
+                if answer is not None:
+                    continue
+            turns.queued += 1
             inbox.put(request)
     except (OSError, ValueError):
         pass  # (stdin closed under us: the end of input)

@@ -47,6 +47,9 @@ class Served(Workspace):
 
         self.request_timeout = request_timeout()  # (a bad STREE_REQUEST_TIMEOUT fails serve at start)
         self.context_counts = None  # (Tree, thinkingLevel, messageCount) of get_state's last answer
+        from .kept import Answers
+
+        self.answers = Answers()  # answers kept made, sent by the reader thread while current
         self.summary = None  # the navigate_tree summary under way (navigate.Job), if any
         self.on_switch = None  # called with the new path when the served session changes (the watcher)
         # held while a session file is read or written: a write (and the watcher's read) closes
@@ -65,6 +68,11 @@ class Served(Workspace):
         entries it decodes are kept for the next requests (core.warm)."""
         path = os.path.abspath(str(path)) if path is not None else self.path
         return self._kept.load(path)
+
+    def identity(self, tree, path=None):
+        """The identity of the file `tree` was read from (core.warm.file_identity), if it is the
+        tree kept for `path` (default: the served session); else None."""
+        return self._kept.identity(os.path.abspath(str(path)) if path is not None else self.path, tree)
 
     def _parse(self, path):
         from ..core.budget import shielded

@@ -5,11 +5,15 @@ long-lived process; a request is timed from the line written to its response rea
 one request of each kind has warmed the server. Prints a markdown table (the Makefile's
 bench target appends it to bench/results.md).
 
-    python tools/bench/serve.py [ENTRIES] [--file F]   (default: bench/data's 100k session)
+    python tools/bench/serve.py [ENTRIES] [--file F] [--mcp-only]   (default: bench/data's 100k session)
 
 Rows: get_state, get_entries (all), get_entries since 1k from the end (the page a client
 asks after an append), get_tree lightweight against stree's plain get_tree (pi's get_tree
-overflows its stack on a long session); each the median of ROUNDS."""
+overflows its stack on a long session); each the median of ROUNDS. get_state again as the
+median of STEADY requests after those (Node's JIT has compiled pi's path by then). Then MCP:
+the tree tool paged through (a server that has read the session, not drawn it) against
+`stree log --graph --json` into a pipe (index warm, drawn: no kept output), time and peak RSS (--mcp-only: that row
+alone)."""
 
 import json
 import os
@@ -28,6 +32,7 @@ NODE22 = ROOT / "tests/pi/node22/bin/node"
 PI_VERSION = "1.6.0"
 PI_CLI = ROOT / "tests/pi/versions" / PI_VERSION / "dist/bundle/cli.js"
 ROUNDS = int(os.environ.get("BENCH_SERVE_ROUNDS", "5"))
+STEADY = int(os.environ.get("BENCH_SERVE_STEADY", "300"))
 
 
 class Client:
@@ -105,6 +110,84 @@ def timed(client, requests):
     return out
 
 
+def steady(client):
+    """Median seconds of STEADY get_state requests, after the timed rounds."""
+    return statistics.median(client.request("get_state")[0] for _ in range(STEADY))
+
+
+def peak_kib(pid):
+    """A live process's peak RSS (VmHWM), KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def mcp_tree(path, home):
+    """(seconds, pages, peak RSS KiB) of the tree tool paged through by `stree serve --mcp`, the
+    session read first (a `context` call, untimed)."""
+    env = dict(ENV)  # (bench/data's cache: the index the CLI's runs built)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([PY, "-m", "stree", "-s", str(path), "serve", "--mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=home)
+    n = [0]
+
+    def call(method, params):
+        n[0] += 1
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": n[0], "method": method, "params": params}) + "\n")
+                         .encode())
+        proc.stdin.flush()
+        while True:
+            raw = proc.stdout.readline()
+            if not raw:
+                sys.exit(f"bench: stree serve --mcp ended before answering {method}")
+            answer = json.loads(raw)
+            if answer.get("id") == n[0]:
+                if "result" not in answer or answer["result"].get("isError"):
+                    sys.exit(f"bench: MCP {method} failed: {raw[:500]!r}")
+                return answer["result"]
+
+    call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench",
+                                                                                           "version": "0"}})
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    call("tools/call", {"name": "context", "arguments": {}})
+    start = time.perf_counter()
+    cursor, pages = None, 0
+    while True:
+        data = call("tools/call", {"name": "tree", "arguments": {"cursor": cursor} if cursor else {}})
+        pages += 1
+        cursor = data["structuredContent"].get("nextCursor")
+        if cursor is None:
+            break
+    seconds = time.perf_counter() - start
+    rss = peak_kib(proc.pid)
+    proc.stdin.close()
+    proc.wait(120)
+    return seconds, pages, rss
+
+
+def mcp_rows(file, entries):
+    """The MCP tree row: the tool paged through against the CLI's drawing as JSON."""
+    from measure import clear_graphs, run
+
+    env = dict(ENV)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    cli_argv = [PY, "-m", "stree", "-s", str(file), "log", "--graph", "--json"]
+    run(cli_argv, env, cap=None)  # (the index built, untimed)
+    clear_graphs()  # (drawn, not the kept output of the run before printed again)
+    cli = run(cli_argv, env, cap=None)
+    with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
+        seconds, pages, rss = mcp_tree(file, home)
+    ratio = seconds / cli.seconds
+    print(f"\n### MCP `tree`, paged through ({entries:,} entries; one run each; `python tools/bench/serve.py`)\n")
+    print("| path | time | peak RSS | against | ratio | target |")
+    print("|---|---|---|---|---|---|")
+    print(f"| MCP tree ({pages} pages) | {seconds:.2f} s | {rss / 1024:.0f} MiB | stree log --graph --json "
+          f"{cli.seconds:.2f} s, {cli.rss_kib / 1024:.0f} MiB, {cli.out_bytes / 2**20:.0f} MiB out | {ratio:.2f}× "
+          f"| ≤ 1.2× {'✓' if ratio <= 1.2 else '✗'} |")
+
+
 def main(argv):
     file = None
     if "--file" in argv:
@@ -117,6 +200,10 @@ def main(argv):
         n = int(argv[0]) if argv and argv[0].isdigit() else 100_000
         file = data_file(f"{n // 1000}k" if n < 1_000_000 else f"{n // 1_000_000}M", n)
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "stree")], check=True)
+    if "--mcp-only" in argv:
+        with open(file, "rb") as f:
+            mcp_rows(file, sum(1 for _ in f) - 1)
+        return
     with tempfile.TemporaryDirectory(prefix="stree-bench-serve-") as home:
         path = prepared(file, home)
         with open(path, "rb") as f:
@@ -126,22 +213,27 @@ def main(argv):
                     "get_entries (last 1k)": ("get_entries", {"since": since})}
         pi = pi_client(path, home)
         theirs = timed(pi, requests)  # (not get_tree: pi's recursion overflows its stack on a long chain)
+        theirs["get_state (steady)"] = steady(pi)
         pi.close()
         ours_client = stree_client(path, home)
         ours = timed(ours_client, dict(requests, **{"get_tree": ("get_tree", {}),
                                                     "get_tree lightweight": ("get_tree", {"lightweight": True})}))
+        ours["get_state (steady)"] = steady(ours_client)
         ours_client.close()
     entries = len(ids) - 1
     print(f"\n### Server, warm ({entries:,} entries; median of {ROUNDS}; `python tools/bench/serve.py`)\n")
     print("| request | stree serve | against | ratio | target |")
     print("|---|---|---|---|---|")
-    for name, target in (("get_state", 0.5), ("get_entries", 0.5), ("get_entries (last 1k)", 0.5)):
+    for name, target in (("get_state", 0.5), ("get_state (steady)", 0.5), ("get_entries", 0.5),
+                         ("get_entries (last 1k)", 0.5)):
         ratio = ours[name] / theirs[name]
         print(f"| {name} | {ours[name] * 1000:.2f} ms | pi {PI_VERSION} --mode rpc {theirs[name] * 1000:.2f} ms "
               f"| {ratio:.2f}× | ≤ {target}× {'✓' if ratio <= target else '✗'} |")
     ratio = ours["get_tree lightweight"] / ours["get_tree"]
     print(f"| get_tree lightweight | {ours['get_tree lightweight'] * 1000:.1f} ms | stree get_tree "
           f"{ours['get_tree'] * 1000:.1f} ms | {ratio:.2f}× | ≤ 1.5× {'✓' if ratio <= 1.5 else '✗'} |")
+    print(f"\nget_state (steady): the median of {STEADY} more requests after the rounds above.")
+    mcp_rows(file, entries)
 
 
 if __name__ == "__main__":
