@@ -134,7 +134,8 @@ def run(args, input=None, cwd=None, env=None):
             pass
     saved_timer = signal.getitimer(signal.ITIMER_REAL)
     gc_enabled = gc.isenabled()
-    frozen = gc.get_freeze_count()
+    froze = []  # stree's gc.freeze calls, counted (gc.get_freeze_count walks every frozen object)
+    freeze = gc.freeze
     threads = set(threading.enumerate())
     saved_modules = {name: mod for name, mod in sys.modules.items() if _is_stree(name)}
     for name in saved_modules:
@@ -158,6 +159,12 @@ def run(args, input=None, cwd=None, env=None):
         if cwd is not None:
             os.chdir(cwd)
         SourceFileLoader.get_code = _cached_get_code(original)
+
+        def counted_freeze():
+            froze.append(1)
+            freeze()
+
+        gc.freeze = counted_freeze
         with warnings.catch_warnings():
             _default_warnings()
             try:
@@ -193,8 +200,9 @@ def run(args, input=None, cwd=None, env=None):
                     signal.signal(sig, handler)
                 except (OSError, ValueError):
                     pass
-        if gc.get_freeze_count() > frozen:  # stree's gc.freeze (what was frozen before is thawed too: a
-            gc.unfreeze()  # permanent generation cannot be cut back to its old size, only emptied)
+        gc.freeze = freeze
+        if froze:  # stree's gc.freeze (what was frozen before is thawed too: a permanent
+            gc.unfreeze()  # generation cannot be cut back to its old size, only emptied)
         (gc.enable if gc_enabled else gc.disable)()
         for name in [name for name in sys.modules if _is_stree(name)]:
             del sys.modules[name]
