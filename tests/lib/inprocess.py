@@ -112,6 +112,12 @@ def _cached_get_code(original):
     return get_code
 
 
+def _test_runner_hook(finder):
+    """An import hook of the test runner's own (pytest's assertion rewriting), which a process
+    running stree would not have: it looks at every module imported, stree's too."""
+    return type(finder).__module__.startswith("_pytest.")
+
+
 def run(args, input=None, cwd=None, env=None):
     """(exit status, stdout bytes, stderr bytes) of `stree ARGS` run in this process."""
     from importlib.machinery import SourceFileLoader
@@ -145,6 +151,7 @@ def run(args, input=None, cwd=None, env=None):
         errors = sys.__stdout__.errors
     code = 0
     original = SourceFileLoader.get_code
+    meta_path = list(sys.meta_path)
     try:
         for fd, f in enumerate(files):
             os.dup2(f.fileno(), fd)
@@ -159,6 +166,7 @@ def run(args, input=None, cwd=None, env=None):
         if cwd is not None:
             os.chdir(cwd)
         SourceFileLoader.get_code = _cached_get_code(original)
+        sys.meta_path[:] = [f for f in meta_path if not _test_runner_hook(f)]
 
         def counted_freeze():
             froze.append(1)
@@ -183,6 +191,7 @@ def run(args, input=None, cwd=None, env=None):
                     pass
     finally:
         SourceFileLoader.get_code = original
+        sys.meta_path[:] = meta_path
         for fd, saved in enumerate(saved_fds):
             os.dup2(saved, fd)
             os.close(saved)
