@@ -147,7 +147,7 @@ SLOW_MODULES = {"fuzzkit", "cli_batch", "faulty_stree", "kill_runner", "hypothes
 SHELL_PROGRAMS = {"bash", "zsh", "man", "groff"}
 PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note", "stdio_client"}  # (the MCP SDK starts one)
 DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `process`)
-PROCESS_MODULES = {"subprocess", "serve_kit", "cli_batch", "fuzzkit"}
+PROCESS_MODULES = {"subprocess", "serve_kit", "mcp_kit", "cli_batch", "fuzzkit"}  # (or imported in the test)
 
 
 def _reach(item):
@@ -221,7 +221,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("shell")
         if modules & SLOW_MODULES or getattr(item.obj, "is_hypothesis_test", False):
             item.add_marker("slow")
-        if names & PROCESS_NAMES or modules & PROCESS_MODULES:
+        if names & PROCESS_NAMES or (modules | names) & PROCESS_MODULES:
             item.add_marker("process")
         if names & DOORS or "stree" in item.fixturenames:
             item.add_marker("cli")
