@@ -150,6 +150,14 @@ DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `proc
 PROCESS_MODULES = {"subprocess", "serve_kit", "mcp_kit", "cli_batch", "fuzzkit"}  # (or imported in the test)
 
 
+def _ours(module_name):
+    """True for a module of this test suite (tests/AREA/test_*.py, tests/lib/*, conftest): its
+    functions are followed too, wherever a test imported them from."""
+    module = sys.modules.get(module_name or "")
+    path = getattr(module, "__file__", None)
+    return path is not None and Path(path).resolve().is_relative_to(TESTS)
+
+
 def _reach(item):
     """(modules, names, string constants) the test reaches: through its own code, the functions
     of its module (and conftest's) that code calls, and its fixtures, transitively."""
@@ -186,7 +194,7 @@ def _reach(item):
                     continue
                 home = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
                 modules.add(home)
-                if home in (func.__module__, "conftest") and name not in DOORS:
+                if _ours(home) and name not in DOORS:
                     if inspect.isfunction(obj):
                         todo.append(obj)
                     elif inspect.isclass(obj):  # a helper class of the module: its methods
