@@ -1,3 +1,4 @@
+import functools
 import os
 import shutil
 import subprocess
@@ -150,6 +151,7 @@ DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `proc
 PROCESS_MODULES = {"subprocess", "serve_kit", "mcp_kit", "cli_batch", "fuzzkit"}  # (or imported in the test)
 
 
+@functools.lru_cache(maxsize=None)
 def _ours(module_name):
     """True for a module of this test suite (tests/AREA/test_*.py, tests/lib/*, conftest): its
     functions are followed too, wherever a test imported them from."""
