@@ -1,3 +1,4 @@
+import functools
 import os
 import shutil
 import subprocess
@@ -147,7 +148,16 @@ SLOW_MODULES = {"fuzzkit", "cli_batch", "faulty_stree", "kill_runner", "hypothes
 SHELL_PROGRAMS = {"bash", "zsh", "man", "groff"}
 PROCESS_NAMES = {"subprocess", "Popen", "with_forks", "with_note", "stdio_client"}  # (the MCP SDK starts one)
 DOORS = {"run_stree", "stree"}  # the `stree` fixture's way in: `cli` (and `process`)
-PROCESS_MODULES = {"subprocess", "serve_kit", "cli_batch", "fuzzkit"}
+PROCESS_MODULES = {"subprocess", "serve_kit", "mcp_kit", "cli_batch", "fuzzkit"}  # (or imported in the test)
+
+
+@functools.lru_cache(maxsize=None)
+def _ours(module_name):
+    """True for a module of this test suite (tests/AREA/test_*.py, tests/lib/*, conftest): its
+    functions are followed too, wherever a test imported them from."""
+    module = sys.modules.get(module_name or "")
+    path = getattr(module, "__file__", None)
+    return path is not None and Path(path).resolve().is_relative_to(TESTS)
 
 
 def _reach(item):
@@ -186,7 +196,7 @@ def _reach(item):
                     continue
                 home = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
                 modules.add(home)
-                if home in (func.__module__, "conftest") and name not in DOORS:
+                if _ours(home) and name not in DOORS:
                     if inspect.isfunction(obj):
                         todo.append(obj)
                     elif inspect.isclass(obj):  # a helper class of the module: its methods
@@ -221,7 +231,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("shell")
         if modules & SLOW_MODULES or getattr(item.obj, "is_hypothesis_test", False):
             item.add_marker("slow")
-        if names & PROCESS_NAMES or modules & PROCESS_MODULES:
+        if names & PROCESS_NAMES or (modules | names) & PROCESS_MODULES:
             item.add_marker("process")
         if names & DOORS or "stree" in item.fixturenames:
             item.add_marker("cli")

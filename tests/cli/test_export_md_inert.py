@@ -244,6 +244,7 @@ def test_titles_cut_at_a_word_never_inside_a_code_span(stree, tmp_path, title, e
 PROSE_CASES = 3000  # random hostile texts rendered at each slice size
 
 
+@pytest.mark.slow  # a fuzz run: PROSE_CASES texts rendered twice (make test, not make check)
 @pytest.mark.parametrize("slice_size", [7, 1 << 20])
 def test_prose_is_inert_wherever_its_slices_fall(monkeypatch, slice_size):
     """A 100 MB text is made inert a slice at a time; with slices of 7 characters the result

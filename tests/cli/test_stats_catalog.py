@@ -19,14 +19,14 @@ from stree.core.catalog_refresh import INDEX_MIN
 
 
 @pytest.fixture(autouse=True)
-def each_command_a_process(monkeypatch):
-    """stree in a process of its own for every command here, as these tests were written: they
-    count the work a command does after files were just written, and a file read in the same tick
-    of the clock as its last change is checked again by the next command (storage.index.racy).
-    A process start puts the files past that tick; a command run in-process may not."""
-    import inprocess
+def each_command_past_the_tick(monkeypatch, tmp_path):
+    """These tests count the work a command does after files were just written, and a file read
+    in the same tick of the clock as its last change is checked again by the next command
+    (storage.index.racy): each command here starts once every file under tmp_path (the HOME,
+    the sessions, the caches) is past that tick, as a process's start would have let it be."""
+    import clock
 
-    monkeypatch.setattr(inprocess, "SUBPROCESS_ONLY", True)
+    clock.each_command_past_the_tick(monkeypatch, tmp_path)
 
 DEMO = ROOT / "stree" / "data" / "demo.jsonl"
 DEBUG = {"STREE_DEBUG_STATS": "1"}

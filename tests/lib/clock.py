@@ -20,3 +20,38 @@ def past_the_tick(*paths):
         if left > 0:
             threading.Event().wait(left / 1e9 + 0.001)
         assert not racy(os.stat(path)), path
+
+
+def settle(root):
+    """Wait until every file under `root` is past its last change's tick (past_the_tick)."""
+    newest = None
+    for d, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(d, name)
+            try:
+                st = os.lstat(path)
+            except OSError:  # (gone since the walk saw it)
+                continue
+            changed = max(st.st_mtime_ns, st.st_ctime_ns)
+            if newest is None or changed > newest[0]:
+                newest = (changed, path)
+    if newest is not None:
+        try:
+            past_the_tick(newest[1])
+        except FileNotFoundError:
+            pass
+
+
+def each_command_past_the_tick(monkeypatch, root):
+    """Start every in-process command (tests/lib/inprocess.py) only once each file under `root`
+    is past its last change's tick, as a process's start would have let it be: for tests that
+    count the work a command does after files were just written (by the test, or by stree)."""
+    import inprocess
+
+    run = inprocess.run
+
+    def settled(*args, **kwargs):
+        settle(root)
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(inprocess, "run", settled)

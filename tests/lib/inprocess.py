@@ -112,6 +112,12 @@ def _cached_get_code(original):
     return get_code
 
 
+def _test_runner_hook(finder):
+    """An import hook of the test runner's own (pytest's assertion rewriting), which a process
+    running stree would not have: it looks at every module imported, stree's too."""
+    return type(finder).__module__.startswith("_pytest.")
+
+
 def run(args, input=None, cwd=None, env=None):
     """(exit status, stdout bytes, stderr bytes) of `stree ARGS` run in this process."""
     from importlib.machinery import SourceFileLoader
@@ -134,7 +140,8 @@ def run(args, input=None, cwd=None, env=None):
             pass
     saved_timer = signal.getitimer(signal.ITIMER_REAL)
     gc_enabled = gc.isenabled()
-    frozen = gc.get_freeze_count()
+    froze = []  # stree's gc.freeze calls, counted (gc.get_freeze_count walks every frozen object)
+    freeze = gc.freeze
     threads = set(threading.enumerate())
     saved_modules = {name: mod for name, mod in sys.modules.items() if _is_stree(name)}
     for name in saved_modules:
@@ -144,6 +151,7 @@ def run(args, input=None, cwd=None, env=None):
         errors = sys.__stdout__.errors
     code = 0
     original = SourceFileLoader.get_code
+    meta_path = list(sys.meta_path)
     try:
         for fd, f in enumerate(files):
             os.dup2(f.fileno(), fd)
@@ -158,6 +166,13 @@ def run(args, input=None, cwd=None, env=None):
         if cwd is not None:
             os.chdir(cwd)
         SourceFileLoader.get_code = _cached_get_code(original)
+        sys.meta_path[:] = [f for f in meta_path if not _test_runner_hook(f)]
+
+        def counted_freeze():
+            froze.append(1)
+            freeze()
+
+        gc.freeze = counted_freeze
         with warnings.catch_warnings():
             _default_warnings()
             try:
@@ -176,6 +191,7 @@ def run(args, input=None, cwd=None, env=None):
                     pass
     finally:
         SourceFileLoader.get_code = original
+        sys.meta_path[:] = meta_path
         for fd, saved in enumerate(saved_fds):
             os.dup2(saved, fd)
             os.close(saved)
@@ -193,8 +209,9 @@ def run(args, input=None, cwd=None, env=None):
                     signal.signal(sig, handler)
                 except (OSError, ValueError):
                     pass
-        if gc.get_freeze_count() > frozen:  # stree's gc.freeze (what was frozen before is thawed too: a
-            gc.unfreeze()  # permanent generation cannot be cut back to its old size, only emptied)
+        gc.freeze = freeze
+        if froze:  # stree's gc.freeze (what was frozen before is thawed too: a permanent
+            gc.unfreeze()  # generation cannot be cut back to its old size, only emptied)
         (gc.enable if gc_enabled else gc.disable)()
         for name in [name for name in sys.modules if _is_stree(name)]:
             del sys.modules[name]
