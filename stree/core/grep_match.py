@@ -216,28 +216,20 @@ def _escape_end(pattern, i):
 
 
 def _top_level_bar(pattern):
-    depth, i = 0, 0
-    in_class = False
+    """True when `pattern` has a `|` outside every group and class (an alternation of the whole)."""
+    i = 0
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
             i += 2
-            continue
-        if in_class:
-            if ch == "]":
-                in_class = False
         elif ch == "[":
-            in_class = True
-            if pattern[i + 1:i + 2] == "]" or pattern[i + 1:i + 3] == "^]":
-                i += 2 if pattern[i + 1] == "]" else 3
-                continue
+            i = _skip_class(pattern, i)
         elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth <= 0:
+            i = _skip_group(pattern, i)
+        elif ch == "|":
             return True
-        i += 1
+        else:
+            i += 1
     return False
 
 
@@ -258,21 +250,17 @@ def _skip_class(pattern, i):
 
 
 def _skip_group(pattern, i):
+    """The index past the group opening at `i` (its classes and escapes skipped whole)."""
     depth = 0
-    in_class = False
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
             i += 2
             continue
-        if in_class:
-            if ch == "]":
-                in_class = False
-        elif ch == "[":
-            in_class = True
-            if pattern[i + 1:i + 2] == "]":
-                i += 1
-        elif ch == "(":
+        if ch == "[":
+            i = _skip_class(pattern, i)
+            continue
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
@@ -280,7 +268,6 @@ def _skip_group(pattern, i):
                 return i + 1
         i += 1
     return i
-
 
 
 _AGO = re.compile(r"(\d+)\s*(s|sec|second|m|min|minute|h|hour|d|day|w|week)s?(?:\s+ago)?", re.IGNORECASE)

@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from builders import SessionBuilder
 from conftest import ROOT
 
@@ -72,6 +74,7 @@ def refused_port():
     return port
 
 
+@pytest.mark.slow  # (stree's real back-off: 1 s, then 2 s; make test runs it, make check does not)
 def test_a_summary_against_a_server_refusing_connections_says_it_retries(stree, isolated_home):
     config = isolated_home / ".config" / "stree" / "config.toml"
     config.parent.mkdir(parents=True)
