@@ -121,6 +121,27 @@ def read_pty(master, proc=None, timeout=30):
     return out
 
 
+def on_pty(args, columns, lines, env):
+    """(exit status, output bytes) of `python -m stree ARGS` on a pseudo-terminal of `columns`
+    x `lines`, with `env` as its environment (stdin, stdout and stderr all the terminal)."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "stree", *map(str, args)], stdin=slave, stdout=slave,
+                            stderr=slave, env=env)
+    os.close(slave)
+    try:
+        out = read_pty(master, proc, timeout=120)
+    finally:
+        os.close(master)
+    return proc.wait(timeout=60), out
+
+
 # -- markers, applied by what a test uses (so a new test is marked without thought) -----------
 #
 #   pi       needs Node and the real pi: reaches tests/lib/pi_harness.py (or the corpus pi writes)

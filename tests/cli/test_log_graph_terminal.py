@@ -2,18 +2,14 @@
 is one line of the terminal's width and shows some of its entry, however deep the tree (the
 outer connector levels fold into a `⋯N⋯` marker); into a pipe the rows stay whole."""
 
-import fcntl
 import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 
 import pytest
 
-from conftest import read_pty
+from conftest import on_pty
 from test_log_graph_draw import comb
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -23,20 +19,12 @@ BOX = "│├└─ "
 def on_terminal(args, columns, lines=50, by_env=False):
     """What `python -m stree ARGS` writes to a pseudo-terminal of `columns` x `lines`, its
     colours taken out, as lines. `by_env`: the width given by COLUMNS (the pty left 80 wide)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, 80 if by_env else columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     if by_env:
         env["COLUMNS"] = str(columns)
     env["TERM"] = "xterm"
-    proc = subprocess.Popen([sys.executable, "-m", "stree", *map(str, args)], stdin=slave, stdout=slave,
-                            stderr=slave, env=env)
-    os.close(slave)
-    try:
-        out = read_pty(master, proc, timeout=120)
-    finally:
-        os.close(master)
-    assert proc.wait(timeout=60) == 0, out[-2000:]
+    code, out = on_pty(args, 80 if by_env else columns, lines, env)
+    assert code == 0, out[-2000:]
     return SGR.sub("", out.decode("utf-8")).split("\r\n")[:-1]
 
 

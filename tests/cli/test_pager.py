@@ -4,15 +4,13 @@ who quits the pager after the first screen stops the command (as git does); a sh
 printed, never paged. What is drawn is counted (STREE_DEBUG_STATS), never timed."""
 
 import os
-import pty
 import re
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import read_pty
+from conftest import on_pty
 from test_log_graph_draw import comb
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -21,22 +19,10 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 def on_terminal(args, pager, lines=40, env=None):
     """(exit status, what reached the terminal) of `python -m stree ARGS` on a pseudo-terminal
     of 120 x `lines`, with PAGER set to `pager`."""
-    import fcntl
-    import struct
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, 120, 0, 0))
     run_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "STREE_PAGER", "LESS")}
     run_env.update({"TERM": "xterm", "PAGER": pager, "NO_COLOR": "1", **(env or {})})
-    proc = subprocess.Popen([sys.executable, "-m", "stree", *map(str, args)], stdin=slave, stdout=slave,
-                            stderr=slave, env=run_env)
-    os.close(slave)
-    try:
-        out = read_pty(master, proc, timeout=120)
-    finally:
-        os.close(master)
-    return proc.wait(timeout=60), SGR.sub("", out.decode("utf-8")).replace("\r\n", "\n")
+    code, out = on_pty(args, 120, lines, run_env)
+    return code, SGR.sub("", out.decode("utf-8")).replace("\r\n", "\n")
 
 
 @pytest.fixture

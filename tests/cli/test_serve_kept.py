@@ -6,19 +6,10 @@ ahead of a request sent before it, and always as a fresh server answers."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from clock import past_the_tick
 from serve_kit import Server
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def generated(tmp_path, entries, seed=1):
-    path = tmp_path / f"gen-{entries}-{seed}.jsonl"
-    subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "gen.py"), str(entries), str(path),
-                    "--seed", str(seed)], check=True, capture_output=True)
-    return path
+from test_serve_warm import generated
 
 
 def stats(stderr):
