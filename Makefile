@@ -52,7 +52,7 @@ test-latest: $(VENV)/.installed-test $(PI) $(PIS)
 
 # the long fuzz / fault-injection runs (pytest marker `soak`, left out of `make test`)
 soak: $(VENV)/.installed-test $(PI) $(PIS)
-	$(BIN)/python -m pytest -q -s -m soak
+	$(BIN)/python -m pytest -q -s -m soak --timeout=0
 
 # the $(SHELL_TOOLS) missing here: installed when STREE_TEST_APT=1 (as root, with apt-get);
 # otherwise their tests are skipped, and this says which and why. apt-get's own output goes to
