@@ -1,25 +1,22 @@
-"""git muscle memory (issue 27 item 5): `log -N`, `log --since/--until`, `--role` and
-`--model` as grep has them, `show A..B` and `export A..B` over a range's entries, and the
-usage hint on every usage error. Each checked against the raw file or another command's
-answer, on both of log's paths (the fast read path and click's)."""
+"""`stree log`: the path to a revision, newest first, as a git user reads it: `-N`,
+`--since/--until`, `--role` and `--model` as grep has them, each checked against the raw file,
+on both of log's paths (the fast read path and click's). (`log --graph` is test_log_graph*.py,
+`log --follow` test_log_follow.py.)"""
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 
 import pytest
 
 from conftest import ROOT
+from readback import ids
+
 
 DEMO = ROOT / "stree" / "data" / "demo.jsonl"
 
 
 def raw():
     return {e["id"]: e for e in map(json.loads, DEMO.read_text().splitlines()) if e.get("type") != "session"}
-
-
-def ids(r):
-    assert r.code == 0, r
-    return r.out.split()
 
 
 def ms(ts):
@@ -75,41 +72,3 @@ def test_role_and_model_as_grep_has_them(stree):
     rows = [json.loads(x) for x in stree("-s", "demo", "log", "--graph", "--json", "--role", "user").out.splitlines()]
     everything = [json.loads(x) for x in stree("-s", "demo", "log", "--graph", "--json").out.splitlines()]
     assert [r["id"] for r in rows] == [r["id"] for r in everything if r["role"] == "user"]
-
-
-def test_show_a_range_shows_its_entries(stree):
-    listed = ids(stree("-s", "demo", "log", "--format", "{id}", "bug-found..@"))
-    assert ids(stree("-s", "demo", "show", "--format", "{id}", "bug-found..@")) == listed
-    shown = [json.loads(x)["id"] for x in stree("-s", "demo", "show", "--json", "bug-found...@~3").out.splitlines()]
-    assert shown == ids(stree("-s", "demo", "log", "--format", "{id}", "bug-found...@~3"))
-    human = stree("-s", "demo", "show", "bug-found..@")
-    assert human.code == 0 and human.out.count("\nentry ") + human.out.startswith("entry ") == len(listed)
-
-
-def test_export_a_range_exports_its_entries(stree, tmp_path):
-    listed = ids(stree("-s", "demo", "log", "--format", "{id}", "bug-found..@"))
-    everything = ids(stree("-s", "demo", "log", "--format", "{id}", "--filter", "all"))
-    out = tmp_path / "since.md"
-    r = stree("-s", "demo", "export", "bug-found..@", "-o", out)
-    assert r.code == 0 and f"({len(listed)} entries, md)" in r.err, r
-    text = out.read_text()
-    for i in everything:
-        assert (f"`{i}`" in text) == (i in listed or f"(after `{i}`)" in text), i
-
-
-@pytest.mark.parametrize("args", [["log", "-n"], ["log", "--since"], ["show", "--format"], ["stats", "--until"],
-                                  ["log", "--date"]])
-def test_every_usage_error_carries_the_usage_hint(stree, args):
-    r = stree("-s", "demo", *args)
-    assert r.code == 2 and r.err.startswith("stree: error: ") and "requires an argument" in r.err
-    assert f"hint: usage: stree {args[0]} [OPTIONS]" in r.err and f"hint: see 'stree {args[0]} --help'" in r.err
-
-
-def test_the_graphs_hint_names_only_what_finds_something(stree):
-    r = stree("-s", "demo", "log", "--graph", "--search", "zzzz")
-    assert r.code == 1 and "--filter all" not in r.err and "zzzz" in r.err, r
-    assert stree("-s", "demo", "log", "--graph", "--filter", "all", "--search", "zzzz").code == 1
-    # a word in assistant text only: the user-only graph has none, --filter all finds it
-    r = stree("-s", "demo", "log", "--graph", "--filter", "user-only", "--search", "Reverting")
-    assert r.code == 1 and "try --filter all" in r.err, r
-    assert stree("-s", "demo", "log", "--graph", "--filter", "all", "--search", "Reverting").out
