@@ -152,3 +152,16 @@ def test_the_setters_the_index_cannot_hold_are_decoded(tmp_path, stree):
     assert json.loads(r.out) == pi("inspect", path, version="1.5.2")["context"]
     assert (json.loads(r.out)["model"], json.loads(r.out)["thinkingLevel"]) == (
         {"provider": "openai", "modelId": {"odd": 1}}, ["odd"])
+
+
+def test_context_json_and_replay_shapes(stree, branchy_file):
+    ctx = json.loads(stree("-s", branchy_file, "context", "--json").out)
+    assert ctx["thinkingLevel"] == "high" and ctx["messages"][0]["role"] == "compactionSummary"
+    oa = json.loads(stree("-s", branchy_file, "context", "--as", "openai").out)
+    assert oa["model"] == "gpt-5"
+    assert [m["role"] for m in oa["messages"]] == ["user", "user", "assistant", "tool", "assistant", "user",
+                                                   "assistant"]
+    an = json.loads(stree("-s", branchy_file, "context", "--as", "anthropic").out)
+    roles = [m["role"] for m in an["messages"]]
+    assert set(roles) == {"user", "assistant"}  # (consecutive user turns: pi-ai sends them, the API joins them)
+    assert [b["type"] for m in an["messages"] for b in m["content"] if m["role"] == "assistant"][0] == "tool_use"

@@ -133,3 +133,13 @@ def test_main_help_lists_every_command(stree):
     r = stree("--help")
     for name in command_names():
         assert re.search(rf"^  {re.escape(name)}\s", r.out, re.M)
+
+
+def test_help_lists_commands_exit_codes_and_examples(stree):
+    r = stree("--help")
+    assert r.code == 0
+    for word in ("log", "show", "rev-parse", "merge-base", "context", "ls", "Exit codes", "Revisions"):
+        assert word in r.out
+    for cmd in ("log", "show", "rev-parse", "merge-base", "context", "ls"):
+        h = stree(cmd, "--help")
+        assert h.code == 0 and "Examples:" in h.out and h.out.count("stree ") >= 3, cmd

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from builders import SessionBuilder
 from conftest import ROOT
 from readback import ids
 
@@ -72,3 +73,48 @@ def test_role_and_model_as_grep_has_them(stree):
     rows = [json.loads(x) for x in stree("-s", "demo", "log", "--graph", "--json", "--role", "user").out.splitlines()]
     everything = [json.loads(x) for x in stree("-s", "demo", "log", "--graph", "--json").out.splitlines()]
     assert [r["id"] for r in rows] == [r["id"] for r in everything if r["role"] == "user"]
+
+
+def test_log_newest_first_with_decorations(stree, branchy_file):
+    r = stree("-s", branchy_file, "log")
+    assert r.code == 0, r
+    lines = r.out.splitlines()
+    # @ is the last entry before the label and name entries appended at it (pi hides those too)
+    assert lines[0].startswith("00000013 (@)") and "Added tests/test_newlines.py" in lines[0]
+    assert lines[-1].startswith("00000001 (start)") and "user: Fix the CSV quoting bug" in lines[-1]
+    assert r.err == ""
+
+
+def test_log_json_fields_and_limits(stree, branchy_file):
+    r = stree("-s", branchy_file, "log", "--json", "-n", "3", "--reverse")
+    recs = [json.loads(line) for line in r.out.splitlines()]
+    assert [x["id"] for x in recs] == ["00000011", "00000012", "00000013"]
+    assert set(recs[0]) >= {"id", "parentId", "type", "role", "timestamp", "label", "preview", "line",
+                            "leaf", "active", "children"}
+    assert recs[-1]["leaf"] is True and recs[-1]["preview"] == "assistant: Added tests/test_newlines.py"
+
+
+def test_log_range_and_format_and_nul(stree, branchy_file):
+    r = stree("-s", branchy_file, "log", "csv-attempt..@", "--format", "{id}\\t{type}", "-z")
+    records = r.raw.split(b"\0")
+    assert records[-1] == b""
+    assert records[0] == b"00000013\tmessage"
+    assert b"00000009" not in r.raw and b"00000001" not in r.raw
+    bad = stree("-s", branchy_file, "log", "--format", "{nope}")
+    assert bad.code == 2 and "unknown field {nope}" in bad.err
+
+
+@pytest.mark.slow  # (big inputs: left out of `make check`)
+def test_fifty_thousand_deep_session_through_the_cli(stree, tmp_path):
+    b = SessionBuilder()
+    for i in range(25_000):
+        b.user(f"question {i}")
+        b.assistant(f"answer {i}")
+    p = b.write(tmp_path / "deep.jsonl")
+    r = stree("-s", p, "log", "-n", "1", "--format", "{id}")
+    assert r.code == 0 and r.out.strip() == b.leaf
+    r = stree("-s", p, "rev-parse", "@~49999", "root")
+    assert r.out.split() == [b.entries[0]["id"]] * 2
+    r = stree("-s", p, "log", "--graph", "--format", "{id}")
+    assert r.code == 0 and len(r.out.split()) == 50_000 and "RecursionError" not in r.err
+    assert stree("-s", p, "merge-base", "--is-ancestor", "root", "@").code == 0
