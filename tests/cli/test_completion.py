@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from builders import SessionBuilder
-from conftest import ROOT
+from conftest import ROOT, run_stree
 
 BIN = Path(sys.executable).parent
 SCRIPTS = ROOT / "completions"
@@ -286,3 +286,29 @@ def test_hostile_labels_are_one_line_candidates(tmp_path):
     rows = r.out.splitlines()
     assert rows == ["plain", "label\todd label\tuser: hi there [31m"]
     assert json.dumps(r.out).count("\\u001b") == 0
+
+
+def test_completion_offers_reflog_revisions(stree, branchy_file):
+    assert stree("-s", branchy_file, "checkout", "00000011").code == 0
+    r = stree("__complete", "bash", "@", "--", "-s", str(branchy_file), "show", "@")
+    values = [line.split("\t")[1] for line in r.out.splitlines()[1:]]
+    assert "@" in values and "@{0}" in values and "@{1}" in values
+    r = stree("__complete", "bash", "HEAD@{", "--", "-s", str(branchy_file), "log", "HEAD@{")
+    values = [line.split("\t")[1] for line in r.out.splitlines()[1:]]
+    assert values[:2] == ["HEAD@{0}", "HEAD@{1}"]
+
+
+def test_completion_reads_the_session_named_after_the_command(branchy_file):
+    """Global options after the subcommand also pick the session completion reads (bash, and
+    zsh where it is installed)."""
+    import shutil
+
+    line = f"stree show -s {branchy_file} csv"
+    assert bash_complete(line.split(), line=line) == ["csv-attempt"]
+    line = f"stree log -s {branchy_file} @"
+    got = bash_complete(line.split(), line=line)
+    moves = [json.loads(x) for x in run_stree("-s", branchy_file, "reflog", "--json", "-n", "10").out.splitlines()]
+    assert len(moves) == 10  # pi's navigation with a summary, and the entries appended (commits)
+    assert got == ["@"] + [f"@\\{{{m['index']}\\}}" for m in moves if m["id"] is not None]
+    if shutil.which("zsh"):
+        assert [v for v, _ in zsh_complete(f"stree show -s {branchy_file} csv")] == ["csv-attempt"]

@@ -43,3 +43,18 @@ def test_malformed_lines_warn_once_on_stderr(stree, tmp_path):
     r = stree("-s", p, "log")
     assert r.code == 0 and "user: fine" in r.out
     assert r.err.count("warning") == 1 and "2, 3" in r.err
+
+
+def test_click_errors_in_stree_style_with_did_you_mean(stree, branchy_file):
+    cases = [(["lgo"], "unknown command 'lgo'", "did you mean 'log'?"),
+             (["-s", str(branchy_file), "log", "--grap"], "unknown option '--grap'", "did you mean --graph?"),
+             (["--colour", "never", "log"], "unknown option '--colour'", "did you mean --color?"),
+             (["-s", str(branchy_file), "log", "-n", "x"], "invalid value for '-n'", "see 'stree log --help'"),
+             (["checkout"], "missing argument 'REV'", "usage: stree checkout [OPTIONS] REV")]
+    for args, error, hint in cases:
+        r = stree(*args)
+        lines = r.err.splitlines()
+        assert r.code == 2 and r.out == "", (args, r)
+        assert lines[0].startswith("stree: error: ") and error in lines[0], (args, r.err)
+        assert all(line.startswith("hint: ") for line in lines[1:]) and f"hint: {hint}" in lines, (args, r.err)
+        assert "Usage:" not in r.err and "Error:" not in r.err

@@ -4,6 +4,7 @@ prefix, `-C`, `--session-dir` and the environment, the bundled demo, and the glo
 taken before or after the command."""
 
 from builders import SessionBuilder
+from clock import past_the_tick
 
 
 def test_default_session_is_newest_of_this_directory(stree, tmp_path, isolated_home):
@@ -47,3 +48,24 @@ def test_demo_is_bundled(stree):
     r = stree("-s", "demo", "log", "--graph")
     assert r.code == 0 and "← active" in r.out
     assert len(r.out.splitlines()) > 20
+
+
+def test_global_options_before_or_after_the_command(stree, branchy_file, tmp_path):
+    want = stree("-s", branchy_file, "--color", "never", "log", "-n", "3").out
+    assert want.count("\n") == 3
+    for args in (["log", "-n", "3", "-s", str(branchy_file), "--color", "never"],
+                 ["log", "--session", str(branchy_file), "-n", "3", "--no-pager", "--color=never"],
+                 ["--no-cache", "log", "-n", "3", "-s", str(branchy_file)]):
+        r = stree(*args)
+        assert r.code == 0 and r.out == want, (args, r)
+    r = stree("log", "-n", "1", "-C", str(branchy_file.parent), "-s", branchy_file.name, "--no-cache", "--debug")
+    assert r.code == 0 and r.out == want.splitlines(True)[0], r
+    r = stree("rev-parse", "-s", str(branchy_file), "--color", "always", "@")
+    assert r.out == "00000013\n"
+    # the kept-graph fast path reads them after `log` too, and prints the same bytes
+    past_the_tick(branchy_file)  # an output drawn in the file's tick of the clock is not kept
+    first = stree("-s", str(branchy_file), "log", "--graph").out
+    r = stree("log", "--graph", "-s", str(branchy_file), env={"STREE_DEBUG_STATS": "1"})
+    assert r.out == first and "graph-cache" in r.err, r
+    r = stree("log", "--graph", "-s", str(branchy_file), "--no-cache", env={"STREE_DEBUG_STATS": "1"})
+    assert r.out == first and "graph-cache" not in r.err, r

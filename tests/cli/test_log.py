@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from builders import SessionBuilder
+from builders import SessionBuilder, sessions_sharing_a_prefix
 from conftest import ROOT
 from readback import ids
 
@@ -118,3 +118,52 @@ def test_fifty_thousand_deep_session_through_the_cli(stree, tmp_path):
     r = stree("-s", p, "log", "--graph", "--format", "{id}")
     assert r.code == 0 and len(r.out.split()) == 50_000 and "RecursionError" not in r.err
     assert stree("-s", p, "merge-base", "--is-ancestor", "root", "@").code == 0
+
+
+def test_format_placeholders_and_braces(stree, branchy_file):
+    r = stree("-s", branchy_file, "log", "-n", "1", "--format", "{{id}} {id} }}{{")
+    assert r.code == 0 and r.out == "{id} 00000013 }{\n", r
+    for bad in ("{id", "id}", "{ id }", "{}", "{1}"):
+        r = stree("-s", branchy_file, "log", "--format", bad)
+        assert r.code == 2 and r.out == "" and r.err.startswith("stree: error: --format: malformed placeholder"), (bad, r)
+        assert "hint: " in r.err
+    r = stree("-s", branchy_file, "label", "--format", "{nope}")
+    assert r.code == 2 and "unknown field {nope}" in r.err
+
+
+def test_log_search_and_filter_on_the_path(stree, branchy_file):
+    def ids(*args):
+        r = stree("-s", branchy_file, "log", "--format", "{id}", *args)
+        return r.code, r.out.split()
+
+    assert ids("--search", "regex") == (0, ["00000010", "0000000b"])
+    assert ids("--search", "REGEX-based parser") == (0, ["0000000b"])  # every word, any case, as /tree
+    assert ids("--filter", "user-only") == (0, ["00000012", "0000000b", "00000001"])
+    assert ids("--filter", "user-only", "-n", "2") == (0, ["00000012", "0000000b"])  # -n counts shown rows
+    assert ids("--filter", "user-only", "--reverse") == (0, ["00000001", "0000000b", "00000012"])
+    assert ids("--filter", "user-only", "-n", "1", "start..@") == (0, ["00000012"])  # ranges too
+    code, out = ids("--search", "no such words anywhere")
+    assert code == 1 and out == []
+    r = stree("-s", branchy_file, "log", "--graph", "--search", "no such words anywhere")
+    assert r.code == 1 and r.out == ""
+    r = stree("-s", branchy_file, "log", "--graph", "--reverse")
+    assert r.code == 2 and r.err.startswith("stree: error: --graph and --reverse cannot be combined")
+
+
+def test_dates_local_with_zone_and_git_styles(stree, tmp_path, branchy_file):
+    kolkata = {"TZ": "Asia/Kolkata"}
+    line = stree("-s", branchy_file, "log", "-n", "1", env=kolkata).out
+    assert "2026-11-18 16:36:59 +0530" in line  # 11:06:59Z in local time, with the zone
+    assert "2026-11-18 16:36:59 +0530" in stree("-s", branchy_file, "log", "-n", "1", "--date=iso", env=kolkata).out
+    assert "2026-11-18 11:06:59 +0000" in stree("-s", branchy_file, "log", "-n", "1", "--date=utc", env=kolkata).out
+    assert " 1795000019 " in stree("-s", branchy_file, "log", "-n", "1", "--date", "unix").out
+    assert " ago " in stree("-s", branchy_file, "log", "-n", "1", "--date", "relative").out
+    assert "Date:    2026-11-18 16:36:59 +0530" in stree("-s", branchy_file, "show", env=kolkata).out
+    directory, _ = sessions_sharing_a_prefix(tmp_path)
+    out = stree("-C", directory, "--session-dir", directory, "ls", "--date=unix").out
+    assert out.splitlines()[0].split()[2] == "1795100002"  # the last message's own timestamp
+    r = stree("-s", branchy_file, "log", "--date=rfc")
+    assert r.code == 2 and r.err.startswith("stree: error: invalid value for '--date'")
+    # machine output keeps pi's timestamps
+    assert json.loads(stree("-s", branchy_file, "log", "-n", "1", "--json", env=kolkata).out.splitlines()[0])[
+        "timestamp"] == "2026-11-18T11:06:59.000Z"

@@ -30,3 +30,40 @@ def test_hostile_text_prints_inert(stree, tmp_path):
         assert "\\x1b]0;pwned\\x07" in r.out or args == ["show", "@"] and "pwned" in r.out
     j = stree("-s", p, "log", "--json").out
     assert "\x1b" not in j and "\u202e" not in j and "\\u001b" in j
+
+
+PIPED = (["log"], ["log", "--graph"], ["log", "--graph", "--no-cache"], ["log", "--json"], ["show"],
+         ["show", "--json"], ["rev-parse", "@"], ["label"], ["reflog"], ["context"], ["context", "--json"],
+         ["help", "log"], ["--help"], ["log", "--help"], ["completion", "bash"], ["name"], ["ls", "--all"],
+         ["merge-base", "@", "root"], ["summarize", "root..@", "--prompt"], ["--version"], ["cache", "list"],
+         ["checkout", "00000005"], ["fork", "--json"])
+
+
+def test_a_reader_that_goes_away_is_not_an_error(branchy_file, tmp_path):
+    """`stree CMD | head -1` on every command: exit 0 and nothing on stderr, also when stdout
+    is closed before stree starts (`stree log >&-`)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, STREE_PAGER="cat", PI_CODING_AGENT_DIR=str(tmp_path / "agent"))
+    for args in PIPED:
+        for closed_fd in (False, True):
+            cmd = [sys.executable, "-m", "stree", "-s", str(branchy_file), *args]
+            if closed_fd:
+                p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                   close_fds=True, preexec_fn=lambda: os.close(1))
+            else:
+                r, w = os.pipe()
+                os.close(r)  # the reader is gone before the first write
+                p = subprocess.run(cmd, stdout=w, stderr=subprocess.PIPE, env=env)
+                os.close(w)
+            err = p.stderr.decode()
+            # informational lines of writing commands are fine; errors and tracebacks are not
+            assert p.returncode == 0 and "error" not in err and "Traceback" not in err, (args, closed_fd, err)
+            if args[0] not in ("checkout", "fork", "ls"):
+                assert err == "", (args, err)
+    with open("/dev/full", "wb") as full:  # a full disk still is an error
+        p = subprocess.run([sys.executable, "-m", "stree", "-s", str(branchy_file), "log"], stdout=full,
+                           stderr=subprocess.PIPE, env=env)
+    assert p.returncode == 4 and p.stderr.startswith(b"stree: error:")
