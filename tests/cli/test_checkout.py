@@ -2,7 +2,9 @@
 `checkout -` back along the reflog, and what it says `@` now names."""
 
 import json
+import re
 
+from builders import SessionBuilder
 from pi_harness import pi
 from readback import lines_of
 
@@ -53,3 +55,30 @@ def test_checkout_dash_without_moves(stree, tmp_path):
     before = path.read_bytes()
     r = stree("-s", path, "checkout", "-")
     assert r.code == 3 and r.err.startswith("stree: error: checkout -:") and path.read_bytes() == before
+
+
+def test_checkout_of_a_user_message_after_a_label_says_what_at_names(stree, tmp_path):
+    b = SessionBuilder()
+    first = b.user("first question")
+    answer = b.assistant("first answer")
+    b.append("label", targetId=first, label="start")  # pi appends a label into the chain...
+    asked = b.user("second question")  # ...and the next message's parent is the label entry
+    b.assistant("second answer")
+    path = b.write(tmp_path / "s.jsonl")
+    assert json.loads(path.read_text().splitlines()[-2])["parentId"] != answer
+    for fast in ("", "1"):
+        copy = tmp_path / f"c{fast}.jsonl"
+        copy.write_bytes(path.read_bytes())
+        r = stree("-s", copy, "checkout", asked, env={"STREE_NO_FAST": fast})
+        assert r.code == 0, r
+        at = stree("-s", copy, "rev-parse", "@").out.strip()
+        assert at == answer
+        assert re.search(r"now at (\S+)", r.err).group(1) == at, r.err
+
+
+def test_checkout_with_a_summary_says_the_summary_is_at(stree, demo):
+    r = stree("-s", demo, "checkout", "dd3d7fdd", "--summarize", "--provider", "extractive")
+    assert r.code == 0, r
+    at = stree("-s", demo, "rev-parse", "@").out.strip()
+    assert json.loads(demo.read_text().splitlines()[-1])["id"] == at  # the branch summary entry
+    assert re.search(r"now at (\S+)", r.err).group(1) == at, r.err

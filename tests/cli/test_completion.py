@@ -312,3 +312,23 @@ def test_completion_reads_the_session_named_after_the_command(branchy_file):
     assert got == ["@"] + [f"@\\{{{m['index']}\\}}" for m in moves if m["id"] is not None]
     if shutil.which("zsh"):
         assert [v for v, _ in zsh_complete(f"stree show -s {branchy_file} csv")] == ["csv-attempt"]
+
+
+def test_completion_offers_no_marker_or_label_entry_ids(stree, demo):
+    assert stree("-s", demo, "checkout", "dd3d7fdd", "--label", "tried").code == 0  # a marker and a label entry
+    bookkeeping = {e["id"] for e in map(json.loads, demo.read_text().splitlines()[1:])
+                   if e["type"] == "label" or (e["type"] == "custom" and e.get("customType") == "stree/checkout")}
+    assert len(bookkeeping) >= 4
+    every = {e["id"] for e in map(json.loads, demo.read_text().splitlines()[1:])}
+    for fast in ("", "1"):  # the table stree answers from, and click's definitions (the reference)
+        r = stree("__complete", "bash", "", "--", "-s", str(demo), "show", "", env={"STREE_NO_FAST": fast})
+        assert r.code == 0, r
+        offered = {line.split("\t")[1] for line in r.out.splitlines()[1:]}
+        assert {"tried", "bug-found", "@"} <= offered  # labels and the specials are offered
+        assert offered & every  # entries too
+        assert not offered & bookkeeping, offered & bookkeeping
+        # a prefix of a marker's id offers nothing of it either
+        marker = sorted(bookkeeping)[0]
+        r = stree("__complete", "bash", marker[:5], "--", "-s", str(demo), "show", marker[:5],
+                  env={"STREE_NO_FAST": fast})
+        assert marker not in r.out
