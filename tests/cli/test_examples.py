@@ -103,7 +103,7 @@ def runnable(command):
 
 
 EXAMPLES = sorted(set(help_examples() + readme_examples()), key=lambda e: (e[0], e[1]))
-# completion (<TAB>) and make lines have their own tests (test_completion, test_gitux)
+# completion (<TAB>) and make lines have their own tests (test_completion, test_install)
 EXAMPLES = [(where, example) for where, example in EXAMPLES if runnable(_split_comment(example)) is not None]
 
 

@@ -1,7 +1,9 @@
-"""`stree show`: one entry, several, or a range's entries, for people and as JSON."""
+"""`stree show`: one entry, several, or a range's entries, for people and as JSON, decoding
+only the entry and its parent (counted, not timed)."""
 
 import json
 
+from decode_count import compacted, decoded, stats_run
 from readback import ids
 
 
@@ -27,3 +29,12 @@ def test_unknown_and_ambiguous_revisions_exit_3_naming_them(stree, branchy_file)
     assert r.code == 3 and "nothing-here" in r.err and "Traceback" not in r.err
     r = stree("-s", branchy_file, "show", "0000")
     assert r.code == 3 and "ambiguous" in r.err and "00000001" in r.err
+
+
+def test_show_decodes_the_entry_and_its_parent_only(tmp_path, stree):
+    path, ids = compacted(tmp_path, 20000, 200, 20)
+    stats_run(stree, path, "rev-parse", "@")
+    r = stats_run(stree, path, "show", "@~3")
+    assert r.code == 0, r
+    assert decoded(r) <= 2 + 2, r.err
+    assert r.raw == stree("--no-cache", "-s", path, "show", "@~3").raw

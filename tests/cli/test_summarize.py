@@ -1,9 +1,12 @@
-"""`stree summarize`: a branch summarised by a model, and what it says when the model's server
-cannot be reached."""
+"""`stree summarize`: a branch summarised by a model, decoding only the abandoned branch
+(counted, not timed), and what it says when the model's server cannot be reached."""
 
+import json
 import socket
 
 import pytest
+
+from decode_count import compacted, decoded, stats_run
 
 
 def refused_port():
@@ -29,3 +32,22 @@ def test_a_summary_against_a_server_refusing_connections_says_it_retries(stree, 
     assert all("cannot reach" in line and "127.0.0.1" in line for line in retries)
     assert "(retry 1 of 2)" in retries[0] and "(retry 2 of 2)" in retries[1]
     assert lines[-2].startswith("stree: error: ") and lines[-1].startswith("hint: ")
+
+
+def test_summarize_decodes_only_the_abandoned_branch(tmp_path, stree):
+    path, ids = compacted(tmp_path, 20000, 200, 20)
+    b = ids["builder"]
+    b.at(ids["branch_at"])
+    for i in range(15):
+        b.user(f"side {i}")
+        b.assistant(f"side answer {i}")
+    b.write(path)
+    stats_run(stree, path, "rev-parse", "@")
+    for args in (("--prompt",), ("--prompt", "--json")):
+        r = stats_run(stree, path, "summarize", *args, "--to", ids["leaf"])
+        assert r.code == 0, r
+        # the 30 abandoned entries, the target and its parent; the session's model is the last
+        # assistant's, its thinking level the index's
+        assert decoded(r) <= 30 + 3, r.err
+        assert r.raw == stree("--no-cache", "-s", path, "summarize", *args, "--to", ids["leaf"]).raw
+    assert json.loads(r.out)["entryIds"] == [e["id"] for e in b.entries[-30:]]
