@@ -1,5 +1,8 @@
 """The catalogue, discovery of every agent's sessions, headerless files: real files in a
-temporary HOME, stree run as a user runs it."""
+temporary HOME, stree run as a user runs it.
+
+The catalogue is what `ls --all`, `grep` and `stats --all` read, not one command: so one module
+(the `catalog` command's own tests are test_catalog_<aspect>.py)."""
 
 import json
 import os

@@ -1,4 +1,6 @@
-"""Man pages, `stree help`, and --help: generated from the code, fresh, rendered cleanly."""
+"""Man pages, `stree help`, and --help: generated from the code, fresh, rendered cleanly.
+
+The documentation of every command at once: so one module."""
 
 import importlib.util
 import os

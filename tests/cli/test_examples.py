@@ -5,7 +5,9 @@ directory (a copy of the demo, the newest, and a small one whose id starts 0199a
 files the examples name (demo.jsonl, notes.md, old.jsonl, broken.jsonl), and the labels they
 name (main, X, try-2, start). Models are a loopback HTTP server (STREE_PROVIDER=openai).
 Programs this machine lacks or that need a person (fzf, pi's TUI, a model client) end the
-pipeline there: what comes before them still runs and must succeed."""
+pipeline there: what comes before them still runs and must succeed.
+
+The examples of every command at once: so one module."""
 
 import json
 import os

@@ -1,7 +1,9 @@
 """Tables fit the terminal: `stats` (one session and --all) and `ls --all` on a pseudo-terminal
 of 60, 80 and 120 columns (its size, or COLUMNS), every row one line of its width, narrower
 columns first (short numbers and dates, optional columns left out), never a wrapped row; into
-a pipe the table is whole."""
+a pipe the table is whole. The human listings of `log`, `label` and `ls` fit a terminal too.
+
+Tables are drawn by several commands: one concern, so one module."""
 
 import json
 
