@@ -9,7 +9,6 @@ pipeline there: what comes before them still runs and must succeed.
 
 The examples of every command at once: so one module."""
 
-import json
 import os
 import re
 import shutil

@@ -4,7 +4,7 @@ paths (the firstKeptEntryId check of many compactions)."""
 import json
 
 import pytest
-from builders import SessionBuilder, branchy, dumps
+from builders import SessionBuilder, dumps
 
 
 def base():

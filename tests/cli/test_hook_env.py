@@ -9,7 +9,6 @@ import json
 import os
 import sys
 
-import pytest
 from builders import SessionBuilder
 from mcp_kit import McpServer
 from serve_kit import Server

@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from builders import SessionBuilder
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
