@@ -31,11 +31,12 @@ from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_col
 from .previews import PreviewCache
 from ..errors import BadFile, Stopped
 
-FORMAT = 9  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+FORMAT = 10  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
 #            8: the aux of thinking_level_change and model_change entries: their level and model;
-#            9: the aux column split: the rows that are not messages apart, columns.encode_column)
+#            9: the aux column split: the rows that are not messages apart, columns.encode_column;
+#            10: the shape says whether every parent precedes its child, Shape.ordered)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for

@@ -25,12 +25,15 @@ class Shape:
     how many children pi's tree gives r; shadowed: rows an entry with the same id
     further down the file hides; dangling: parent id -> rows naming it while no
     entry has that id; labels/stamps: pi's label map; name_row: the latest
-    session_info; targets: label target -> its row, for the targets that exist.
-    An index stores it, so a warm command does not recompute it."""
+    session_info; targets: label target -> its row, for the targets that exist;
+    ordered: True when every parent comes before its child in the file (prow[r] < r for
+    every row: then no path has a loop, and a walk up a path meets its rows in falling order),
+    False when not, None until known (ordered_rows()). An index stores it, so a warm command
+    does not recompute it."""
 
-    __slots__ = ("prow", "nkids", "shadowed", "dangling", "labels", "stamps", "name_row", "targets")
+    __slots__ = ("prow", "nkids", "shadowed", "dangling", "labels", "stamps", "name_row", "targets", "ordered")
 
-    def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets):
+    def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets, ordered=None):
         self.prow = prow
         self.nkids = nkids
         self.shadowed = shadowed
@@ -39,10 +42,20 @@ class Shape:
         self.stamps = stamps
         self.name_row = name_row
         self.targets = targets
+        self.ordered = ordered
 
     def state(self):
+        """What an index stores (`ordered` found first when not known yet: one pass over prow)."""
         return (self.prow, self.nkids, self.shadowed, self.dangling, self.labels, self.stamps, self.name_row,
-                self.targets)
+                self.targets, self.ordered_rows())
+
+    def ordered_rows(self):
+        """self.ordered, found when not known yet (a pass over every row, at C speed)."""
+        if self.ordered is None:
+            from operator import ge
+
+            self.ordered = not any(map(ge, self.prow, range(len(self.prow))))
+        return self.ordered
 
 
 def compute_shape(nodes):
@@ -93,7 +106,8 @@ def positions(values, value):
 
 def extend_shape(shape, nodes, start, find):
     """The Shape after rows [start:] were appended, or None when they change earlier
-    rows (a repeated id, or a parent that was missing): then compute_shape() it.
+    rows (a repeated id, or a parent that was missing): then compute_shape() it. An appended
+    row's parent is an earlier row: `ordered` stays as it was.
     `find(id)` -> the row of an entry before `start`, or None."""
     ids = nodes.tail("id", start)
     parents = nodes.tail("parent", start)
