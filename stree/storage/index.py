@@ -11,7 +11,10 @@ session file, by offset, when a command needs it.
 An index is never trusted blindly. It belongs to a file by device and inode and
 remembers the size, mtime and CRCs of the file's first bytes and of the bytes
 just before where it stopped; anything else than "same file" or "same file plus
-appended lines" means a full parse (and a new index). A corrupt index is a miss.
+appended lines" means a full parse (and a new index). A corrupt index is a miss: its
+metadata is checked by a CRC every time, its data area by a CRC unless the index file
+still has the modification time its writer gave it (no write has touched it since: a warm
+command then reads only the pages it decodes).
 Writes are a temp file and a rename, so concurrent stree processes never see a
 half-written index; the last writer wins and both versions are valid.
 
@@ -338,12 +341,16 @@ def _restore(target, path, fd, st, covered):
         if meta["racy_crc"] is not None and _crc(fd, 0, old) != meta["racy_crc"]:
             f.close()
             return None  # written in the same tick as a change: the stat proves nothing, the bytes do
-        # the whole data area (previews too) is checked at once (cheap next to decoding it), so a
-        # damaged index is a miss now (and is rewritten) rather than an error in a command
+        # the whole data area (previews too) is checked at once, so a damaged index is a miss now
+        # (and is rewritten) rather than an error in a command; unless the index file still has
+        # the modification time its writer stamped it with (see _write): then no write has
+        # touched it since, and a warm command reads only what it decodes (at 1M entries the
+        # check cost more than the whole answer of `context`)
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
+        stamped = meta.get("stamp_ns") is not None and os.fstat(f.fileno()).st_mtime_ns == meta["stamp_ns"]
         f.close()
-        if data is None or crc_mapped(data, start) != meta["data_crc"]:
+        if data is None or not stamped and crc_mapped(data, start) != meta["data_crc"]:
             debug(f"ignoring index {target}: damaged")
             return None
         blobs = Blobs(data, start)
@@ -424,6 +431,12 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         data_crc = crc32(previews, data_crc)
         pv = (data_len, len(previews)) if previews else None
         covered = s.covered
+        import time
+
+        # the file's modification time, set once it is written: a later write of any kind (a
+        # damage, a copy over it) gives it the time of that write, never this one to the nanosecond;
+        # a file system whose timestamps are coarser cannot keep it, and the data is checked each time
+        stamp = time.time_ns()
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
             "ctime_ns": st.st_ctime_ns, "racy_crc": _crc_all(fd, covered) if racy(st) else None,
@@ -431,11 +444,11 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "path": os.path.abspath(path), "version": s.version,
             "state": (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index),
             "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "data_crc": data_crc,
-            "previews": pv,
+            "previews": pv, "stamp_ns": stamp,
         }
         head = marshal.dumps(meta, 4)
         write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,
-                            *area.chunks, previews])
+                            *area.chunks, previews], mtime_ns=stamp)
         s.index_blobs = Parts(area.chunks)  # what the new meta's segments point into
         s.ready = None
         return meta
