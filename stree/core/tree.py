@@ -458,7 +458,7 @@ class Tree:
         value = getattr(self._nodes, "value", None)
         if value is None or r is None or self._shape is None or not self._shape.ordered:
             return None  # (ordered not known: a tree not read through an index: the full walk)
-        return context_suffix(value, self._shape.prow, r, lambda r: self.load(self._nodes[r]), self._row,
+        return context_suffix(value, self._shape.parents(), r, lambda r: self.load(self._nodes[r]), self._row,
                               model_only, loaded)
 
     def _path_columns(self, rows):

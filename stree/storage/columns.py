@@ -11,6 +11,7 @@ from operator import add
 
 from ..errors import BadFile
 from . import register_counters
+from .shape import positions
 
 INT_FIELDS = ("offset", "length", "line", "index")
 STATS = register_counters("columns", {"values": 0})  # values made from index columns (STREE_DEBUG_STATS): those of the text
@@ -308,6 +309,7 @@ class IndexColumns:
             self.starts.append(pos)
             pos += rows
         self._raw = {}
+        self._views = {}  # (name, segment) -> an integer column read in place (value())
 
     def _part(self, name, k):
         key = (name, k)
@@ -361,8 +363,16 @@ class IndexColumns:
 
     def value(self, name, row):
         k = bisect_right(self.starts, row) - 1
-        part = self._part(name, k)
         i = row - self.starts[k]
+        key = (name, k)
+        if key not in self._raw:
+            kind, where = self.segments[k][1][name]
+            if kind in ("q", "I", "i"):  # an integer read in place: the column is not copied
+                view = self._views.get(key)
+                if view is None:
+                    view = self._views[key] = self.blobs.get(where).cast(kind)
+                return view[i]
+        part = self._part(name, k)
         if part.__class__ in _VALUE_KINDS:
             return part.value(i)
         if part.__class__ is bytes:
@@ -383,20 +393,6 @@ class IndexColumns:
             if i is not None:
                 return self.starts[k] + i
         return None
-
-
-def _positions(values, value):
-    """The indexes of `value` in a list (C-speed scans: it is rare)."""
-    out = []
-    if values.count(value):
-        i = -1
-        try:
-            while True:
-                i = values.index(value, i + 1)
-                out.append(i)
-        except ValueError:
-            pass
-    return out
 
 
 def _fixed(strings, nones, put):
@@ -460,7 +456,7 @@ def encode_column(name, values, put, types=None):
             code = {v: i for i, v in enumerate(vocab)}
             return "v", (put(marshal.dumps(vocab, 4)), put(bytes(map(code.__getitem__, values))))
     if name in STR_FIELDS:
-        nones = _positions(values, None)
+        nones = positions(values, None)
         try:
             fixed = _fixed(values, nones, put)
         except (TypeError, UnicodeEncodeError):  # not all str, or not ASCII

@@ -39,7 +39,7 @@ FORMAT = 10  # bump when Node fields or their meaning change (4: columns, tree s
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
 #            8: the aux of thinking_level_change and model_change entries: their level and model;
 #            9: the aux column split: the rows that are not messages apart, columns.encode_column;
-#            10: the shape says whether every parent precedes its child, Shape.ordered)
+#            10: Shape.ordered; the shape's label maps in the data area, read when first used)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -200,7 +200,7 @@ def _reshape(s, known):
     from .shape import compute_shape, extend_shape
 
     nodes = s.nodes
-    if nodes.shape is not None and len(nodes.shape.prow) == len(nodes):
+    if nodes.shape is not None and len(nodes.shape.parents()) == len(nodes):
         return  # (the parse made it: stree.storage.parallel)
     if nodes.shape is not None:
         ids = None
@@ -343,9 +343,8 @@ def _restore(target, path, fd, st, covered):
             return None  # written in the same tick as a change: the stat proves nothing, the bytes do
         # the whole data area (previews too) is checked at once, so a damaged index is a miss now
         # (and is rewritten) rather than an error in a command; unless the index file still has
-        # the modification time its writer stamped it with (see _write): then no write has
-        # touched it since, and a warm command reads only what it decodes (at 1M entries the
-        # check cost more than the whole answer of `context`)
+        # the modification time its writer stamped it with (_write): no write has touched it
+        # since, and a warm command reads only what it decodes (at 1M entries, 100 MB checked)
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
         stamped = meta.get("stamp_ns") is not None and os.fstat(f.fileno()).st_mtime_ns == meta["stamp_ns"]
@@ -359,13 +358,11 @@ def _restore(target, path, fd, st, covered):
         n = meta["rows"]
         s.nodes = Nodes(IndexColumns(blobs, meta["segments"], target), n)
         if meta.get("shape") is not None:
-            where, rest = meta["shape"]
-            prow = decode_column("i", blobs, where[0])
-            nkids = decode_column("i", blobs, where[1])
-            if len(prow) != n or len(nkids) != n:
-                f.close()
+            (prow, nkids, rest), (name_row, ordered) = meta["shape"]
+            if prow[1] != 4 * n or nkids[1] != 4 * n:
                 return None
-            s.nodes.shape = Shape(prow, nkids, *rest)
+            # (decoded when read: a warm `context` walks a few rows of prow and decodes none of it)
+            s.nodes.shape = Shape.stored(blobs.get(prow), blobs.get(nkids), blobs.get(rest), name_row, ordered)
         s.covered = old
         s.index_meta = meta
         s.index_blobs = blobs
@@ -420,8 +417,9 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         shape = nodes.shape
         shape_where = None
         if shape is not None and s.version >= 2:
-            prow, nkids, *rest = shape.state()
-            shape_where = ((put(array("i", prow).tobytes()), put(array("i", nkids).tobytes())), rest)
+            ordered = shape.ordered_rows()
+            shape_where = ((put(array("i", shape.prow).tobytes()), put(array("i", shape.nkids).tobytes()),
+                            put(marshal.dumps(shape.rest(), 4))), (shape.name_row, ordered))
         data_crc = 0
         for chunk in area.chunks:
             data_crc = crc32(chunk, data_crc)
@@ -433,9 +431,9 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         covered = s.covered
         import time
 
-        # the file's modification time, set once it is written: a later write of any kind (a
-        # damage, a copy over it) gives it the time of that write, never this one to the nanosecond;
-        # a file system whose timestamps are coarser cannot keep it, and the data is checked each time
+        # the file's modification time, set once it is written: a later write of any kind (a damage,
+        # a copy over it) gives it the time of that write, never this one to the nanosecond; where
+        # timestamps are coarser the stamp is lost, and the data is checked each time
         stamp = time.time_ns()
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,

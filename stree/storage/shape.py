@@ -18,6 +18,24 @@ def hashable(value):
 # -- context building (pi's buildSessionContext and message helpers) ----------
 
 
+_STORED = object()  # a Shape's field still in its index, not decoded yet
+
+
+def _stored_field(name):
+    slot = "_" + name
+
+    def get(self):
+        value = getattr(self, slot)
+        if value is _STORED:
+            value = self._decode(name)
+        return value
+
+    def put(self, value):
+        setattr(self, slot, value)
+
+    return property(get, put)
+
+
 class Shape:
     """The tree's structure by row: what commands need besides the columns.
 
@@ -29,32 +47,79 @@ class Shape:
     ordered: True when every parent comes before its child in the file (prow[r] < r for
     every row: then no path has a loop, and a walk up a path meets its rows in falling order),
     False when not, None until known (ordered_rows()). An index stores it, so a warm command
-    does not recompute it."""
+    does not recompute it; a Shape read from an index (Shape.stored) decodes each field when
+    it is first read, and parents() reads a few rows of prow without decoding it."""
 
-    __slots__ = ("prow", "nkids", "shadowed", "dangling", "labels", "stamps", "name_row", "targets", "ordered")
+    __slots__ = ("_prow", "_nkids", "_shadowed", "_dangling", "_labels", "_stamps", "name_row", "_targets",
+                 "ordered", "_stored")
 
     def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets, ordered=None):
-        self.prow = prow
-        self.nkids = nkids
-        self.shadowed = shadowed
-        self.dangling = dangling
-        self.labels = labels
-        self.stamps = stamps
+        self._prow = prow
+        self._nkids = nkids
+        self._shadowed = shadowed
+        self._dangling = dangling
+        self._labels = labels
+        self._stamps = stamps
         self.name_row = name_row
-        self.targets = targets
+        self._targets = targets
         self.ordered = ordered
+        self._stored = None
+
+    prow = _stored_field("prow")
+    nkids = _stored_field("nkids")
+    shadowed = _stored_field("shadowed")
+    dangling = _stored_field("dangling")
+    labels = _stored_field("labels")
+    stamps = _stored_field("stamps")
+    targets = _stored_field("targets")
+
+    @classmethod
+    def stored(cls, prow, nkids, rest, name_row, ordered):
+        """The Shape an index holds: `prow` and `nkids` the bytes of int32 arrays, `rest` the
+        marshal data of (shadowed, dangling, labels, stamps, targets), each decoded when read."""
+        shape = cls(_STORED, _STORED, _STORED, _STORED, _STORED, _STORED, name_row, _STORED, ordered)
+        shape._stored = {"prow": prow, "nkids": nkids, "rest": rest}
+        return shape
+
+    def _decode(self, name):
+        stored = self._stored
+        if name in ("prow", "nkids"):
+            from array import array
+
+            value = array("i")
+            value.frombytes(stored[name])
+            setattr(self, "_" + name, value)
+            return value
+        import marshal
+
+        for field, value in zip(("shadowed", "dangling", "labels", "stamps", "targets"), marshal.loads(stored["rest"])):
+            if getattr(self, "_" + field) is _STORED:  # (not one given a new value meanwhile)
+                setattr(self, "_" + field, value)
+        return getattr(self, "_" + name)
+
+    def parents(self):
+        """prow, or a view of its stored bytes when it is not decoded yet: for a walk that reads
+        a few rows of a long session (nothing copied, only the pages read are touched)."""
+        if self._prow is _STORED:
+            return memoryview(self._stored["prow"]).cast("i")
+        return self._prow
 
     def state(self):
-        """What an index stores (`ordered` found first when not known yet: one pass over prow)."""
+        """Every field, decoded (`ordered` found first when not known yet)."""
         return (self.prow, self.nkids, self.shadowed, self.dangling, self.labels, self.stamps, self.name_row,
                 self.targets, self.ordered_rows())
+
+    def rest(self):
+        """(shadowed, dangling, labels, stamps, targets): what an index stores with prow and nkids."""
+        return self.shadowed, self.dangling, self.labels, self.stamps, self.targets
 
     def ordered_rows(self):
         """self.ordered, found when not known yet (a pass over every row, at C speed)."""
         if self.ordered is None:
             from operator import ge
 
-            self.ordered = not any(map(ge, self.prow, range(len(self.prow))))
+            prow = self.prow
+            self.ordered = not any(map(ge, prow, range(len(prow))))
         return self.ordered
 
 
