@@ -289,19 +289,26 @@ def model_lazy(path, load, types=None, roles=None):
     return None
 
 
-def context_suffix(value, prow, r, load_row, row_of, model_only=False, loaded=None):
+def context_suffix(value, prow, r, load_row, row_of, model_only=False, loaded=None, setters=None):
     """The rows build_context reads of the path to row `r`, oldest first: its newest part, up to
-    the newest compaction, the rows from that compaction's firstKeptEntryId on, and the last
-    thinking-level and model setters (`model_only`: the last model setter); the whole path
-    when it has no compaction or lacks a setter. Walked up `prow` from `r`, reading the type
-    and role of each row only (value(field, row): an index's columns stay undecoded). Only for
-    a tree whose parents all come before their children (stree.storage.shape.Shape.ordered):
-    then no path has a loop, and the rows of a walk fall, so a row the walk has passed (the
-    first kept entry's) is not on the rest of the path. The work is the context's, not the
-    session's. `load_row(row)`: a row's entry (the compaction's is read for its kept entries;
-    `loaded` is given it by row); `row_of(id)`: pi's byId, a row or None."""
+    the newest compaction and the rows from that compaction's firstKeptEntryId on, and the last
+    thinking-level and model setters (`model_only`: the last model setter only); the whole
+    path when it has no compaction. Walked up `prow` from `r`, reading the type and role of
+    each row only (value(field, row): an index's columns stay undecoded). Only for a tree whose
+    parents all come before their children (stree.storage.shape.Shape.ordered): then no path
+    has a loop, and the rows of a walk fall, so a row the walk has passed (the first kept
+    entry's) is not on the rest of the path. `setters`: Shape.setters, the last setters on
+    each row's path (else the walk goes on until it meets them): the setters older than the
+    rows walked come first, alone. The work is the context's, not the session's.
+    `load_row(row)`: a row's entry (the compaction's is read for its kept entries; `loaded` is
+    given it by row); `row_of(id)`: pi's byId, a row or None."""
+    if setters is not None and model_only:
+        m = setters[1][r]
+        STATS["walked"] += 1
+        return [m] if m >= 0 else []
     out = []
-    compaction = thinking = model = False
+    thinking = model = setters is not None  # (then found through `setters`, below)
+    compaction = False
     need = -1  # the first kept entry's row, until the walk reaches or passes it
     while r >= 0:
         out.append(r)
@@ -330,4 +337,9 @@ def context_suffix(value, prow, r, load_row, row_of, model_only=False, loaded=No
         r = prow[r]
     STATS["walked"] += len(out)
     out.reverse()
+    above = prow[out[0]] if out and setters is not None else -1
+    if above >= 0:  # the path goes on above the rows walked: its last setters up there
+        older = sorted({setters[0][above], setters[1][above]} - {-1})
+        STATS["walked"] += len(older)
+        out[:0] = older
     return out

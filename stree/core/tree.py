@@ -459,7 +459,7 @@ class Tree:
         if value is None or r is None or self._shape is None or not self._shape.ordered:
             return None  # (ordered not known: a tree not read through an index: the full walk)
         return context_suffix(value, self._shape.parents(), r, lambda r: self.load(self._nodes[r]), self._row,
-                              model_only, loaded)
+                              model_only, loaded, self._shape.setters())
 
     def _path_columns(self, rows):
         """(the path's Nodes, made when read; its types; its roles) from the columns: a long

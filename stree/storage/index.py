@@ -39,7 +39,7 @@ FORMAT = 10  # bump when Node fields or their meaning change (4: columns, tree s
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
 #            8: the aux of thinking_level_change and model_change entries: their level and model;
 #            9: the aux column split: the rows that are not messages apart, columns.encode_column;
-#            10: Shape.ordered; the shape's label maps in the data area, read when first used)
+#            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -341,10 +341,8 @@ def _restore(target, path, fd, st, covered):
         if meta["racy_crc"] is not None and _crc(fd, 0, old) != meta["racy_crc"]:
             f.close()
             return None  # written in the same tick as a change: the stat proves nothing, the bytes do
-        # the whole data area (previews too) is checked at once, so a damaged index is a miss now
-        # (and is rewritten) rather than an error in a command; unless the index file still has
-        # the modification time its writer stamped it with (_write): no write has touched it
-        # since, and a warm command reads only what it decodes (at 1M entries, 100 MB checked)
+        # the whole data area (previews too) is checked at once: a damaged index is a miss now, not an
+        # error in a command; unless the file has its writer's stamp (_write): nothing wrote it since
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
         stamped = meta.get("stamp_ns") is not None and os.fstat(f.fileno()).st_mtime_ns == meta["stamp_ns"]
@@ -358,11 +356,12 @@ def _restore(target, path, fd, st, covered):
         n = meta["rows"]
         s.nodes = Nodes(IndexColumns(blobs, meta["segments"], target), n)
         if meta.get("shape") is not None:
-            (prow, nkids, rest), (name_row, ordered) = meta["shape"]
-            if prow[1] != 4 * n or nkids[1] != 4 * n:
+            (prow, nkids, rest, setters), (name_row, ordered) = meta["shape"]
+            if any(where[1] != 4 * n for where in (prow, nkids, *(setters or ()))):
                 return None
             # (decoded when read: a warm `context` walks a few rows of prow and decodes none of it)
-            s.nodes.shape = Shape.stored(blobs.get(prow), blobs.get(nkids), blobs.get(rest), name_row, ordered)
+            s.nodes.shape = Shape.stored(blobs.get(prow), blobs.get(nkids), blobs.get(rest), name_row, ordered,
+                                         setters and [blobs.get(where) for where in setters])
         s.covered = old
         s.index_meta = meta
         s.index_blobs = blobs
@@ -418,8 +417,10 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         shape_where = None
         if shape is not None and s.version >= 2:
             ordered = shape.ordered_rows()
+            setters = shape.setters(nodes) if len(shape.parents()) == n else None
+            setters = setters and tuple(put(a.tobytes()) for a in setters)
             shape_where = ((put(array("i", shape.prow).tobytes()), put(array("i", shape.nkids).tobytes()),
-                            put(marshal.dumps(shape.rest(), 4))), (shape.name_row, ordered))
+                            put(marshal.dumps(shape.rest(), 4)), setters), (shape.name_row, ordered))
         data_crc = 0
         for chunk in area.chunks:
             data_crc = crc32(chunk, data_crc)
@@ -431,9 +432,8 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         covered = s.covered
         import time
 
-        # the file's modification time, set once it is written: a later write of any kind (a damage,
-        # a copy over it) gives it the time of that write, never this one to the nanosecond; where
-        # timestamps are coarser the stamp is lost, and the data is checked each time
+        # the file's mtime, set once written: a later write (a damage, a copy over it) gives it another
+        # (never this one to the ns); where timestamps are coarser it is lost: the data is checked
         stamp = time.time_ns()
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,

@@ -48,10 +48,11 @@ class Shape:
     every row: then no path has a loop, and a walk up a path meets its rows in falling order),
     False when not, None until known (ordered_rows()). An index stores it, so a warm command
     does not recompute it; a Shape read from an index (Shape.stored) decodes each field when
-    it is first read, and parents() reads a few rows of prow without decoding it."""
+    it is first read, and parents() reads a few rows of prow without decoding it. setters():
+    the last thinking-level and model setters on each row's path, when an index keeps them."""
 
     __slots__ = ("_prow", "_nkids", "_shadowed", "_dangling", "_labels", "_stamps", "name_row", "_targets",
-                 "ordered", "_stored")
+                 "ordered", "_stored", "_setters")
 
     def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets, ordered=None):
         self._prow = prow
@@ -64,6 +65,7 @@ class Shape:
         self._targets = targets
         self.ordered = ordered
         self._stored = None
+        self._setters = None
 
     prow = _stored_field("prow")
     nkids = _stored_field("nkids")
@@ -74,12 +76,28 @@ class Shape:
     targets = _stored_field("targets")
 
     @classmethod
-    def stored(cls, prow, nkids, rest, name_row, ordered):
+    def stored(cls, prow, nkids, rest, name_row, ordered, setters=None):
         """The Shape an index holds: `prow` and `nkids` the bytes of int32 arrays, `rest` the
-        marshal data of (shadowed, dangling, labels, stamps, targets), each decoded when read."""
+        marshal data of (shadowed, dangling, labels, stamps, targets), each decoded when read;
+        `setters`: the bytes of the two int32 arrays of setters(), or None."""
         shape = cls(_STORED, _STORED, _STORED, _STORED, _STORED, _STORED, name_row, _STORED, ordered)
         shape._stored = {"prow": prow, "nkids": nkids, "rest": rest}
+        if setters is not None:
+            shape._setters = tuple(memoryview(b).cast("i") for b in setters)  # (read in place)
         return shape
+
+    def setters(self, nodes=None):
+        """(thinking, model): for every row, the row of the last thinking_level_change on its path
+        and that of the last model setter (a model_change or an assistant message), the row
+        itself included, -1 for none: a context finds them without walking the whole path. None
+        when not known; made from the type and role columns of `nodes` when given (once, for an
+        index: a pass over every row), only for an ordered shape (a parent's row comes first)."""
+        if self._setters is None and nodes is not None and self.ordered_rows():
+            from array import array
+
+            self._setters = (array("i"), array("i"))
+            extend_setters(self._setters, self.prow, nodes.col("type"), nodes.col("role"), 0)
+        return self._setters
 
     def _decode(self, name):
         stored = self._stored
@@ -169,6 +187,23 @@ def positions(values, value):
     return out
 
 
+def extend_setters(setters, prow, types, roles, start):
+    """Append the rows from `start` on (`types`, `roles`: theirs) to the arrays of Shape.setters
+    (every parent's row comes before its child's: it is there already)."""
+    thinking, model = setters
+    for r, etype, role in zip(range(start, start + len(types)), types, roles):
+        p = prow[r]
+        if etype == "thinking_level_change":
+            thinking.append(r)
+            model.append(model[p] if p >= 0 else -1)
+        elif etype == "model_change" or (etype == "message" and role == "assistant"):
+            model.append(r)
+            thinking.append(thinking[p] if p >= 0 else -1)
+        else:
+            thinking.append(thinking[p] if p >= 0 else -1)
+            model.append(model[p] if p >= 0 else -1)
+
+
 def extend_shape(shape, nodes, start, find):
     """The Shape after rows [start:] were appended, or None when they change earlier
     rows (a repeated id, or a parent that was missing): then compute_shape() it. An appended
@@ -203,6 +238,11 @@ def extend_shape(shape, nodes, start, find):
             shape.targets[x] = r  # a labelled id that was missing
     shape.prow = prow
     shape.nkids = nkids
+    if shape._setters is not None:  # (kept by the index: extended, in arrays of their own)
+        from array import array
+
+        shape._setters = tuple(array("i", a.tobytes()) if a.__class__ is memoryview else a for a in shape._setters)
+        extend_setters(shape._setters, prow, nodes.tail("type", start), nodes.tail("role", start), start)
     scan_labels(shape, nodes, start, lambda t: new[t] if t in new else find(t))
     return shape
 
