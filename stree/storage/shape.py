@@ -3,7 +3,7 @@ from the columns of Nodes and extended as lines are appended: what an index stor
 that a warm command does not recompute it. Pure structure, no entry content."""
 
 from collections import Counter
-from itertools import repeat
+from itertools import islice, repeat
 from operator import eq
 
 
@@ -191,17 +191,17 @@ def extend_setters(setters, prow, types, roles, start):
     """Append the rows from `start` on (`types`, `roles`: theirs) to the arrays of Shape.setters
     (every parent's row comes before its child's: it is there already)."""
     thinking, model = setters
-    for r, etype, role in zip(range(start, start + len(types)), types, roles):
-        p = prow[r]
-        if etype == "thinking_level_change":
-            thinking.append(r)
-            model.append(model[p] if p >= 0 else -1)
-        elif etype == "model_change" or (etype == "message" and role == "assistant"):
-            model.append(r)
-            thinking.append(thinking[p] if p >= 0 else -1)
+    think, set_model = thinking.append, model.append
+    for r, p, etype, role in zip(range(start, start + len(types)), islice(prow, start, None), types, roles):
+        if p < 0:
+            think(r if etype == "thinking_level_change" else -1)
+            set_model(r if etype == "model_change" or (etype == "message" and role == "assistant") else -1)
+        elif etype == "message":
+            think(thinking[p])
+            set_model(r if role == "assistant" else model[p])
         else:
-            thinking.append(thinking[p] if p >= 0 else -1)
-            model.append(model[p] if p >= 0 else -1)
+            think(r if etype == "thinking_level_change" else thinking[p])
+            set_model(r if etype == "model_change" else model[p])
 
 
 def extend_shape(shape, nodes, start, find):
