@@ -91,3 +91,50 @@ def test_context_of_a_session_whose_parent_comes_after_its_child(tmp_path, stree
         assert r.code == 0, r
         assert r.out == stree("--no-cache", "-s", path, "context", *args).out
     assert json.loads(stree("-s", path, "context", "--json").out)["thinkingLevel"] == "low"
+
+
+def test_lines_appended_after_the_index_keep_the_walk_short(tmp_path, stree):
+    """pi appends a thinking-level change, a model change and messages: the index parses them
+    (its setters extended, not made again), and the next `context` reads the new setters."""
+    from builders import dumps
+
+    b = SessionBuilder()
+    b.model_change("openai", "gpt-early")
+    b.thinking("high")
+    for i in range(3000):
+        b.user(f"question {i}")
+    first = b.user("kept 0")
+    b.compaction("summary of the start", first)
+    path = b.write(tmp_path / "s.jsonl")
+    past_the_tick(path)
+    assert stree("-s", path, "rev-parse", "@").code == 0  # builds the index
+    start = len(b.entries)
+    b.user("after 0")
+    b.thinking("low")
+    b.user("after 1")
+    b.model_change("anthropic", "claude-late")
+    b.user("after 2")
+    with open(path, "a") as f:
+        f.writelines(dumps(e) + "\n" for e in b.entries[start:])
+    past_the_tick(path)
+    for _ in range(2):  # the appended lines parsed by each command (the index is rewritten after 16)
+        r = stree("-s", path, "context", "--json", env={"STREE_DEBUG_STATS": "1"})
+        assert r.code == 0 and re.search(r"index updated", r.err), r
+        assert r.out == stree("--no-cache", "-s", path, "context", "--json").out
+        context = json.loads(r.out)
+        assert context["thinkingLevel"] == "low"
+        assert context["model"] == {"provider": "anthropic", "modelId": "claude-late"}
+        walked = int(re.search(r"path rows walked (\d+)", r.err).group(1))
+        assert walked <= 2 + 5 + 2, r.err  # the kept entry, the compaction, the appended lines, the setters
+    start = len(b.entries)
+    for i in range(20):
+        b.user(f"more {i}")
+    with open(path, "a") as f:
+        f.writelines(dumps(e) + "\n" for e in b.entries[start:])
+    past_the_tick(path)
+    assert "index updated" in stree("-s", path, "rev-parse", "@", env={"STREE_DEBUG_STATS": "1"}).err
+    r = stree("-s", path, "context", "--json", env={"STREE_DEBUG_STATS": "1"})  # the index rewritten with them
+    assert r.code == 0 and "index fresh" in r.err, r
+    assert r.out == stree("--no-cache", "-s", path, "context", "--json").out
+    assert json.loads(r.out)["thinkingLevel"] == "low"
+    assert int(re.search(r"path rows walked (\d+)", r.err).group(1)) <= 2 + 25 + 2, r.err
