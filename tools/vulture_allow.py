@@ -45,3 +45,11 @@ _.by_label
 own_names
 _.rebuilt
 stree_cmd
+
+# a Shape's fields, read through getattr(self, "_" + name) by its lazy properties (stree.storage.shape)
+_._nkids
+_._shadowed
+_._dangling
+_._labels
+_._stamps
+_._targets
