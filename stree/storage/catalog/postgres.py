@@ -167,14 +167,18 @@ class Catalog:
         psycopg = _psycopg()
         try:
             self.db = psycopg.connect(self.url, connect_timeout=10, autocommit=True)
-            self.user = self.db.execute("SELECT current_user").fetchone()[0]
-            self._schema()
+            try:  # (one statement where the catalogue is there: a new backend's first look at the system
+                # catalogues, which pg_tables takes, costs more than all of a grep's other questions)
+                self.user, version = self.db.execute("SELECT current_user, (SELECT version FROM stree_schema)"
+                                                     ).fetchone()
+            except psycopg.errors.UndefinedTable:
+                self.user, version = self.db.execute("SELECT current_user").fetchone()[0], 0
+            self._schema(version or 0)
         except psycopg.Error as e:
             self.close()
             raise failure(e, self.url) from None
 
-    def _schema(self):
-        version = self._version()
+    def _schema(self, version):
         if version > SCHEMA:
             raise Unavailable(f"catalogue {self.describe()}: schema version {version}, newer than this stree's "
                               f"({SCHEMA})", hint="upgrade stree on this machine")
