@@ -137,7 +137,11 @@ def grep_rows(server, tmp, g, runs, stree):
     timed(stree + ["grep", RARE], genv)
     sqlite_grep, pg_grep = paired(stree + ["grep", RARE], gpg + ["grep", RARE], genv, runs)
     sqlite_common, pg_common = paired(stree + ["grep", "-c", "timeout"], gpg + ["grep", "-c", "timeout"], genv, runs)
+    floor = [sys.executable, "-c", f"import os, psycopg; psycopg.connect({gurl!r}).execute('SELECT 1'); os._exit(0)"]
+    sqlite_again, bare = paired(stree + ["grep", RARE], floor, genv, runs)
     return [(f"`grep {RARE}` on PostgreSQL vs on SQLite", pg_grep, sqlite_grep, "s", "≤ 2", gsize),
+            ("a process that only imports psycopg, connects and asks `SELECT 1` vs the SQLite grep", bare,
+             sqlite_again, "s", "(floor)", gsize),
             ("`grep -c timeout` (a common word) on PostgreSQL vs on SQLite", pg_common, sqlite_common, "s", "(info)",
              gsize)]
 
