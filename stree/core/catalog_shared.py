@@ -82,28 +82,28 @@ def _record(record, row):
         return record({**row, "activity": row["mtime_ns"] // 1_000_000 if row["mtime_ns"] else 0})
 
 
-def grep_candidates(url, files, pattern, one=False):
-    """(gen -> row, newest first; candidates with their text) from the shared catalogue:
-    every session this role may see, or with `one` only the file of `files`."""
+def grep_candidates(url, pattern, path=None):
+    """(gen -> row; candidates with their text) from the shared catalogue: every session this
+    role may see, or with `path` only that file of this host. The sessions with candidates
+    come first, newest first, as whole rows; every other one after them as the few columns
+    grep reads of it (gen, id, cwd: short ids, --cwd), in no order (none is printed)."""
     from ..storage.catalog import Unavailable
 
     cat = open_shared(url, migrate=False)
-    try:  # (every session's few columns it is ordered and picked by; whole rows of those with candidates)
-        heads = cat.heads(host=cat.host if one else None)
-        named = {os.path.abspath(p) for p, *_ in files}
-        live = [r for r in heads.values() if r["ok"] and (not one or r["path"] in named)]
-        live.sort(key=_sort, reverse=True)
-        sessions = {r["gen"]: r for r in live}
-        found = cat.candidates(pattern, sessions)
-        if found:
-            whole = {r["gen"]: r for r in cat.rows(gens={c[0] for c in found}).values()}
-            found = [c for c in found if c[0] in whole]  # (a row dropped meanwhile: as if read after)
-            sessions = {gen: whole.get(gen, r) for gen, r in sessions.items()}
-        return sessions, found
+    try:
+        heads = cat.heads(os.path.abspath(path) if path is not None else None)
+        found = cat.candidates(pattern, heads)
+        whole = cat.rows(gens={c[0] for c in found}) if found else {}
     except Unavailable as e:
         raise failed(e) from None
     finally:
         cat.close()
+    whole = {r["gen"]: r for r in whole.values() if r["ok"]}
+    found = [c for c in found if c[0] in whole]  # (a row dropped or changed meanwhile: as if read after)
+    sessions = {r["gen"]: r for r in sorted(whole.values(), key=_sort, reverse=True)}
+    for gen, row in heads.items():
+        sessions.setdefault(gen, row)
+    return sessions, found
 
 
 def _sort(row):

@@ -33,8 +33,7 @@ class Grep:
         from .budget import shielded
 
         with shielded():  # (the catalogue is brought up to date whole, or not at all: never cut short)
-            self.sessions, self.candidates = candidates(*files(session_path, agent, agent_dir), self.pattern,
-                                                        no_cache)
+            self.sessions, self.candidates = candidates(session_path, agent, agent_dir, self.pattern, no_cache)
         if cwd is not None:
             want = resolved(os.path.expanduser(cwd))
             self.sessions = {g: r for g, r in self.sessions.items()
@@ -169,37 +168,44 @@ def files(session_path=None, agent=None, agent_dir=None):
     return [(p, a, s) for p, a, s, _ in found], {os.path.dirname(p) for p, *_ in found}
 
 
-def candidates(files, listed, pattern, no_cache=False):
+def candidates(session_path, agent, agent_dir, pattern, no_cache=False):
     """(gen -> session row, newest first; candidate entries) from the catalogue, or from
-    the files themselves without one."""
+    the files themselves without one: of the one session `session_path` names, else of every
+    session of the agents `agent` selects. A shared catalogue answers for every session this
+    role may see, whatever this machine holds (it lists no local directory); see
+    stree.core.catalog_shared.grep_candidates for the rows it gives."""
     from . import catalog_refresh as catalog
     from .grep_match import direct
 
-    if catalog.enabled(no_cache):
-        from ..storage.catalog import Unavailable
-        from .catalog_shared import configured, grep_candidates
+    if not catalog.enabled(no_cache):
+        return direct(files(session_path, agent, agent_dir)[0])
+    from .catalog_shared import configured
 
-        url = configured()
-        if url is not None:  # a shared catalogue: every session pushed (candidates carry their text)
-            return grep_candidates(url, files, pattern, one=not listed)
+    url = configured()
+    if url is not None:  # a shared catalogue: every session pushed (candidates carry their text)
+        from .catalog_shared import grep_candidates
 
+        return grep_candidates(url, pattern, None if session_path is None else str(session_path))
+    from ..storage.catalog import Unavailable
+
+    found, listed = files(session_path, agent, agent_dir)
+    try:
+        cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in found],
+                                 prune_roots=listed)
         try:
-            cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in files],
-                                     prune_roots=listed)
-            try:
-                live = [r for r in rows.values() if r["ok"]]
-                live.sort(key=catalog.last_activity, reverse=True)
-                sessions = {r["gen"]: r for r in live}
-                found = cat.candidates(pattern, sessions)
-                if cat.stale:  # (changed while another process wrote the catalogue: read directly)
-                    more, extra = direct(cat.stale)
-                    sessions.update({-1 - gen: {**row, "gen": -1 - gen} for gen, row in more.items()})
-                    found += [(-1 - c[0], *c[1:]) for c in extra]
-                return sessions, found
-            finally:
-                cat.close()
-        except Unavailable as e:
-            from ..storage.cachedir import debug
+            live = [r for r in rows.values() if r["ok"]]
+            live.sort(key=catalog.last_activity, reverse=True)
+            sessions = {r["gen"]: r for r in live}
+            found_entries = cat.candidates(pattern, sessions)
+            if cat.stale:  # (changed while another process wrote the catalogue: read directly)
+                more, extra = direct(cat.stale)
+                sessions.update({-1 - gen: {**row, "gen": -1 - gen} for gen, row in more.items()})
+                found_entries += [(-1 - c[0], *c[1:]) for c in extra]
+            return sessions, found_entries
+        finally:
+            cat.close()
+    except Unavailable as e:
+        from ..storage.cachedir import debug
 
-            debug(f"no catalogue: {e}")
-    return direct(files)
+        debug(f"no catalogue: {e}")
+    return direct(found)

@@ -67,3 +67,21 @@ def test_a_shared_catalogue_out_of_reach_is_one_line_with_a_hint_said_once(stree
     assert said[0].startswith("stree: error: catalogue postgresql://") and "connection failed" in said[0]
     assert said[1:] and all(line.startswith("hint: ") for line in said[1:])
     assert "click" not in imported(fast)  # (not asked a second time by the click command)
+
+
+def test_a_machine_without_sessions_of_its_own_greps_the_shared_catalogue(stree, pushed, tmp_path):
+    """The shared catalogue answers for every session pushed there, whatever this machine
+    holds: a HOME with no session files finds what the pushing HOME finds; `-s SESSION`
+    narrows to that session's file, as without a shared catalogue."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    elsewhere = {"HOME": str(empty), "XDG_CACHE_HOME": str(empty / ".cache"), "XDG_CONFIG_HOME": str(empty / ".config")}
+    here = stree("--catalog", pushed, "grep", PLANTED)
+    assert here.code == 0 and len(here.out.splitlines()) == 3, here
+    for env in ({}, {"STREE_NO_FAST": "1"}):
+        there = stree("--catalog", pushed, "grep", PLANTED, env={**elsewhere, **env})
+        assert answer(there) == answer(here), env
+    one = stree("grep", "-l", PLANTED).out.splitlines()[0]
+    local = stree("-s", one, "grep", PLANTED)
+    assert local.code == 0 and local.out, local
+    assert answer(stree("--catalog", pushed, "-s", one, "grep", PLANTED)) == answer(local)

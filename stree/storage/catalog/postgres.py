@@ -8,8 +8,8 @@ kept with their text (another machine's files cannot be read again). A search is
 by the literals a pattern must contain: to the sessions whose word index (the words of their
 entries) holds their words, found in `vocab` by a trigram index over the words pushed (not
 over every entry's text: that cost a push most of its time), then to the entries whose text
-holds them (LIKE); every candidate is then matched by the pattern itself, as on SQLite, so
-the index never decides.
+holds them (strpos, or ILIKE); every candidate is then matched by the pattern itself, as on
+SQLite, so the index never decides.
 
 Who sees what: row-level security. `stree_pusher` may insert, change and delete its own
 rows only (the `owner` column, current_user); `stree_reader` reads every row. The schema is
@@ -167,14 +167,18 @@ class Catalog:
         psycopg = _psycopg()
         try:
             self.db = psycopg.connect(self.url, connect_timeout=10, autocommit=True)
-            self.user = self.db.execute("SELECT current_user").fetchone()[0]
-            self._schema()
+            try:  # (one statement where the catalogue is there: a new backend's first look at the system
+                # catalogues, which pg_tables takes, costs more than all of a grep's other questions)
+                self.user, version = self.db.execute("SELECT current_user, (SELECT version FROM stree_schema)"
+                                                     ).fetchone()
+            except psycopg.errors.UndefinedTable:
+                self.user, version = self.db.execute("SELECT current_user").fetchone()[0], 0
+            self._schema(version or 0)
         except psycopg.Error as e:
             self.close()
             raise failure(e, self.url) from None
 
-    def _schema(self):
-        version = self._version()
+    def _schema(self, version):
         if version > SCHEMA:
             raise Unavailable(f"catalogue {self.describe()}: schema version {version}, newer than this stree's "
                               f"({SCHEMA})", hint="upgrade stree on this machine")
@@ -251,24 +255,22 @@ class Catalog:
             return out
         return self.guard(read)
 
-    def heads(self, host=None):
-        """gen -> the columns grep orders and picks sessions by (gen, ok, path, id, cwd, created,
-        activity, mtime_ns) of every row this role may see (this host's): the rest of a row is
-        read (rows(gens=...)) only for the sessions that have candidates."""
+    def heads(self, path=None):
+        """gen -> {gen, id, cwd} of every session row this role may see that was read whole (ok),
+        or with `path` of that file of this host only: what grep reads of every session (short
+        ids, --cwd); the rest of a row is read (rows(gens=...)) for the sessions with candidates.
+        One row of one JSON text from the server, decoded at once (not a row per session)."""
         def read():
             import json
 
-            sql = "SELECT gen, ok, mtime_ns, activity, path, id, cwd, created FROM sessions"
+            sql = ("SELECT string_agg(concat('[', gen, ',', coalesce(id, 'null'), ',', coalesce(cwd, 'null'), ']'), "
+                   "',') FROM sessions WHERE ok <> 0")
             args = []
-            if host is not None:
-                sql += " WHERE host = %s"
-                args.append(host)
-            out = {}
-            for gen, ok, mtime_ns, activity, *texts in self.db.execute(sql, args):
-                path, id, cwd, created = json.loads("[" + ",".join("null" if t is None else t for t in texts) + "]")
-                out[gen] = {"gen": gen, "ok": ok, "mtime_ns": mtime_ns, "activity": activity, "path": path, "id": id,
-                            "cwd": cwd, "created": created}
-            return out
+            if path is not None:
+                sql += " AND host = %s AND path = %s"
+                args += [self.host, enc(path)]
+            text = self.db.execute(sql, args).fetchone()[0]
+            return {gen: {"gen": gen, "id": id, "cwd": cwd} for gen, id, cwd in json.loads(f"[{text or ''}]")}
         return self.guard(read)
 
     def counts(self):
@@ -293,7 +295,7 @@ class Catalog:
     def candidates(self, pattern, gens):
         """(gen, row, offset, length, kind, ts, id, text) of the entries of the sessions of
         `gens` that may match `pattern`: the sessions narrowed by the words the literals it must
-        contain hold (each session's word index), the entries by LIKE; confirmed by the caller
+        contain hold (each session's word index), the entries by their text; confirmed by the caller
         against the text."""
         def read():
             literals = narrowing(pattern)
@@ -315,9 +317,9 @@ class Catalog:
             else:
                 sql = sql.format("sessions")
             where = []
-            for literal in literals:
-                where.append("e.text ILIKE %s" if pattern.ignore_case else "e.text LIKE %s")
-                args.append("%" + _like(literal) + "%")
+            for literal in literals:  # (strpos: the same test as LIKE '%literal%', in half its time)
+                where.append("e.text ILIKE %s" if pattern.ignore_case else "strpos(e.text, %s) > 0")
+                args.append("%" + _like(literal) + "%" if pattern.ignore_case else literal)
             if where:
                 sql += " WHERE " + " AND ".join(where)
             sql += " ORDER BY s.gen, e.row"
