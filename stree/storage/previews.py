@@ -14,7 +14,8 @@ class PreviewCache:
     """Preview segments by line offset: read lazily from the index, new ones kept for writing."""
 
     def __init__(self, meta=None, section=b"", checked=False, release=None):
-        self.new = {}
+        self.new = {}  # offset -> the new preview, marshalled as the section keeps it (a first graph
+        #               makes one for every entry: as objects they would take several times the room)
         self._release = release  # (offset, length) of the section: pages copied, not needed mapped
         self._section = section  # bytes, or a view of a mapped index
         self._checked = checked  # its CRC already verified with the index's data area
@@ -50,7 +51,7 @@ class PreviewCache:
         offset = node.offset  # (read once: a Node of an index's row reads it from a column)
         seg = self.new.get(offset)
         if seg is not None:
-            return seg
+            return marshal.loads(seg)
         offsets, starts, blob = self._load()
         i = bisect_left(offsets, offset)
         if i < len(offsets) and offsets[i] == offset:
@@ -61,7 +62,10 @@ class PreviewCache:
         return None
 
     def put(self, node, segments):
-        self.new[node.offset] = tuple(segments)
+        try:
+            self.new[node.offset] = marshal.dumps(tuple(segments), 4)
+        except ValueError:  # (not plain values: not kept)
+            pass
 
     def section(self, s):
         """The preview section for an index of `s`: old previews of lines still indexed, plus new ones."""
@@ -73,7 +77,7 @@ class PreviewCache:
             return self._merged(offsets, starts, blob, limit)
         # (the common case: previews of entries after every kept one, e.g. lines appended since:
         # the kept part is copied as it is, not entry by entry)
-        parts = [marshal.dumps(self.new[off], 4) for off in fresh]
+        parts = [self.new[off] for off in fresh]
         out_offsets = array("q", offsets[:keep])
         out_offsets.extend(fresh)
         out_starts = array("q", starts[:keep + 1] if keep else [0])
@@ -93,7 +97,7 @@ class PreviewCache:
                 chunks[off] = bytes(blob[starts[i]:starts[i + 1]])
         for off, seg in self.new.items():
             if off < limit:
-                chunks[off] = marshal.dumps(seg, 4)
+                chunks[off] = seg
         if not chunks:
             return b""
         keys = sorted(chunks)
