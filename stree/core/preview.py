@@ -48,7 +48,8 @@ class Previewer:
             return None
         if row is None:
             return None
-        node = self.tree.nodes[row]
+        nodes = self.tree.nodes
+        node = nodes.peek(row) if hasattr(nodes, "peek") else nodes[row]  # (not kept: read once or twice)
         for cid, name, args in reversed(tool_calls(self.tree.load(node).get("message"))):
             if cid == call_id:
                 return (name, args)
@@ -65,20 +66,28 @@ class Previewer:
 
         nodes = self.tree.nodes
         col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
-        types, auxes, roles = col("type"), col("aux"), col("role")
-        rows = compress(range(len(roles)), map(eq, roles, repeat("assistant")))
-        for walk in ("file", "tree"):
+        types, roles = col("type"), col("role")
+        calls = {}
+        start = 0
+        # in file order, the aux column a block at a time (not kept: the ids are all the map needs)
+        for auxes in nodes.column_chunks("aux") if hasattr(nodes, "column_chunks") else [col("aux")]:
+            end = start + len(auxes)
+            for row in compress(range(start, end), map(eq, roles[start:end], repeat("assistant"))):
+                aux = auxes[row - start]
+                if aux and types[row] == "message":
+                    for cid in aux:
+                        if cid in calls:
+                            self._repeated.add(cid)
+                        calls[cid] = row
+            start = end
+        if self._repeated:  # pi's walk decides which call an id repeated names
+            auxes = col("aux")
             calls = {}
-            for row in rows:
+            for row in self.tree.depth_first_rows(self.tree.leaf):
                 aux = auxes[row]
                 if aux and types[row] == "message" and roles[row] == "assistant":
                     for cid in aux:
-                        if walk == "file" and cid in calls:
-                            self._repeated.add(cid)
                         calls[cid] = row
-            if not self._repeated:
-                break
-            rows = self.tree.depth_first_rows(self.tree.leaf)
         return calls
 
     def segments(self, node, keep=True):

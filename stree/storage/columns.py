@@ -245,8 +245,13 @@ class _SplitAux:
             return self._others()[k]
         return self._all_messages()[i]
 
-    def values(self):
-        out = list(self._all_messages())
+    def values(self, keep=True):
+        """Every row's value; with keep=False the messages' values are decoded for this call
+        only when they were not already (a walk over the column: chunks())."""
+        if keep or self._messages.__class__ is list:
+            out = list(self._all_messages())
+        else:
+            out = marshal.loads(self._messages)  # (counted by chunks())
         for r, v in zip(self.rows, self._others()):
             out[r] = v
         return out
@@ -320,6 +325,12 @@ class IndexColumns:
     def __call__(self, name):
         try:
             out = None
+            kinds = {segment[name][0] for _, segment in self.segments}
+            if len(self.segments) > 1 and len(kinds) == 1 and kinds <= {"q", "I", "i"}:
+                out = array(kinds.pop())  # integers of every segment in one array, not a list of int objects
+                for k in range(len(self.segments)):
+                    out.extend(self._part(name, k))
+                return out
             for k in range(len(self.segments)):
                 part = self._part(name, k)
                 if part.__class__ in _VALUE_KINDS:
@@ -348,7 +359,9 @@ class IndexColumns:
                 if cls is _Fixed or cls is _Strings:
                     yield from part.chunks(size)
                     continue
-                if cls in _VALUE_KINDS:
+                if cls is _SplitAux:
+                    part = part.values(keep=False)
+                elif cls in _VALUE_KINDS:
                     part = part.values()
                 elif cls is bytes:
                     part = [b == 1 for b in part]

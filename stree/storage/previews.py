@@ -87,8 +87,10 @@ class PreviewCache:
             pos += len(part)
             out_starts.append(pos)
         kept = memoryview(blob)[:base]
-        tail = b"".join(parts)
-        return self._encoded(len(out_offsets), crc32(tail, crc32(kept)), out_offsets, out_starts, kept, tail)
+        crc = crc32(kept)
+        for part in parts:
+            crc = crc32(part, crc)
+        return self._encoded(len(out_offsets), crc, out_offsets, out_starts, kept, *parts)  # (joined once)
 
     def _merged(self, offsets, starts, blob, limit):
         chunks = {}

@@ -46,7 +46,12 @@ def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
     buffer = stdout.buffer
     encoded = {}  # connectors (text) -> (their UTF-8, their digest or None)
     encoded_size = 0
-    cols = ([], [], [], [], [], []) if keep else None
+    if keep:
+        from . import columns
+
+        cols = columns()  # (arrays: a first drawing has a row for nearly every entry)
+    else:
+        cols = None
     if keep:  # (row, digest of the connectors, flags, label, children, length in bytes)
         put_row, put_digest, put_flags, put_label, put_kids, put_size = (col.append for col in cols)
     batch = []
