@@ -175,8 +175,9 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
     from ..core.preview import Previewer
     from ..output import keptgraph
     from ..output.graph import graph
-    from ..storage import keptgraph as kept_store
+    from ..storage import keptgraph as kept_store, parallel
 
+    parallel.alone()  # (a parse without an index: the drawing costs more; a worker would double the peak)
     session, tree = env.load()
     if out is None:
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)

@@ -41,9 +41,21 @@ SHARE_FIELDS = tuple(f for f in FIELDS if f not in ("line", "index"))  # those t
 #                   absolute here, once the lines before each share are counted
 
 
+_alone = False  # this command parses in this process only, unless STREE_JOBS says otherwise (alone())
+
+
+def alone():
+    """Parse in this process only from now on: for a command whose own work after the parse
+    outweighs it (the first `log --graph`: the drawing), where a worker would gain little time
+    and add a second process's memory to the peak."""
+    global _alone
+    _alone = True
+
+
 def jobs(nbytes):
     """How many processes parse `nbytes` of lines: $STREE_JOBS if set (1: this process
-    only), else one per core this process may use, each with PER_JOB bytes or more."""
+    only), else one per core this process may use, each with PER_JOB bytes or more
+    (1 after alone())."""
     if not hasattr(os, "fork"):
         return 1
     threading = sys.modules.get("threading")
@@ -55,7 +67,7 @@ def jobs(nbytes):
             return max(1, min(int(wanted), 64))
         except ValueError:
             return 1
-    if nbytes < 2 * PER_JOB:
+    if nbytes < 2 * PER_JOB or _alone:
         return 1
     try:
         cores = len(os.sched_getaffinity(0))

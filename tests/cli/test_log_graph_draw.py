@@ -167,3 +167,29 @@ def test_the_graphs_walk_is_the_trees_depth_first_order(entries, first):
     except CycleError:
         got = CycleError
     assert got == expected
+
+
+def test_a_first_graph_of_a_large_file_is_parsed_in_this_process(stree, tmp_path):
+    """No index: `log --graph` parses without a worker, even where `log` would share the parse
+    (its drawing costs more than the parse: a worker would add its memory to the peak for
+    little time), and draws what a parse in one process draws."""
+    import os
+
+    from stree.storage import parallel
+
+    b = SessionBuilder()
+    filler = "x" * 2000
+    while len(b.entries) * 2100 < 2 * parallel.PER_JOB + (1 << 20):
+        b.user(f"q {len(b.entries)} {filler}")
+        if len(b.entries) % 40 == 0:
+            b.at(b.entries[-20]["id"])  # branches
+    path = b.write(tmp_path / "big.jsonl")
+    assert os.path.getsize(path) > 2 * parallel.PER_JOB
+    stats = {"STREE_DEBUG_STATS": "1"}
+    first = stree("-s", path, "log", "--graph", env=stats)
+    assert first.code == 0 and "index built" in first.err and "parse worker" not in first.err, first.err
+    alone = stree("--no-cache", "-s", path, "log", "--graph", env={"STREE_JOBS": "1"})
+    assert first.out == alone.out and len(first.out.splitlines()) == len(b.entries)
+    if len(os.sched_getaffinity(0)) > 1:  # (the same file is shared by a plain log)
+        listed = stree("--no-cache", "-s", path, "log", "-n", "1", env=stats)
+        assert "parse worker(s)" in listed.err, listed.err
