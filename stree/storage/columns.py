@@ -246,12 +246,8 @@ class _SplitAux:
         return self._all_messages()[i]
 
     def values(self, keep=True):
-        """Every row's value; with keep=False the messages' values are decoded for this call
-        only when they were not already (a walk over the column: chunks())."""
-        if keep or self._messages.__class__ is list:
-            out = list(self._all_messages())
-        else:
-            out = marshal.loads(self._messages)  # (counted by chunks())
+        """Every row's value (keep=False: the messages' not kept decoded, for a walk: chunks())."""
+        out = list(self._all_messages()) if keep or self._messages.__class__ is list else marshal.loads(self._messages)
         for r, v in zip(self.rows, self._others()):
             out[r] = v
         return out
@@ -307,11 +303,7 @@ class IndexColumns:
         self.blobs = blobs
         self.segments = segments  # [(rows, {name: (kind, where)})]
         self.path = path
-        self.starts = []
-        pos = 0
-        for rows, _ in segments:
-            self.starts.append(pos)
-            pos += rows
+        self.starts = list(accumulate((rows for rows, _ in segments), initial=0))[:-1]  # each segment's first row
         self._raw = {}
 
     def _part(self, name, k):
@@ -326,11 +318,8 @@ class IndexColumns:
         try:
             out = None
             kinds = {segment[name][0] for _, segment in self.segments}
-            if len(self.segments) > 1 and len(kinds) == 1 and kinds <= {"q", "I", "i"}:
-                out = array(kinds.pop())  # integers of every segment in one array, not a list of int objects
-                for k in range(len(self.segments)):
-                    out.extend(self._part(name, k))
-                return out
+            if len(self.segments) > 1 and len(kinds) == 1 and kinds <= {"q", "I", "i"}:  # one array, not int objects
+                return array(kinds.pop(), b"".join(self._part(name, k).tobytes() for k in range(len(self.segments))))
             for k in range(len(self.segments)):
                 part = self._part(name, k)
                 if part.__class__ in _VALUE_KINDS:
@@ -359,10 +348,8 @@ class IndexColumns:
                 if cls is _Fixed or cls is _Strings:
                     yield from part.chunks(size)
                     continue
-                if cls is _SplitAux:
-                    part = part.values(keep=False)
-                elif cls in _VALUE_KINDS:
-                    part = part.values()
+                if cls in _VALUE_KINDS:
+                    part = part.values(keep=False) if cls is _SplitAux else part.values()
                 elif cls is bytes:
                     part = [b == 1 for b in part]
                 STATS["values"] += len(part)
