@@ -26,6 +26,9 @@ def plain(segments):
     return "".join(text for _, text in segments)
 
 
+RECENT = 64  # assistant messages whose tool calls a Previewer keeps
+
+
 class Previewer:
     """Previews for the entries of one tree, resolving tool results to their calls.
 
@@ -38,6 +41,7 @@ class Previewer:
         self._calls = None
         self._repeated = set()  # toolCall ids more than one call has
         self._cache = {}
+        self._recent = {}  # offset -> tool_calls() of the assistant messages read last (RECENT at most)
 
     def tool_call(self, call_id):
         if self._calls is None:
@@ -50,10 +54,21 @@ class Previewer:
             return None
         nodes = self.tree.nodes
         node = nodes.peek(row) if hasattr(nodes, "peek") else nodes[row]  # (not kept: read once or twice)
-        for cid, name, args in reversed(tool_calls(self.tree.load(node).get("message"))):
+        calls = self._recent.get(node.offset)
+        if calls is None:
+            calls = self._remember(node.offset, tool_calls(self.tree.load(node).get("message")))
+        for cid, name, args in reversed(calls):
             if cid == call_id:
                 return (name, args)
         return None
+
+    def _remember(self, offset, calls):
+        """Keep the tool calls of the message at `offset` for its results, which a drawing
+        reaches next (its other results, or its own row drawn first): read once, not once each."""
+        if len(self._recent) >= RECENT:
+            self._recent.clear()
+        self._recent[offset] = calls
+        return calls
 
     def _call_rows(self):
         """toolCall id -> the row of the assistant message whose call pi's /tree shows for it.
@@ -98,7 +113,10 @@ class Previewer:
             cached = self.tree.previews
             seg = cached.get(node) if cached is not None else None
             if seg is None:
-                seg = entry_preview(self.tree.load(node), self.tool_call)
+                entry = self.tree.load(node)
+                if node.role == "assistant":
+                    self._remember(node.offset, tool_calls(entry.get("message")))
+                seg = entry_preview(entry, self.tool_call)
                 if cached is not None and not self._depends_on_leaf(node):
                     cached.put(node, seg)
             if keep:

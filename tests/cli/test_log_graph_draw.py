@@ -193,3 +193,23 @@ def test_a_first_graph_of_a_large_file_is_parsed_in_this_process(stree, tmp_path
     if len(os.sched_getaffinity(0)) > 1:  # (the same file is shared by a plain log)
         listed = stree("--no-cache", "-s", path, "log", "-n", "1", env=stats)
         assert "parse worker(s)" in listed.err, listed.err
+
+
+def test_a_message_whose_tool_calls_several_results_show_is_read_once(stree, tmp_path):
+    """A first drawing reads each entry it shows once, and the assistant message holding the
+    calls its tool results show once more at most: once for all of its results, not once
+    each, and not again when its own row was just drawn (counted: STREE_DEBUG_STATS)."""
+    b = SessionBuilder()
+    b.user("go")
+    b.assistant(None, tools=[("read", {"path": f"f{i}.py"}) for i in range(3)])  # no text: not shown
+    hidden = b.entries[-1]["message"]["content"]
+    for call in hidden:
+        b.tool_result(call["id"], "read", f"contents of {call['arguments']['path']}")
+    b.tool_round("bash", {"command": "ls"}, "a b c", text="listing")  # shown: its row read first
+    path = b.write(tmp_path / "s.jsonl")
+    got = stree("-s", path, "log", "--graph", "--no-ids", env={"STREE_DEBUG_STATS": "1"})
+    shown = len(got.out.splitlines())
+    assert got.code == 0 and shown == len(b.entries) - 1, got.out  # all but the message with no text
+    assert all(f"f{i}.py" in got.out for i in range(3)) and "ls" in got.out, got.out  # each result shows its call
+    decoded = int(re.search(r"decoded (\d+) entries", got.err).group(1))
+    assert decoded == shown + 1, got.err  # + the message with no text, once for its three results
