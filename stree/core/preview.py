@@ -134,3 +134,77 @@ class Previewer:
 
     def text(self, node):
         return plain(self.segments(node))
+
+
+class ParsedPreviews:
+    """Previews made while a parse decodes the entries (the Session's keep: the scan hands
+    append() every entry it reads, in file order), for a command that then draws most rows: no
+    entry is read again to draw it. A tool result shows its call from an assistant message
+    before it; one whose call is not known yet, or all of them when a call id is repeated or
+    not a string (pi's walk then decides), is left to the drawing (Previewer), as are the
+    messages with no content (hidden: rarely drawn)."""
+
+    NONE = [("success", "assistant: "), ("muted", "(no content)")]
+
+    def __init__(self):
+        from array import array
+
+        from ..storage.previews import encode
+
+        self._encode = encode
+        self.blob = bytearray()  # the previews made, encoded as an index keeps them, one after the other
+        self.ends = array("q")  # each entry's: where its preview ends in blob (none: where the one before ends)
+        self.calls = {}  # toolCall id -> the call formatted (pi's formatToolCall)
+        self.results = set()  # the rows whose preview shows a call
+        self.unsure = False  # a call id repeated or not a string
+        self._missed = self._used = False
+
+    def _call(self, call_id):
+        text = self.calls.get(call_id) if call_id.__class__ is str else None
+        if text is None:
+            self._missed = True
+        else:
+            self._used = True
+        return text
+
+    def append(self, entry):
+        self._missed = self._used = False
+        try:
+            seg = entrytypes.preview(entry, self._call)
+            if seg != self.NONE and not self._missed:
+                self.blob += self._encode(seg)
+                if self._used:
+                    self.results.add(len(self.ends))
+            msg = entry.get("message")
+            if msg.__class__ is dict and msg.get("role") == "assistant" and entry.get("type") == "message":
+                for cid, name, args in tool_calls(msg):
+                    if cid.__class__ is not str or cid in self.calls:
+                        self.unsure = True
+                    if cid.__class__ is str:
+                        self.calls[cid] = format_tool_call(name, args)
+        except Exception:  # (the drawing meets it again, as it would have)
+            self.unsure = True
+            del self.blob[self.ends[-1] if self.ends else 0:]
+        self.ends.append(len(self.blob))
+
+    def into(self, session):
+        """Give the session's preview cache what was made, when the parse read every row here."""
+        from array import array
+
+        session.keep = None
+        ends, blob, self.ends, self.blob, self.calls = self.ends, self.blob, array("q"), bytearray(), {}
+        cache = session.previews
+        if cache is None or len(ends) != len(session.nodes) or session.needs_migration:
+            return
+        col = session.nodes.col("offset")
+        offsets, starts, kept = array("q"), array("q", [0]), bytearray()
+        start = 0
+        for r, end in enumerate(ends):
+            if end != start:
+                if not (self.unsure and r in self.results):
+                    offsets.append(col[r])
+                    if self.unsure:
+                        kept += blob[start:end]
+                    starts.append(len(kept) if self.unsure else end)
+                start = end
+        cache.adopt(offsets, starts, kept if self.unsure else blob)

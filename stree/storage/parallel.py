@@ -120,8 +120,8 @@ def scan(s, fd, start, end, n):
             bounds.append(cut)
     bounds.append(end)
     per = pieces(end - start, n)
-    if len(bounds) < (3 if n > 1 else 2) or (n == 1 and per < 2) or s.keep is not None:
-        return False  # (keep: the entries decoded here are kept in order, rows as objects: scan_range)
+    if len(bounds) < (3 if n > 1 else 2) or (n == 1 and per < 2) or (n > 1 and s.keep is not None):
+        return False  # (keep: every entry decoded handed over in order, here: not shared)
     workers = []
     try:
         for a, b in zip(bounds[:-2], bounds[1:-1]):
@@ -198,6 +198,7 @@ def _encode_share(s, fd, start, stop, end, own=False):
     objects are dropped: only the encoded columns are kept."""
     parsed = scanner.STATS["parsed"]
     part = _share(s)
+    part.keep = s.keep  # (pieces in this process: in order)
     scanner.scan_range(part, fd, start, stop, end)
     nodes = part.nodes
     area = Area()

@@ -10,6 +10,11 @@ from bisect import bisect_left
 from .cachedir import debug
 
 
+def encode(segments):
+    """A preview as the section keeps it (ValueError: not plain values)."""
+    return marshal.dumps(tuple(segments), 4)
+
+
 class PreviewCache:
     """Preview segments by line offset: read lazily from the index, new ones kept for writing."""
 
@@ -63,9 +68,18 @@ class PreviewCache:
 
     def put(self, node, segments):
         try:
-            self.new[node.offset] = marshal.dumps(tuple(segments), 4)
+            self.new[node.offset] = encode(segments)
         except ValueError:  # (not plain values: not kept)
             pass
+
+    def adopt(self, offsets, starts, blob):
+        """New previews made elsewhere, as a section holds them: those of the entries at `offsets`
+        (increasing), encode()d one after the other in `blob`, the i-th at starts[i]:starts[i + 1]."""
+        if self._load()[0]:  # (previews kept already: the new ones one by one)
+            for i, offset in enumerate(offsets):
+                self.new[offset] = bytes(blob[starts[i]:starts[i + 1]])
+        else:  # read and written as if the index had held them (one blob, not an object each)
+            self._loaded = (offsets, starts, blob)
 
     def section(self, s):
         """The preview section for an index of `s`: old previews of lines still indexed, plus new ones."""
