@@ -87,6 +87,9 @@ class PreviewCache:
         limit = s.covered
         fresh = sorted(off for off in self.new if off < limit)
         keep = bisect_left(offsets, limit)
+        if not fresh and keep:  # (nothing new: the kept previews of lines still indexed, as they are)
+            kept = memoryview(blob)[:starts[keep]]
+            return self._encoded(keep, crc32(kept), array("q", offsets[:keep]), array("q", starts[:keep + 1]), kept)
         if not fresh or (keep and fresh[0] <= offsets[keep - 1]):
             return self._merged(offsets, starts, blob, limit)
         # (the common case: previews of entries after every kept one, e.g. lines appended since:
