@@ -32,10 +32,14 @@ run: $(VENV)/.installed
 # (vulture; what only click, pytest or a server calls by name: tools/vulture_allow.py), then the tests
 VULTURE := $(BIN)/vulture stree tools tests tools/vulture_allow.py --min-confidence 60 --exclude "*tests/pi/*,*tools/bench/peers/*,*/node_modules/*"
 
+# the tests run in TEST_JOBS processes (pytest-xdist; `auto`: one per core; `make test TEST_JOBS=0`
+# runs them in this one process, in order)
+TEST_JOBS ?= auto
+
 test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 	$(BIN)/lint-imports
 	$(VULTURE)
-	$(BIN)/python -m pytest -q -rs
+	$(BIN)/python -m pytest -q -rs -n $(TEST_JOBS)
 
 # the edit-test loop: the layer contracts, then tests/unit and tests/cli without what needs Node,
 # a browser or a shell, is slow, or starts a program itself (markers applied by tests/conftest.py
@@ -43,7 +47,7 @@ test: $(VENV)/.installed-test $(PI) $(PIS) shell-tools
 check: $(VENV)/.installed-test
 	$(BIN)/lint-imports
 	$(VULTURE)
-	$(BIN)/python -m pytest -q tests/unit tests/cli -m "not (pi or browser or shell or slow or soak or process)"
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) tests/unit tests/cli -m "not (pi or browser or shell or slow or soak or process)"
 
 # a watch on the next pi (not part of `make test`): npm's newest pi unpacked in tests/pi/latest/,
 # a report of where it and the reference differ (per area), then the interop matrix with it added

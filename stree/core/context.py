@@ -1,6 +1,10 @@
 """The context pi sends to the model: messages projected from entries, and the latest edits."""
 
 from ..format.timestamp import ts_millis
+from ..storage import register_counters
+
+STATS = register_counters("path", {"walked": 0})  # rows walked up a path for a context (STREE_DEBUG_STATS):
+#                                                   by context_suffix, or by the tree's whole path_rows
 
 
 def _js_object(entry, role, fields, timestamp):
@@ -283,3 +287,59 @@ def model_lazy(path, load, types=None, roles=None):
             node = path[i]
             return build_context([setter(node) or load(node)])["model"]
     return None
+
+
+def context_suffix(value, prow, r, load_row, row_of, model_only=False, loaded=None, setters=None):
+    """The rows build_context reads of the path to row `r`, oldest first: its newest part, up to
+    the newest compaction and the rows from that compaction's firstKeptEntryId on, and the last
+    thinking-level and model setters (`model_only`: the last model setter only); the whole
+    path when it has no compaction. Walked up `prow` from `r`, reading the type and role of
+    each row only (value(field, row): an index's columns stay undecoded). Only for a tree whose
+    parents all come before their children (stree.storage.shape.Shape.ordered): then no path
+    has a loop, and the rows of a walk fall, so a row the walk has passed (the first kept
+    entry's) is not on the rest of the path. `setters`: Shape.setters, the last setters on
+    each row's path (else the walk goes on until it meets them): the setters older than the
+    rows walked come first, alone. The work is the context's, not the session's.
+    `load_row(row)`: a row's entry (the compaction's is read for its kept entries; `loaded` is
+    given it by row); `row_of(id)`: pi's byId, a row or None."""
+    if setters is not None and model_only:
+        m = setters[1][r]
+        STATS["walked"] += 1
+        return [m] if m >= 0 else []
+    out = []
+    thinking = model = setters is not None  # (then found through `setters`, below)
+    compaction = False
+    need = -1  # the first kept entry's row, until the walk reaches or passes it
+    while r >= 0:
+        out.append(r)
+        if r <= need:
+            need = -1
+        etype = value("type", r)
+        if etype == "model_change" or (etype == "message" and value("role", r) == "assistant"):
+            model = True
+            if model_only:
+                break
+        elif model_only:
+            pass
+        elif etype == "compaction" and not compaction:
+            compaction = True
+            entry = load_row(r)
+            if loaded is not None:
+                loaded[r] = entry
+            first, _ = kept_from(entry)
+            f = row_of(first) if first is not None else None
+            if f is not None and f < r:
+                need = f
+        elif etype == "thinking_level_change":
+            thinking = True
+        if compaction and thinking and model and need < 0:
+            break
+        r = prow[r]
+    STATS["walked"] += len(out)
+    out.reverse()
+    above = prow[out[0]] if out and setters is not None else -1
+    if above >= 0:  # the path goes on above the rows walked: its last setters up there
+        older = sorted({setters[0][above], setters[1][above]} - {-1})
+        STATS["walked"] += len(older)
+        out[:0] = older
+    return out

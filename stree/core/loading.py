@@ -16,7 +16,8 @@ class LoadReport:
     (the index as it was), 'updated' (appended lines parsed), 'built' (parsed whole, the index
     written), 'graph-cache' (a kept `log --graph` printed: nothing read). The counts are this
     process's, so far: lines parsed (by it and its parse workers), entries decoded, index values
-    made, parse workers forked; `graph` and `levels` those of a graph drawn (else None)."""
+    made, parse workers forked; `graph` and `levels` those of a graph drawn, `walked` the rows
+    walked up paths to build contexts (else None)."""
 
     __slots__ = ("index",)
 
@@ -45,6 +46,14 @@ class LoadReport:
     @property
     def values(self):
         return self._count("columns", "values")
+
+    @property
+    def walked(self):
+        """Rows walked up paths to build contexts (stree.core.context), or None when none was."""
+        from ..storage import counters
+
+        path = counters("path")
+        return path["walked"] if path is not None and path["walked"] else None
 
     @property
     def graph(self):

@@ -10,7 +10,7 @@ from ..errors import CycleError
 from ..format.decode import JS_WHITESPACE
 from ..format.timestamp import ts_millis
 from ..storage.shape import compute_shape, hashable, meet
-from .context import build_context_lazy, model_lazy
+from .context import STATS, build_context_lazy, context_suffix, model_lazy
 
 
 class _ListNodes:
@@ -238,6 +238,7 @@ class Tree:
             r = prow[r]
         else:  # longer than the tree: a parent loop
             self._raise_cycle(start)
+        STATS["walked"] += len(out)
         out.reverse()
         if len(self._paths) < 8:
             self._paths[out[-1]] = out
@@ -416,8 +417,13 @@ class Tree:
 
     def build_context(self, leaf):
         """What pi sends to the model from `leaf`: {messages, thinkingLevel, model}."""
-        rows = self._context_rows(leaf)
+        loaded = {}  # row -> its entry, decoded by the walk (the compaction): not decoded twice
+        rows = self._context_rows(leaf, False, loaded)
         path, types, roles = self._path_columns(rows)
+
+        def load(node):
+            entry = loaded.pop(self._nodes.row(node), None) if loaded else None
+            return entry if entry is not None else self.load(node)
 
         def find(id, stop):  # the rows of a path are byId's, one per id: its row is the only match
             try:
@@ -426,14 +432,15 @@ class Tree:
             except ValueError:
                 return None
 
-        return build_context_lazy(path, self.load, types, roles, find)
+        return build_context_lazy(path, load, types, roles, find)
 
     def context_model(self, leaf):
         """build_context(leaf)["model"], decoding only the entry that sets it."""
-        path, types, roles = self._path_columns(self._context_rows(leaf))
+        path, types, roles = self._path_columns(self._context_rows(leaf, True))
         return model_lazy(path, self.load, types, roles)
 
-    def _context_rows(self, leaf):
+    def _context_rows(self, leaf, model_only, loaded=None):
+        """The rows of the path to `leaf` (else the last entry) the context reads, oldest first."""
         if leaf is None:
             return []
         node = self.get(leaf)
@@ -441,17 +448,28 @@ class Tree:
             if not len(self._nodes):
                 return []
             node = self._nodes[len(self._nodes) - 1]
-        return self.path_rows(node.id)
+        rows = self.context_suffix(node.id, model_only, loaded)
+        return rows if rows is not None else self.path_rows(node.id)
+
+    def context_suffix(self, id, model_only=False, loaded=None):
+        """core.context.context_suffix of the path to `id`, or None when only the whole path can
+        tell (then path_rows). `loaded`: a dict given the entries the walk decoded, by row."""
+        r = self._row(id)
+        value = getattr(self._nodes, "value", None)
+        if value is None or r is None or self._shape is None or not self._shape.ordered:
+            return None  # (ordered not known: a tree not read through an index: the full walk)
+        return context_suffix(value, self._shape.parents(), r, lambda r: self.load(self._nodes[r]), self._row,
+                              model_only, loaded, self._shape.setters())
 
     def _path_columns(self, rows):
         """(the path's Nodes, made when read; its types; its roles) from the columns: a long
-        path costs two list lookups per entry, not a Node each."""
+        path costs two lookups per entry, not a Node each; a short one decodes no column."""
         nodes = self._nodes
         if not hasattr(nodes, "col"):
             path = [nodes[r] for r in rows]
             return path, None, None
-        tcol, rcol = nodes.col("type"), nodes.col("role")
-        return _PathNodes(nodes, rows), [tcol[r] for r in rows], [rcol[r] for r in rows]
+        value = nodes.value
+        return _PathNodes(nodes, rows), [value("type", r) for r in rows], [value("role", r) for r in rows]
 
 
 class _PathNodes:

@@ -17,6 +17,8 @@ def stats_line(report):
         line += f", graph rows drawn {graph['drawn']}, kept {graph['kept']} ({graph['how']})"
         if report.levels is not None:
             line += f", connector levels walked {report.levels}"
+    if report.walked is not None:
+        line += f", path rows walked {report.walked}"
     workers = report.workers
     if workers:  # the largest of them (the parse workers are this process's only children then)
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

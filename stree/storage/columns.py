@@ -11,14 +11,15 @@ from operator import add
 
 from ..errors import BadFile
 from . import register_counters
+from .shape import positions
 
 INT_FIELDS = ("offset", "length", "line", "index")
-STATS = register_counters("columns", {"values": 0})  # values made from index columns (STREE_DEBUG_STATS): those of the text
-#                        columns decoded whole or in chunks, of marshalled parts (the aux column)
+# values made from index columns (STREE_DEBUG_STATS): of text columns decoded whole or in chunks, of marshal parts
+STATS = register_counters("columns", {"values": 0})
 
 
 class Blobs:
-    """The data area of one index file, checked as a whole when it was read."""
+    """The data area of one index file (checked whole when read, or stamped: stree.storage.index)."""
 
     def __init__(self, data, base=0):
         self.data = memoryview(data)
@@ -29,9 +30,8 @@ class Blobs:
         return self.data[off:off + length]
 
     def release(self, where):
-        """Give back the pages of a blob that was copied (decoded into an array, a list): in a
-        mapped index they would stay in the command's memory (RSS) though never read again
-        (MADV_DONTNEED: a read-only file mapping refaults them from the page cache if they are)."""
+        """Give back the pages of a blob that was copied (decoded into an array, a list): mapped, they
+        would stay in the command's memory (RSS) though never read again (MADV_DONTNEED: refaulted)."""
         area = self.data.obj
         advise = getattr(area, "madvise", None)
         if advise is None or where[1] < 1 << 16:
@@ -64,8 +64,7 @@ class Area:
 
 
 class Parts(Blobs):
-    """A data area kept as the parts it was written from (no joined copy); a blob never
-    spans two parts."""
+    """A data area kept as the parts it was written from (no joined copy); a blob spans one."""
 
     def __init__(self, parts):
         self.parts = [memoryview(p) for p in parts]
@@ -159,20 +158,20 @@ class _Fixed:
         return str(self.text[i * w:(i + 1) * w], "ascii")
 
     def find(self, value):
-        """The last row holding `value`, or None."""
+        """The last row holding `value`, or None (a mapped text: its last RECENT_ROWS first)."""
         w = self.width
         if len(value) != w or not value.isascii():
             return None
         needle = value.encode("ascii")
-        text = self.text = bytes(self.text) if self.text.__class__ is memoryview else self.text
-        end = len(text)
-        while True:
-            pos = text.rfind(needle, 0, end)
-            if pos < 0:
-                return None
-            if pos % w == 0:
-                return pos // w
-            end = pos + w - 1
+        text = self.text
+        if text.__class__ is memoryview:  # the ids looked up are mostly recent: the others not copied
+            lo = max(0, len(text) - w * RECENT_ROWS)  # (a multiple of w: the text holds whole values)
+            pos = _rfind_row(bytes(text[lo:]), needle, w)
+            if pos is not None:
+                return (lo + pos) // w
+            text = self.text = bytes(text)  # further back: the whole text, kept for the next search
+        pos = _rfind_row(text, needle, w)
+        return None if pos is None else pos // w
 
     def chunks(self, size):
         w = self.width
@@ -195,6 +194,17 @@ class _Fixed:
         for i in self.nones:
             out[i] = None
         return out
+
+
+RECENT_ROWS = 16384  # rows of a mapped fixed-width text searched before the whole (_Fixed.find)
+
+
+def _rfind_row(text, needle, w):
+    """The position of the last whole value `needle` (at a multiple of w) in `text`, or None."""
+    pos = text.rfind(needle)
+    while pos > 0 and pos % w:
+        pos = text.rfind(needle, 0, pos + w - 1)
+    return pos if pos >= 0 else None
 
 
 class _Codes:
@@ -245,8 +255,7 @@ class _SplitAux:
             return self._others()[k]
         return self._all_messages()[i]
 
-    def values(self, keep=True):
-        """Every row's value (keep=False: the messages' not kept decoded, for a walk: chunks())."""
+    def values(self, keep=True):  # (keep=False: the messages' values not kept decoded, for a walk: chunks())
         out = list(self._all_messages()) if keep or self._messages.__class__ is list else marshal.loads(self._messages)
         for r, v in zip(self.rows, self._others()):
             out[r] = v
@@ -303,8 +312,9 @@ class IndexColumns:
         self.blobs = blobs
         self.segments = segments  # [(rows, {name: (kind, where)})]
         self.path = path
-        self.starts = list(accumulate((rows for rows, _ in segments), initial=0))[:-1]  # each segment's first row
+        self.starts = list(accumulate((rows for rows, _ in segments[:-1]), initial=0)) if segments else []
         self._raw = {}
+        self._views = {}  # (name, segment) -> an integer column read in place (value())
 
     def _part(self, name, k):
         key = (name, k)
@@ -361,8 +371,14 @@ class IndexColumns:
 
     def value(self, name, row):
         k = bisect_right(self.starts, row) - 1
-        part = self._part(name, k)
         i = row - self.starts[k]
+        view = self._views.get((name, k))
+        if view is None and (name, k) not in self._raw and self.segments[k][1][name][0] in ("q", "I", "i"):
+            kind, where = self.segments[k][1][name]  # an integer read in place: the column is not copied
+            view = self._views[name, k] = self.blobs.get(where).cast(kind)
+        if view is not None:
+            return view[i]
+        part = self._part(name, k)
         if part.__class__ in _VALUE_KINDS:
             return part.value(i)
         if part.__class__ is bytes:
@@ -383,20 +399,6 @@ class IndexColumns:
             if i is not None:
                 return self.starts[k] + i
         return None
-
-
-def _positions(values, value):
-    """The indexes of `value` in a list (C-speed scans: it is rare)."""
-    out = []
-    if values.count(value):
-        i = -1
-        try:
-            while True:
-                i = values.index(value, i + 1)
-                out.append(i)
-        except ValueError:
-            pass
-    return out
 
 
 def _fixed(strings, nones, put):
@@ -460,7 +462,7 @@ def encode_column(name, values, put, types=None):
             code = {v: i for i, v in enumerate(vocab)}
             return "v", (put(marshal.dumps(vocab, 4)), put(bytes(map(code.__getitem__, values))))
     if name in STR_FIELDS:
-        nones = _positions(values, None)
+        nones = positions(values, None)
         try:
             fixed = _fixed(values, nones, put)
         except (TypeError, UnicodeEncodeError):  # not all str, or not ASCII

@@ -11,7 +11,10 @@ session file, by offset, when a command needs it.
 An index is never trusted blindly. It belongs to a file by device and inode and
 remembers the size, mtime and CRCs of the file's first bytes and of the bytes
 just before where it stopped; anything else than "same file" or "same file plus
-appended lines" means a full parse (and a new index). A corrupt index is a miss.
+appended lines" means a full parse (and a new index). A corrupt index is a miss: its
+metadata is checked by a CRC every time, its data area by a CRC unless the index file
+still has the modification time its writer gave it (no write has touched it since: a warm
+command then reads only the pages it decodes).
 Writes are a temp file and a rename, so concurrent stree processes never see a
 half-written index; the last writer wins and both versions are valid.
 
@@ -31,11 +34,12 @@ from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_col
 from .previews import PreviewCache
 from ..errors import BadFile, Stopped
 
-FORMAT = 9  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+FORMAT = 10  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
 #            8: the aux of thinking_level_change and model_change entries: their level and model;
-#            9: the aux column split: the rows that are not messages apart, columns.encode_column)
+#            9: the aux column split: the rows that are not messages apart, columns.encode_column;
+#            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -196,7 +200,7 @@ def _reshape(s, known):
     from .shape import compute_shape, extend_shape
 
     nodes = s.nodes
-    if nodes.shape is not None and len(nodes.shape.prow) == len(nodes):
+    if nodes.shape is not None and len(nodes.shape.parents()) == len(nodes):
         return  # (the parse made it: stree.storage.parallel)
     if nodes.shape is not None:
         ids = None
@@ -337,12 +341,13 @@ def _restore(target, path, fd, st, covered):
         if meta["racy_crc"] is not None and _crc(fd, 0, old) != meta["racy_crc"]:
             f.close()
             return None  # written in the same tick as a change: the stat proves nothing, the bytes do
-        # the whole data area (previews too) is checked at once (cheap next to decoding it), so a
-        # damaged index is a miss now (and is rewritten) rather than an error in a command
+        # the whole data area (previews too) is checked at once: a damaged index is a miss now, not an
+        # error in a command; unless the file has its writer's stamp (_write): nothing wrote it since
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
+        stamped = meta.get("stamp_ns") is not None and os.fstat(f.fileno()).st_mtime_ns == meta["stamp_ns"]
         f.close()
-        if data is None or crc_mapped(data, start) != meta["data_crc"]:
+        if data is None or not stamped and crc_mapped(data, start) != meta["data_crc"]:
             debug(f"ignoring index {target}: damaged")
             return None
         blobs = Blobs(data, start)
@@ -351,13 +356,12 @@ def _restore(target, path, fd, st, covered):
         n = meta["rows"]
         s.nodes = Nodes(IndexColumns(blobs, meta["segments"], target), n)
         if meta.get("shape") is not None:
-            where, rest = meta["shape"]
-            prow = decode_column("i", blobs, where[0])
-            nkids = decode_column("i", blobs, where[1])
-            if len(prow) != n or len(nkids) != n:
-                f.close()
+            (prow, nkids, rest, setters), (name_row, ordered) = meta["shape"]
+            if any(where[1] != 4 * n for where in (prow, nkids, *(setters or ()))):
                 return None
-            s.nodes.shape = Shape(prow, nkids, *rest)
+            # (decoded when read: a warm `context` walks a few rows of prow and decodes none of it)
+            s.nodes.shape = Shape.stored(blobs.get(prow), blobs.get(nkids), blobs.get(rest), name_row, ordered,
+                                         setters and [blobs.get(where) for where in setters])
         s.covered = old
         s.index_meta = meta
         s.index_blobs = blobs
@@ -412,8 +416,11 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         shape = nodes.shape
         shape_where = None
         if shape is not None and s.version >= 2:
-            prow, nkids, *rest = shape.state()
-            shape_where = ((put(array("i", prow).tobytes()), put(array("i", nkids).tobytes())), rest)
+            ordered = shape.ordered_rows()
+            setters = shape.setters(nodes) if len(shape.parents()) == n else None
+            setters = setters and tuple(put(a.tobytes()) for a in setters)
+            shape_where = ((put(array("i", shape.prow).tobytes()), put(array("i", shape.nkids).tobytes()),
+                            put(marshal.dumps(shape.rest(), 4)), setters), (shape.name_row, ordered))
         data_crc = 0
         for chunk in area.chunks:
             data_crc = crc32(chunk, data_crc)
@@ -423,6 +430,11 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         data_crc = crc32(previews, data_crc)
         pv = (data_len, len(previews)) if previews else None
         covered = s.covered
+        import time
+
+        # the file's mtime, set once written: a later write (a damage, a copy over it) gives it another
+        # (never this one to the ns); where timestamps are coarser it is lost: the data is checked
+        stamp = time.time_ns()
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
             "ctime_ns": st.st_ctime_ns, "racy_crc": _crc_all(fd, covered) if racy(st) else None,
@@ -430,11 +442,11 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "path": os.path.abspath(path), "version": s.version,
             "state": (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index),
             "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "data_crc": data_crc,
-            "previews": pv,
+            "previews": pv, "stamp_ns": stamp,
         }
         head = marshal.dumps(meta, 4)
         write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,
-                            *area.chunks, previews])
+                            *area.chunks, previews], mtime_ns=stamp)
         s.index_blobs = Parts(area.chunks)  # what the new meta's segments point into
         s.ready = None
         return meta

@@ -3,7 +3,7 @@ from the columns of Nodes and extended as lines are appended: what an index stor
 that a warm command does not recompute it. Pure structure, no entry content."""
 
 from collections import Counter
-from itertools import repeat
+from itertools import islice, repeat
 from operator import eq
 
 
@@ -18,6 +18,24 @@ def hashable(value):
 # -- context building (pi's buildSessionContext and message helpers) ----------
 
 
+_STORED = object()  # a Shape's field still in its index, not decoded yet
+
+
+def _stored_field(name):
+    slot = "_" + name
+
+    def get(self):
+        value = getattr(self, slot)
+        if value is _STORED:
+            value = self._decode(name)
+        return value
+
+    def put(self, value):
+        setattr(self, slot, value)
+
+    return property(get, put)
+
+
 class Shape:
     """The tree's structure by row: what commands need besides the columns.
 
@@ -25,24 +43,102 @@ class Shape:
     how many children pi's tree gives r; shadowed: rows an entry with the same id
     further down the file hides; dangling: parent id -> rows naming it while no
     entry has that id; labels/stamps: pi's label map; name_row: the latest
-    session_info; targets: label target -> its row, for the targets that exist.
-    An index stores it, so a warm command does not recompute it."""
+    session_info; targets: label target -> its row, for the targets that exist;
+    ordered: True when every parent comes before its child in the file (prow[r] < r for
+    every row: then no path has a loop, and a walk up a path meets its rows in falling order),
+    False when not, None until known (ordered_rows()). An index stores it, so a warm command
+    does not recompute it; a Shape read from an index (Shape.stored) decodes each field when
+    it is first read, and parents() reads a few rows of prow without decoding it. setters():
+    the last thinking-level and model setters on each row's path, when an index keeps them."""
 
-    __slots__ = ("prow", "nkids", "shadowed", "dangling", "labels", "stamps", "name_row", "targets")
+    __slots__ = ("_prow", "_nkids", "_shadowed", "_dangling", "_labels", "_stamps", "name_row", "_targets",
+                 "ordered", "_stored", "_setters")
 
-    def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets):
-        self.prow = prow
-        self.nkids = nkids
-        self.shadowed = shadowed
-        self.dangling = dangling
-        self.labels = labels
-        self.stamps = stamps
+    def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets, ordered=None):
+        self._prow = prow
+        self._nkids = nkids
+        self._shadowed = shadowed
+        self._dangling = dangling
+        self._labels = labels
+        self._stamps = stamps
         self.name_row = name_row
-        self.targets = targets
+        self._targets = targets
+        self.ordered = ordered
+        self._stored = None
+        self._setters = None
+
+    prow = _stored_field("prow")
+    nkids = _stored_field("nkids")
+    shadowed = _stored_field("shadowed")
+    dangling = _stored_field("dangling")
+    labels = _stored_field("labels")
+    stamps = _stored_field("stamps")
+    targets = _stored_field("targets")
+
+    @classmethod
+    def stored(cls, prow, nkids, rest, name_row, ordered, setters=None):
+        """The Shape an index holds: `prow` and `nkids` the bytes of int32 arrays, `rest` the
+        marshal data of (shadowed, dangling, labels, stamps, targets), each decoded when read;
+        `setters`: the bytes of the two int32 arrays of setters(), or None."""
+        shape = cls(_STORED, _STORED, _STORED, _STORED, _STORED, _STORED, name_row, _STORED, ordered)
+        shape._stored = {"prow": prow, "nkids": nkids, "rest": rest}
+        if setters is not None:
+            shape._setters = tuple(memoryview(b).cast("i") for b in setters)  # (read in place)
+        return shape
+
+    def setters(self, nodes=None):
+        """(thinking, model): for every row, the row of the last thinking_level_change on its path
+        and that of the last model setter (a model_change or an assistant message), the row
+        itself included, -1 for none: a context finds them without walking the whole path. None
+        when not known; made from the type and role columns of `nodes` when given (once, for an
+        index: a pass over every row), only for an ordered shape (a parent's row comes first)."""
+        if self._setters is None and nodes is not None and self.ordered_rows():
+            from array import array
+
+            self._setters = (array("i"), array("i"))
+            extend_setters(self._setters, self.prow, nodes.col("type"), nodes.col("role"), 0)
+        return self._setters
+
+    def _decode(self, name):
+        stored = self._stored
+        if name in ("prow", "nkids"):
+            from array import array
+
+            value = array("i")
+            value.frombytes(stored[name])
+            setattr(self, "_" + name, value)
+            return value
+        import marshal
+
+        for field, value in zip(("shadowed", "dangling", "labels", "stamps", "targets"), marshal.loads(stored["rest"])):
+            if getattr(self, "_" + field) is _STORED:  # (not one given a new value meanwhile)
+                setattr(self, "_" + field, value)
+        return getattr(self, "_" + name)
+
+    def parents(self):
+        """prow, or a view of its stored bytes when it is not decoded yet: for a walk that reads
+        a few rows of a long session (nothing copied, only the pages read are touched)."""
+        if self._prow is _STORED:
+            return memoryview(self._stored["prow"]).cast("i")
+        return self._prow
 
     def state(self):
+        """Every field, decoded (`ordered` found first when not known yet)."""
         return (self.prow, self.nkids, self.shadowed, self.dangling, self.labels, self.stamps, self.name_row,
-                self.targets)
+                self.targets, self.ordered_rows())
+
+    def rest(self):
+        """(shadowed, dangling, labels, stamps, targets): what an index stores with prow and nkids."""
+        return self.shadowed, self.dangling, self.labels, self.stamps, self.targets
+
+    def ordered_rows(self):
+        """self.ordered, found when not known yet (a pass over every row, at C speed)."""
+        if self.ordered is None:
+            from operator import ge
+
+            prow = self.prow
+            self.ordered = not any(map(ge, prow, range(len(prow))))
+        return self.ordered
 
 
 def compute_shape(nodes):
@@ -91,9 +187,27 @@ def positions(values, value):
     return out
 
 
+def extend_setters(setters, prow, types, roles, start):
+    """Append the rows from `start` on (`types`, `roles`: theirs) to the arrays of Shape.setters
+    (every parent's row comes before its child's: it is there already)."""
+    thinking, model = setters
+    think, set_model = thinking.append, model.append
+    for r, p, etype, role in zip(range(start, start + len(types)), islice(prow, start, None), types, roles):
+        if p < 0:
+            think(r if etype == "thinking_level_change" else -1)
+            set_model(r if etype == "model_change" or (etype == "message" and role == "assistant") else -1)
+        elif etype == "message":
+            think(thinking[p])
+            set_model(r if role == "assistant" else model[p])
+        else:
+            think(r if etype == "thinking_level_change" else thinking[p])
+            set_model(r if etype == "model_change" else model[p])
+
+
 def extend_shape(shape, nodes, start, find):
     """The Shape after rows [start:] were appended, or None when they change earlier
-    rows (a repeated id, or a parent that was missing): then compute_shape() it.
+    rows (a repeated id, or a parent that was missing): then compute_shape() it. An appended
+    row's parent is an earlier row: `ordered` stays as it was.
     `find(id)` -> the row of an entry before `start`, or None."""
     ids = nodes.tail("id", start)
     parents = nodes.tail("parent", start)
@@ -124,6 +238,11 @@ def extend_shape(shape, nodes, start, find):
             shape.targets[x] = r  # a labelled id that was missing
     shape.prow = prow
     shape.nkids = nkids
+    if shape._setters is not None:  # (kept by the index: extended, in arrays of their own)
+        from array import array
+
+        shape._setters = tuple(array("i", a.tobytes()) if a.__class__ is memoryview else a for a in shape._setters)
+        extend_setters(shape._setters, prow, nodes.tail("type", start), nodes.tail("role", start), start)
     scan_labels(shape, nodes, start, lambda t: new[t] if t in new else find(t))
     return shape
 

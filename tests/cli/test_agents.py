@@ -1,7 +1,9 @@
 """A new pi fork is one record (stree.format.agents): two made-up forks are added to the
 registry in the stree process itself, before it starts, and every front door finds their
 sessions: discovery, `ls` (this project's and --all), `-s ID`, `--agent`, its completion,
-grep, the headerless rule and the kept copies' states. Real files in a temporary HOME."""
+grep, the headerless rule and the kept copies' states. Real files in a temporary HOME.
+
+The agent records are read by every front door, not one command: so one module."""
 
 import json
 import os

@@ -1,5 +1,8 @@
 """The catalogue, discovery of every agent's sessions, headerless files: real files in a
-temporary HOME, stree run as a user runs it."""
+temporary HOME, stree run as a user runs it.
+
+The catalogue is what `ls --all`, `grep` and `stats --all` read, not one command: so one module
+(the `catalog` command's own tests are test_catalog_<aspect>.py, grep's test_grep*.py)."""
 
 import json
 import os
@@ -12,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from builders import SessionBuilder, dumps
+from catalog_corpus import PROJECT, session
 from conftest import ROOT
 
 
@@ -24,16 +28,6 @@ def each_command_past_the_tick(monkeypatch, tmp_path):
     import clock
 
     clock.each_command_past_the_tick(monkeypatch, tmp_path)
-
-PROJECT = "--home-dev-proj--"
-
-
-def session(id, text="hello", n=3, cwd="/home/dev/proj", start=1_795_000_000_000):
-    b = SessionBuilder(cwd=cwd, id=id, start_ms=start)
-    for i in range(n):
-        b.user(f"{text} question {i}")
-        b.assistant(f"{text} answer {i}")
-    return b
 
 
 @pytest.fixture
@@ -252,130 +246,6 @@ def test_a_damaged_catalogue_is_rebuilt_when_it_is_still_stree_s(isolated_home, 
         assert json.loads(stree("catalog", "--json").out)["sessions"] == 6
 
 
-HOSTILE = ["Straße İstanbul ıdea ſtop Kelvin", "café au lait — naïve", "tab\there", "\x1b[31mred\x1b[0m",
-           "a\u0301ccent", "x_foo_y foo-bar foo.bar", "FOO foo Foo fOo", "日本語のテキスト foo", "line1\nline2 foo\n\nend",
-           "quote \" and \\ backslash", "emoji 🎉 party", "parse_line(rows, 'x')", "ǅungla ǆ", "ﬁle ligature"]
-
-
-def build_corpus(home, rng):
-    d = home / ".pi/agent/sessions" / PROJECT
-    d.mkdir(parents=True)
-    files = []
-    for s in range(6):
-        b = SessionBuilder(id=f"0199eeee-0000-7000-8000-{s:012d}", start_ms=1_795_000_000_000 + s * 10_000_000)
-        for i in range(25):
-            pick = lambda: " ".join(rng.choice(HOSTILE + ["foo", "bar", "baz quux", "FooBar", "foobar"])
-                                    for _ in range(rng.randint(1, 3)))
-            kind = rng.randrange(6)
-            if kind == 0:
-                b.user(pick())
-            elif kind == 1:
-                b.assistant(pick(), thinking=pick() if rng.random() < 0.3 else None)
-            elif kind == 2:
-                b.tool_round("bash", {"command": pick()}, pick())
-            elif kind == 3:
-                b.branch_summary(pick())
-            elif kind == 4:
-                b.compaction(pick(), first_kept=b.entries[0]["id"] if b.entries else None)
-            else:
-                b.custom_message("note", pick())
-            if rng.random() < 0.15 and len(b.entries) > 3:
-                b.at(b.entries[rng.randrange(len(b.entries))]["id"])
-        files.append(b.write(d / f"g{s}.jsonl"))
-    return files
-
-
-def brute_text(entry):
-    """The searched text, computed here from the JSON (as documented in stree grep --help)."""
-    t = entry.get("type")
-    if t == "message":
-        m = entry["message"]
-        c = m.get("content")
-        parts = []
-        if isinstance(c, str):
-            parts.append(c)
-        elif isinstance(c, list):
-            for block in c:
-                if block.get("type") == "text":
-                    parts.append(block["text"])
-                elif block.get("type") == "thinking":
-                    parts.append(block["thinking"])
-                elif block.get("type") == "toolCall":
-                    parts.append(f"{block['name']} {json.dumps(block['arguments'], separators=(',', ':'), ensure_ascii=False)}")
-        return "\n".join(parts)
-    if t == "custom_message":
-        c = entry.get("content")
-        return c if isinstance(c, str) else "\n".join(x.get("text", "") for x in c if x.get("type") == "text")
-    if t in ("compaction", "branch_summary"):
-        return entry.get("summary") or ""
-    return ""
-
-
-def brute(files, regex, roles=(), types=()):
-    import re
-
-    out = set()
-    for f in files:
-        lines = f.read_text().splitlines()
-        sid = json.loads(lines[0])["id"]
-        for raw in lines[1:]:
-            e = json.loads(raw)
-            role = e["message"]["role"] if e["type"] == "message" else None
-            if roles and role not in roles:
-                continue
-            if types and e["type"] not in types:
-                continue
-            for n, line in enumerate(brute_text(e).split("\n"), 1):
-                if re.search(regex, line):
-                    out.add((sid, e["id"], n, line))
-    return out
-
-
-CASES = [
-    (["foo"], r"foo"), (["-i", "foo"], r"(?i)foo"), (["-w", "foo"], r"(?<!\w)foo(?!\w)"),
-    (["-i", "-w", "FOO"], r"(?i)(?<!\w)FOO(?!\w)"), (["oba"], r"oba"), (["-i", "istanbul"], r"(?i)istanbul"),
-    (["-i", "stop"], r"(?i)stop"), (["-i", "kelvin"], r"(?i)kelvin"), (["-i", "idea"], r"(?i)idea"),
-    (["foo.bar"], r"foo\.bar"), (["-E", r"foo[-.]bar"], r"foo[-.]bar"), (["-E", r"^line\d"], r"^line\d"),
-    (["-E", "-i", r"b(a|u)z"], r"(?i)b(a|u)z"), (["-E", "quux|party"], r"quux|party"), (["-E", "^$"], r"^$"),
-    (["au lait"], r"au lait"), (["\x1b[31m"], r"\x1b\[31m"), (["'x')"], r"'x'\)"), (["a\u0301ccent"], "a\u0301ccent"),
-    (["-w", "accent"], r"(?<!\w)accent(?!\w)"), (["-i", "ﬁle"], r"(?i)ﬁle"), (["-i", "DŽUNGLA"], r"(?i)DŽUNGLA"),
-    (["--role", "user", "foo"], r"foo", ("user",)), (["--type", "compaction", "-i", "foo"], r"(?i)foo", (), ("compaction",)),
-    (["--type", "branch_summary", "--type", "custom_message", "bar"], r"bar", (), ("branch_summary", "custom_message")),
-    (["--role", "toolResult", "-E", "ba[rz]"], r"ba[rz]", ("toolResult",)), (["nothing-like-this"], r"nothing-like-this"),
-]
-
-
-@pytest.mark.parametrize("case", CASES, ids=[" ".join(c[0]) for c in CASES])
-def test_grep_finds_what_a_brute_force_scan_finds(stree, isolated_home, case):
-    files = build_corpus(isolated_home, random.Random(7))
-    args, regex, *filters = case
-    want = brute(files, regex, *filters)
-    for mode in ([], ["--no-cache"]):
-        r = stree(*mode, "grep", "--json", *args)
-        assert r.code == (0 if want else 1), (mode, r)
-        got = {(m["session"], m["entry"], m["lineNumber"], m["line"]) for m in map(json.loads, r.out.splitlines())}
-        assert got == want, (mode, sorted(got ^ want)[:5])
-
-
-def test_grep_results_are_revisions(stree, isolated_home):
-    files = build_corpus(isolated_home, random.Random(3))
-    r = stree("grep", "--json", "-m", "5", "foo")
-    assert r.code == 0
-    for m in map(json.loads, r.out.splitlines()):
-        shown = stree("show", "--json", m["rev"])
-        assert shown.code == 0 and json.loads(shown.out)["id"] == m["entry"], shown
-        assert stree("-s", m["session"], "rev-parse", m["entry"]).out.strip() == m["entry"]
-        on_path = stree("-s", m["session"], "log", "--format", "{id}").out.split()
-        assert (m["entry"] in on_path) == m["onPath"]
-    other = json.loads(files[0].read_text().splitlines()[0])["id"]
-    clash = stree("-s", other, "show", json.loads(r.out.splitlines()[-1])["rev"])
-    if json.loads(r.out.splitlines()[-1])["session"] != other:
-        assert clash.code == 2 and "-s selects" in clash.err
-    human = stree("grep", "-m", "1", "foo").out
-    assert human.count(":") >= 2 and (" @ " in human or " . " in human)
-    assert stree("grep", "-l", "foo").out.split() and stree("grep", "-c", "foo").code == 0
-
-
 def test_pi_still_reads_the_sessions_after_stree(stree, agents):
     from pi_harness import REFERENCE, pi
 
@@ -385,34 +255,6 @@ def test_pi_still_reads_the_sessions_after_stree(stree, agents):
     assert {k: p.read_bytes() for k, p in agents.items()} == before  # the catalogue never writes a session
     seen = pi("inspect", agents["pi1"], version=REFERENCE)
     assert seen["header"]["id"] == "0199aaaa-0000-7000-8000-000000000001"
-
-
-def test_grep_filters_by_date_and_cwd(stree, isolated_home):
-    d = isolated_home / ".pi/agent/sessions" / PROJECT
-    d.mkdir(parents=True)
-    early = session("0199ffff-0000-7000-8000-000000000001", "kiwi", cwd="/home/dev/proj", start=1_700_000_000_000)
-    late = session("0199ffff-0000-7000-8000-000000000002", "kiwi", cwd="/srv/other", start=1_800_000_000_000)
-    early.write(d / "early.jsonl")
-    late.write(d / "late.jsonl")
-
-    def sessions(*args):
-        r = stree("grep", "--json", *args, "kiwi")
-        return {json.loads(x)["session"][-1] for x in r.out.splitlines()}, r.code
-
-    assert sessions() == ({"1", "2"}, 0)
-    assert sessions("--since", "2025-01-01") == ({"2"}, 0)  # 1_700_000_000_000 ms is 2023-11-14
-    assert sessions("--until", "2025-01-01T00:00:00Z") == ({"1"}, 0)
-    assert sessions("--since", "2030-01-01") == (set(), 1)
-    assert sessions("--cwd", "/srv/other") == ({"2"}, 0)
-    assert sessions("--cwd", "/srv/other/", "--until", "2025-01-01") == (set(), 1)
-    bad = stree("grep", "--since", "yesterdayish", "kiwi")
-    assert bad.code == 2 and "not a date" in bad.err
-    counts = stree("grep", "-c", "kiwi answer").out.split()
-    assert sorted(c.split(":")[1] for c in counts) == ["3", "3"]
-    assert sorted(stree("grep", "-l", "--format", "{path}", "kiwi").out.split()) == \
-        sorted(str(d / n) for n in ("early.jsonl", "late.jsonl"))
-    bad = stree("grep", "-E", "(")
-    assert bad.code == 2 and "not a valid regular expression" in bad.err
 
 
 def test_lone_surrogates_in_ids_and_text(stree, isolated_home):

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
+from catalog_corpus import HOSTILE, build_corpus
 from pgkit import pg_server, pg_url  # noqa: F401  (fixtures)
-from test_catalog import HOSTILE, build_corpus, corpus, dumps
+from test_catalog import corpus, dumps
 
 pytestmark = pytest.mark.pg
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from builders import SessionBuilder
-from conftest import ROOT
+from conftest import ROOT, run_stree
 
 BIN = Path(sys.executable).parent
 SCRIPTS = ROOT / "completions"
@@ -286,3 +286,49 @@ def test_hostile_labels_are_one_line_candidates(tmp_path):
     rows = r.out.splitlines()
     assert rows == ["plain", "label\todd label\tuser: hi there [31m"]
     assert json.dumps(r.out).count("\\u001b") == 0
+
+
+def test_completion_offers_reflog_revisions(stree, branchy_file):
+    assert stree("-s", branchy_file, "checkout", "00000011").code == 0
+    r = stree("__complete", "bash", "@", "--", "-s", str(branchy_file), "show", "@")
+    values = [line.split("\t")[1] for line in r.out.splitlines()[1:]]
+    assert "@" in values and "@{0}" in values and "@{1}" in values
+    r = stree("__complete", "bash", "HEAD@{", "--", "-s", str(branchy_file), "log", "HEAD@{")
+    values = [line.split("\t")[1] for line in r.out.splitlines()[1:]]
+    assert values[:2] == ["HEAD@{0}", "HEAD@{1}"]
+
+
+def test_completion_reads_the_session_named_after_the_command(branchy_file):
+    """Global options after the subcommand also pick the session completion reads (bash, and
+    zsh where it is installed)."""
+    import shutil
+
+    line = f"stree show -s {branchy_file} csv"
+    assert bash_complete(line.split(), line=line) == ["csv-attempt"]
+    line = f"stree log -s {branchy_file} @"
+    got = bash_complete(line.split(), line=line)
+    moves = [json.loads(x) for x in run_stree("-s", branchy_file, "reflog", "--json", "-n", "10").out.splitlines()]
+    assert len(moves) == 10  # pi's navigation with a summary, and the entries appended (commits)
+    assert got == ["@"] + [f"@\\{{{m['index']}\\}}" for m in moves if m["id"] is not None]
+    if shutil.which("zsh"):
+        assert [v for v, _ in zsh_complete(f"stree show -s {branchy_file} csv")] == ["csv-attempt"]
+
+
+def test_completion_offers_no_marker_or_label_entry_ids(stree, demo):
+    assert stree("-s", demo, "checkout", "dd3d7fdd", "--label", "tried").code == 0  # a marker and a label entry
+    bookkeeping = {e["id"] for e in map(json.loads, demo.read_text().splitlines()[1:])
+                   if e["type"] == "label" or (e["type"] == "custom" and e.get("customType") == "stree/checkout")}
+    assert len(bookkeeping) >= 4
+    every = {e["id"] for e in map(json.loads, demo.read_text().splitlines()[1:])}
+    for fast in ("", "1"):  # the table stree answers from, and click's definitions (the reference)
+        r = stree("__complete", "bash", "", "--", "-s", str(demo), "show", "", env={"STREE_NO_FAST": fast})
+        assert r.code == 0, r
+        offered = {line.split("\t")[1] for line in r.out.splitlines()[1:]}
+        assert {"tried", "bug-found", "@"} <= offered  # labels and the specials are offered
+        assert offered & every  # entries too
+        assert not offered & bookkeeping, offered & bookkeeping
+        # a prefix of a marker's id offers nothing of it either
+        marker = sorted(bookkeeping)[0]
+        r = stree("__complete", "bash", marker[:5], "--", "-s", str(demo), "show", marker[:5],
+                  env={"STREE_NO_FAST": fast})
+        assert marker not in r.out

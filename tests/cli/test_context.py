@@ -1,4 +1,5 @@
-"""`context`, `show` and `summarize` decode only the entries their answer needs.
+"""`stree context`: pi's context at a revision, as JSON and as the bodies the APIs take (more
+of `--as` in test_context_as.py), decoding only the entries its answer needs.
 
 Counted, not timed: STREE_DEBUG_STATS reports the entries whose content was loaded
 (decoded) by the command. On a long compacted session, `context` decodes the compaction,
@@ -11,51 +12,12 @@ import re
 
 import pytest
 from builders import SessionBuilder
+from decode_count import compacted, decoded, stats_run
 from pi_harness import pi
-
-
-def compacted(tmp_path, before, kept, after, name="s.jsonl"):
-    """A linear session: `before` entries, a model and thinking change, `kept` entries from the
-    compaction's firstKeptEntryId (users and custom messages, a context edit, no assistant),
-    the compaction, then `after` user/assistant entries. -> (path, ids)"""
-    b = SessionBuilder()
-    b.model_change("openai", "gpt-early")
-    b.thinking("low")
-    for i in range(before // 2):
-        b.user(f"question {i}")
-        b.assistant(f"answer {i}")
-    old = b.compaction("an older compaction", b.entries[-4]["id"])
-    b.model_change("anthropic", "claude-late")
-    b.thinking("high")
-    first = b.user("kept 0")
-    b.append("context_edit", targetId=first, replacement={"content": "ignored: before the kept range"})
-    for i in range(kept - 3):
-        if i % 2:
-            b.user(f"kept {i + 1}")
-        else:
-            b.custom_message("note", f"kept note {i}")
-    b.append("context_edit", targetId=first, replacement={"content": [{"type": "text", "text": "kept 0, edited"}]})
-    compaction = b.compaction("summary of the start", first)
-    for i in range(after // 2):
-        b.user(f"after {i}")
-        b.assistant(f"after answer {i}")
-    path = b.write(tmp_path / name)
-    return path, {"old": old, "first": first, "compaction": compaction, "branch_at": b.entries[-6]["id"],
-                  "leaf": b.leaf, "builder": b}
-
-
-def decoded(result):
-    m = re.search(r"decoded (\d+) entries", result.err)
-    assert m, result
-    return int(m.group(1))
 
 
 def index_state(result):
     return re.search(r"index ([\w-]+)", result.err).group(1)
-
-
-def stats_run(stree, path, *args):
-    return stree("-s", path, *args, env={"STREE_DEBUG_STATS": "1"})
 
 
 @pytest.mark.slow  # (big inputs: left out of `make check`)
@@ -103,34 +65,6 @@ def test_the_lazy_context_is_pi_1_5_2s(tmp_path, stree):
         assert json.loads(r.out) == seen["contexts"][id], id
 
 
-def test_show_decodes_the_entry_and_its_parent_only(tmp_path, stree):
-    path, ids = compacted(tmp_path, 20000, 200, 20)
-    stats_run(stree, path, "rev-parse", "@")
-    r = stats_run(stree, path, "show", "@~3")
-    assert r.code == 0, r
-    assert decoded(r) <= 2 + 2, r.err
-    assert r.raw == stree("--no-cache", "-s", path, "show", "@~3").raw
-
-
-def test_summarize_decodes_only_the_abandoned_branch(tmp_path, stree):
-    path, ids = compacted(tmp_path, 20000, 200, 20)
-    b = ids["builder"]
-    b.at(ids["branch_at"])
-    for i in range(15):
-        b.user(f"side {i}")
-        b.assistant(f"side answer {i}")
-    b.write(path)
-    stats_run(stree, path, "rev-parse", "@")
-    for args in (("--prompt",), ("--prompt", "--json")):
-        r = stats_run(stree, path, "summarize", *args, "--to", ids["leaf"])
-        assert r.code == 0, r
-        # the 30 abandoned entries, the target and its parent; the session's model is the last
-        # assistant's, its thinking level the index's
-        assert decoded(r) <= 30 + 3, r.err
-        assert r.raw == stree("--no-cache", "-s", path, "summarize", *args, "--to", ids["leaf"]).raw
-    assert json.loads(r.out)["entryIds"] == [e["id"] for e in b.entries[-30:]]
-
-
 def test_the_setters_the_index_cannot_hold_are_decoded(tmp_path, stree):
     """A thinking level or model that is not a string is not in the index: its entry is read
     (and the context is pi's)."""
@@ -152,3 +86,16 @@ def test_the_setters_the_index_cannot_hold_are_decoded(tmp_path, stree):
     assert json.loads(r.out) == pi("inspect", path, version="1.5.2")["context"]
     assert (json.loads(r.out)["model"], json.loads(r.out)["thinkingLevel"]) == (
         {"provider": "openai", "modelId": {"odd": 1}}, ["odd"])
+
+
+def test_context_json_and_replay_shapes(stree, branchy_file):
+    ctx = json.loads(stree("-s", branchy_file, "context", "--json").out)
+    assert ctx["thinkingLevel"] == "high" and ctx["messages"][0]["role"] == "compactionSummary"
+    oa = json.loads(stree("-s", branchy_file, "context", "--as", "openai").out)
+    assert oa["model"] == "gpt-5"
+    assert [m["role"] for m in oa["messages"]] == ["user", "user", "assistant", "tool", "assistant", "user",
+                                                   "assistant"]
+    an = json.loads(stree("-s", branchy_file, "context", "--as", "anthropic").out)
+    roles = [m["role"] for m in an["messages"]]
+    assert set(roles) == {"user", "assistant"}  # (consecutive user turns: pi-ai sends them, the API joins them)
+    assert [b["type"] for m in an["messages"] for b in m["content"] if m["role"] == "assistant"][0] == "tool_use"

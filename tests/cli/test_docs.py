@@ -1,11 +1,12 @@
-"""Man pages, `stree help`, and --help: generated from the code, fresh, rendered cleanly."""
+"""Man pages, `stree help`, and --help: generated from the code, fresh, rendered cleanly.
+
+The documentation of every command at once: so one module."""
 
 import importlib.util
 import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -133,3 +134,24 @@ def test_main_help_lists_every_command(stree):
     r = stree("--help")
     for name in command_names():
         assert re.search(rf"^  {re.escape(name)}\s", r.out, re.M)
+
+
+def test_help_lists_commands_exit_codes_and_examples(stree):
+    r = stree("--help")
+    assert r.code == 0
+    for word in ("log", "show", "rev-parse", "merge-base", "context", "ls", "Exit codes", "Revisions"):
+        assert word in r.out
+    for cmd in ("log", "show", "rev-parse", "merge-base", "context", "ls"):
+        h = stree(cmd, "--help")
+        assert h.code == 0 and "Examples:" in h.out and h.out.count("stree ") >= 3, cmd
+
+
+def test_subcommand_man_pages_say_global_options_go_before_or_after(stree, tmp_path):
+    pages = sorted((ROOT / "man").glob("stree-*.1"))
+    assert pages
+    for page in pages:
+        text = page.read_text()
+        assert "go before the" not in text, page
+        assert "may come before or" in text, page
+    # as the code does: before and after give the same answer
+    assert stree("-s", "demo", "log", "-2").out == stree("log", "-s", "demo", "-2").out

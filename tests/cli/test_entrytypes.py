@@ -3,7 +3,9 @@ table in the stree process itself, before it starts, and appears in every view w
 other change: the graph's rows, /tree's search, :/TEXT, grep (the catalogue indexes it),
 show, export (Markdown and HTML) and fsck. A copy of the file read by a plain stree shows
 what an unknown type gets (a copy: the kept previews and the catalogue are per file, made
-by the first reader), so each check can fail."""
+by the first reader), so each check can fail.
+
+The table of entry types is read by every view, not one command: so one module."""
 
 import json
 import os

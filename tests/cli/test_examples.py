@@ -5,9 +5,10 @@ directory (a copy of the demo, the newest, and a small one whose id starts 0199a
 files the examples name (demo.jsonl, notes.md, old.jsonl, broken.jsonl), and the labels they
 name (main, X, try-2, start). Models are a loopback HTTP server (STREE_PROVIDER=openai).
 Programs this machine lacks or that need a person (fzf, pi's TUI, a model client) end the
-pipeline there: what comes before them still runs and must succeed."""
+pipeline there: what comes before them still runs and must succeed.
 
-import json
+The examples of every command at once: so one module."""
+
 import os
 import re
 import shutil
@@ -103,7 +104,7 @@ def runnable(command):
 
 
 EXAMPLES = sorted(set(help_examples() + readme_examples()), key=lambda e: (e[0], e[1]))
-# completion (<TAB>) and make lines have their own tests (test_completion, test_gitux)
+# completion (<TAB>) and make lines have their own tests (test_completion, test_install)
 EXAMPLES = [(where, example) for where, example in EXAMPLES if runnable(_split_comment(example)) is not None]
 
 

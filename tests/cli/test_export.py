@@ -15,6 +15,7 @@ import pytest
 
 import browser
 from builders import SessionBuilder, branchy
+from readback import ids
 
 
 def raw_entries(path):
@@ -417,3 +418,14 @@ def test_demo_markdown_as_people_read_it(stree, snapshot):
     r = stree("-s", "demo", "export", "-o", "-", "--format", "md")
     assert r.code == 0 and r.err == ""
     snapshot.assert_match(r.out, "demo.md")
+
+
+def test_export_a_range_exports_its_entries(stree, tmp_path):
+    listed = ids(stree("-s", "demo", "log", "--format", "{id}", "bug-found..@"))
+    everything = ids(stree("-s", "demo", "log", "--format", "{id}", "--filter", "all"))
+    out = tmp_path / "since.md"
+    r = stree("-s", "demo", "export", "bug-found..@", "-o", out)
+    assert r.code == 0 and f"({len(listed)} entries, md)" in r.err, r
+    text = out.read_text()
+    for i in everything:
+        assert (f"`{i}`" in text) == (i in listed or f"(after `{i}`)" in text), i

@@ -5,7 +5,10 @@ notes it), `details.imageUnsupportedByModel` on a read ("[MODEL does not support
 a placeholder instead]"), and the "Operation aborted" results pi 1.6.0 writes for tool calls
 that never started. The entries are built as pi 1.6.0's code writes them (pi-ai's
 openai-responses diagnostics, core/tools/read.js, the agent loop's aborted batch): writing
-them with pi itself needs a live OpenAI model."""
+them with pi itself needs a live OpenAI model.
+
+`show` and `export` render through the one transcript code, checked here on one session: so
+one module for both."""
 
 import json
 

@@ -1,5 +1,8 @@
 """The read commands stree.fastread answers without click print what click's path prints,
-byte for byte, with the same exit codes and errors; anything it does not know goes to click."""
+byte for byte, with the same exit codes and errors; anything it does not know goes to click.
+
+The fast path answers log, rev-parse and label, each compared with click's: one concern across
+these commands, so one module."""
 
 import os
 import subprocess

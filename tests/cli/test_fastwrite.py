@@ -1,6 +1,9 @@
 """The write commands stree.fastwrite answers without click (`label [-f] NAME [REV]`,
 `checkout [--exact] REV`) leave the file click's path leaves, print what it prints, byte for
-byte, with the same exit codes; anything unusual goes to click before a byte is written."""
+byte, with the same exit codes; anything unusual goes to click before a byte is written.
+
+The fast path answers label and checkout, each compared with click's: one concern across these
+commands, so one module."""
 
 import json
 import os

@@ -1,9 +1,10 @@
-"""stree fsck against a corpus of broken files, one planted problem each."""
+"""stree fsck against a corpus of broken files, one planted problem each, and linear on long
+paths (the firstKeptEntryId check of many compactions)."""
 
 import json
 
 import pytest
-from builders import SessionBuilder, branchy, dumps
+from builders import SessionBuilder, dumps
 
 
 def base():
@@ -79,3 +80,41 @@ def test_fsck_is_clean_on_good_files(stree, tmp_path, branchy_file):
     assert stree("-s", "demo", "fsck").code == 0
     assert stree("-s", branchy_file, "checkout", "00000006").code == 0
     assert stree("-s", branchy_file, "fsck").code == 0
+
+
+def on_path(entries, compaction):
+    by_id = {}
+    for e in entries:
+        by_id[e["id"]] = e  # the last wins, as pi's byId
+    at, path = compaction["id"], set()
+    while at is not None and at in by_id and at not in path:
+        path.add(at)
+        at = by_id[at]["parentId"]
+    return compaction["firstKeptEntryId"] in path
+
+
+def test_fsck_first_kept_on_long_paths(stree, tmp_path, isolated_home):
+    """Many compactions keeping from far up their path (past the walk's budget: fsck then numbers
+    the tree in pre-order), some keeping from another branch: each reported as a walk finds."""
+    b = SessionBuilder()
+    first = b.user("root prompt")
+    side_root = b.assistant("answer")
+    chain = [b.user(f"step {i}") for i in range(400)]
+    b.at(side_root)
+    side = [b.user(f"side {i}") for i in range(5)]
+    b.at(chain[-1])
+    for i in range(150):
+        kept = side[i % 5] if i % 7 == 0 else (first if i % 2 else chain[i])
+        b.compaction(f"summary {i}", kept)
+        b.user(f"after {i}")
+    path = b.write(tmp_path / "long.jsonl")
+    expected = [(k + 2, e["id"]) for k, e in enumerate(b.entries)
+                if e["type"] == "compaction" and not on_path(b.entries, e)]
+    assert len(expected) == len(range(0, 150, 7))
+    for extra in ([], ["--no-cache"]):
+        r = stree(*extra, "-s", path, "fsck", "--json")
+        assert r.code == 1
+        got = [json.loads(line) for line in r.out.splitlines()]
+        assert {p["kind"] for p in got} == {"dangling-first-kept"}
+        assert [(p["line"], p["id"]) for p in got] == expected
+        assert all("is not on its path" in p["message"] for p in got)

@@ -1,13 +1,14 @@
 """A hook's environment is an allow-list (issue 24, item 16): PATH, HOME, the locale, TERM,
 TMPDIR, TZ, STREE_HOOK and STREE_SESSION_FILE, and what the config names in hook_env. Secrets
 under any name (ANTHROPIC_AUTH_TOKEN, AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, OPENROUTER_KEY) stay
-out, whether the hook runs for `stree checkout`, serve's navigate_tree or MCP's checkout."""
+out, whether the hook runs for `stree checkout`, serve's navigate_tree or MCP's checkout.
+
+The hooks run for several commands and front ends: one concern, so one module."""
 
 import json
 import os
 import sys
 
-import pytest
 from builders import SessionBuilder
 from mcp_kit import McpServer
 from serve_kit import Server

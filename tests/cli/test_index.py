@@ -2,7 +2,8 @@
 
 Every check compares what a user sees with the index against `--no-cache` (a
 plain parse), and counts parsed lines through STREE_DEBUG_STATS.
-"""
+
+The index is read by every command: one concern, so one module."""
 
 import json
 import os

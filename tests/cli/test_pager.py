@@ -1,7 +1,9 @@
 """The pager on a real terminal (a pseudo-terminal, stree run as a process): a long answer goes
 to the pager as it is made, so its first screen does not wait for the whole drawing, and a user
 who quits the pager after the first screen stops the command (as git does); a short answer is
-printed, never paged. What is drawn is counted (STREE_DEBUG_STATS), never timed."""
+printed, never paged. What is drawn is counted (STREE_DEBUG_STATS), never timed.
+
+The pager serves every command that prints for people: one concern, so one module."""
 
 import os
 import re

@@ -1,4 +1,6 @@
-"""Progress shows on a terminal only: never in pipes, never with --json or --format."""
+"""Progress shows on a terminal only: never in pipes, never with --json or --format.
+
+Progress is shown by several commands: one concern, so one module."""
 
 import os
 import pty

@@ -1,7 +1,9 @@
 """The query layer (stree.questions): a read question defined once is offered by `stree serve`,
 MCP and the CLI through their adapters, each reading its arguments and saying a bad one its own
 way. A made-up question, registered at run time, is answered by all three with no other
-change; the questions stree has answer as the commands' --json do."""
+change; the questions stree has answer as the commands' --json do.
+
+The query layer serves several commands and front ends: one concern, so one module."""
 
 import json
 

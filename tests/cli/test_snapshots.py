@@ -1,4 +1,6 @@
-"""What people look at: the graph and `show`, pinned by snapshots (pytest --snapshot-update to refresh)."""
+"""What people look at: the graph and `show`, pinned by snapshots (pytest --snapshot-update to refresh).
+
+Snapshots of what several commands print: one concern, so one module."""
 
 import pytest
 

@@ -1,7 +1,9 @@
 """Tables fit the terminal: `stats` (one session and --all) and `ls --all` on a pseudo-terminal
 of 60, 80 and 120 columns (its size, or COLUMNS), every row one line of its width, narrower
 columns first (short numbers and dates, optional columns left out), never a wrapped row; into
-a pipe the table is whole."""
+a pipe the table is whole. The human listings of `log`, `label` and `ls` fit a terminal too.
+
+Tables are drawn by several commands: one concern, so one module."""
 
 import json
 
@@ -100,3 +102,39 @@ def test_a_one_entry_session_says_entry(stree, isolated_home):
     b.write(d / "one.jsonl")
     r = stree("ls", "--all")
     assert r.code == 0 and "    1 entry    only one" in r.out and "1 entries" not in r.out, r
+
+
+def test_human_listings_fit_the_terminal(tmp_path, branchy_file):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from builders import SessionBuilder
+    from conftest import run_stree, read_pty
+
+    b = SessionBuilder(cwd=str(tmp_path))
+    b.user("a very long first message " * 20)
+    b.assistant("an even longer answer " * 30)
+    b.label(b.leaf, "a-label")
+    path = b.write(tmp_path / "long.jsonl")
+    env = dict(os.environ, COLUMNS="60", LINES="50", TERM="xterm", STREE_PAGER="cat")
+    for args in (["-s", path, "log"], ["-s", path, "label"], ["-C", tmp_path, "--session-dir", tmp_path, "ls"],
+                 ["-s", branchy_file, "label"]):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "stree", "--color", "never", *map(str, args)],
+                                stdout=slave, stderr=subprocess.PIPE, env=env)
+        os.close(slave)
+        out = read_pty(master, proc).decode()
+        proc.wait()
+        lines = [line for line in out.replace("\r", "").split("\n") if line]
+        assert lines and proc.returncode == 0, (args, out)
+        assert all(len(line) <= 60 for line in lines), (args, lines)
+    # aligned columns: the ids of `label` start in one column
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "--color", "never", "-s", str(branchy_file), "label"],
+                            stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    lines = [line for line in read_pty(master, proc).decode().replace("\r", "").split("\n") if line]
+    proc.wait()
+    assert len({line.index("0000000") for line in lines}) == 1, lines

@@ -1,6 +1,7 @@
 """Build pi session files for tests, entry by entry, the way pi appends them."""
 
 import json
+import os
 from pathlib import Path
 
 UUID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -137,3 +138,23 @@ def branchy(cwd="/home/dev/proj"):
     b.label(abandoned, "csv-attempt")
     b.name("fix quoting")
     return b
+
+
+def sessions_sharing_a_prefix(tmp_path):
+    """Three sessions in a flat session dir with UUIDv7-like ids that share long prefixes."""
+    directory = tmp_path / "sessions"
+    directory.mkdir()
+    made = {}
+    # (id, entry times start, message timestamps shift): pi sorts by message.timestamp
+    for n, (sid, start, shift) in enumerate((("019a0000-1111-7aaa-8aaa-aaaaaaaaaaaa", 1_795_000_000_000, 0),
+                                             ("019a0000-1112-7bbb-8bbb-bbbbbbbbbbbb", 1_795_500_000_000, -900_000_000),
+                                             ("019a0000-2222-7ccc-8ccc-cccccccccccc", 1_795_100_000_000, 0))):
+        b = SessionBuilder(id=sid, start_ms=start, cwd=str(directory))  # sessions of that directory
+        b.user(f"task {n}")
+        b.assistant(f"done {n}")
+        for entry in b.entries:
+            entry["message"]["timestamp"] += shift
+        path = b.write(directory / f"s{n}_{sid}.jsonl")
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+        made[sid] = path
+    return directory, made

@@ -34,7 +34,7 @@ AREAS = ("context", "rows", "search", "writes", "summary request", "RPC shapes")
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 QUERIES = ("context", "edit", "system", "hello", "ok", "first", "summary", "csv")
 INTEROP = ["tests/interop/test_interop.py", "tests/interop/test_pi15_read.py", "tests/interop/test_pi15_write.py",
-           "tests/interop/test_serve_pi.py", "tests/interop/test_pi16_corners.py", "tests/interop/test_summarize.py"]
+           "tests/interop/test_serve_pi.py", "tests/interop/test_pi16_corners.py", "tests/interop/test_summarize_pi.py"]
 
 
 def npm_newest(name):

@@ -11,8 +11,9 @@ import sys
 
 import pytest
 
+from catalog_corpus import PROJECT, session
 from clock import past_the_tick
-from test_catalog import PROJECT, corpus, ls_all, session, stats
+from test_catalog import corpus, ls_all, stats
 
 
 def cache(home):

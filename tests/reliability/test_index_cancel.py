@@ -67,8 +67,8 @@ def test_cancelled_while_the_index_is_read(tmp_path, isolated_home):
     with open(path, "a") as f:  # pi appends: the next load reads the index, then the new line
         b.user("one more")
         f.write(dumps(b.entries[-1]) + "\n")
-    with pytest.raises(Cancelled), cancel_in("stree.storage.cachedir", "crc_mapped") as c:
-        index.load(path)  # (the index's data is checked inside the index reader)
+    with pytest.raises(Cancelled), cancel_in("stree.storage.index", "_data_area") as c:
+        index.load(path)  # (the index's data is mapped, and checked, inside the index reader)
     assert c.fired
     again, state = index.load(path)  # the next request: the index is used, one line parsed
     assert state == "updated" and ids(again) == ids(first) + [b.entries[-1]["id"]]

@@ -115,3 +115,14 @@ def test_the_layer_contracts_are_kept():
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "0 broken" in r.stdout
+
+
+def test_every_test_module_has_a_name_of_its_own():
+    """pytest imports tests/AREA/test_x.py as the top-level module `test_x` (no packages under
+    tests/): two areas with a test_checkout.py make the second one a collection error in
+    `make test`, which `make check` (unit and CLI only) would not see."""
+    seen = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if "node_modules" not in path.parts:
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {name: paths for name, paths in seen.items() if len(paths) > 1}
