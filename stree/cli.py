@@ -63,12 +63,13 @@ class Env(Workspace):
         self.debug = debug
         self._loaded = None
 
-    def load(self, warn=True):
-        """(Session, Tree) of the selected session; warns once about skipped lines."""
+    def load(self, warn=True, keep=None):
+        """(Session, Tree) of the selected session; warns once about skipped lines. `keep`: handed
+        every entry a parse of the whole file decodes (core.loading.open_session)."""
         if self._loaded is None:
             from .core.loading import COMMAND, finish
 
-            session, tree, _ = self.open(defer=True, freeze=True, report=COMMAND)
+            session, tree, _ = self.open(defer=True, freeze=True, report=COMMAND, keep=keep)
             click.get_current_context().call_on_close(lambda: finish(session))
             if warn and session.headerless:
                 warn_user(f"{session.path}: no session header (OpenClaw keeps some): read-only; "

@@ -172,12 +172,17 @@ def _graph(env, revision, filter_, search, max_count, no_ids, json_mode, fmt, nu
 
 
 def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mode, fmt, nul, follow, only=None):
-    from ..core.preview import Previewer
+    from ..core.loading import use_index
+    from ..core.preview import ParsedPreviews, Previewer
     from ..output import keptgraph
     from ..output.graph import graph
-    from ..storage import keptgraph as kept_store
+    from ..storage import keptgraph as kept_store, parallel
 
-    session, tree = env.load()
+    parallel.alone()  # (a parse without an index: the drawing costs more; a worker would double the peak)
+    made = ParsedPreviews() if use_index(env.no_cache) else None  # (a parse to index: previews made as it decodes)
+    session, tree = env.load(keep=made)
+    if made is not None:
+        made.into(session)
     if out is None:
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     if options is not None:

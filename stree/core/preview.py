@@ -26,6 +26,9 @@ def plain(segments):
     return "".join(text for _, text in segments)
 
 
+RECENT = 64  # assistant messages whose tool calls a Previewer keeps
+
+
 class Previewer:
     """Previews for the entries of one tree, resolving tool results to their calls.
 
@@ -38,6 +41,7 @@ class Previewer:
         self._calls = None
         self._repeated = set()  # toolCall ids more than one call has
         self._cache = {}
+        self._recent = {}  # offset -> tool_calls() of the assistant messages read last (RECENT at most)
 
     def tool_call(self, call_id):
         if self._calls is None:
@@ -48,11 +52,23 @@ class Previewer:
             return None
         if row is None:
             return None
-        node = self.tree.nodes[row]
-        for cid, name, args in reversed(tool_calls(self.tree.load(node).get("message"))):
+        nodes = self.tree.nodes
+        node = nodes.peek(row) if hasattr(nodes, "peek") else nodes[row]  # (not kept: read once or twice)
+        calls = self._recent.get(node.offset)
+        if calls is None:
+            calls = self._remember(node.offset, tool_calls(self.tree.load(node).get("message")))
+        for cid, name, args in reversed(calls):
             if cid == call_id:
                 return (name, args)
         return None
+
+    def _remember(self, offset, calls):
+        """Keep the tool calls of the message at `offset` for its results, which a drawing
+        reaches next (its other results, or its own row drawn first): read once, not once each."""
+        if len(self._recent) >= RECENT:
+            self._recent.clear()
+        self._recent[offset] = calls
+        return calls
 
     def _call_rows(self):
         """toolCall id -> the row of the assistant message whose call pi's /tree shows for it.
@@ -65,20 +81,28 @@ class Previewer:
 
         nodes = self.tree.nodes
         col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
-        types, auxes, roles = col("type"), col("aux"), col("role")
-        rows = compress(range(len(roles)), map(eq, roles, repeat("assistant")))
-        for walk in ("file", "tree"):
+        types, roles = col("type"), col("role")
+        calls = {}
+        start = 0
+        # in file order, the aux column a block at a time (not kept: the ids are all the map needs)
+        for auxes in nodes.column_chunks("aux") if hasattr(nodes, "column_chunks") else [col("aux")]:
+            end = start + len(auxes)
+            for row in compress(range(start, end), map(eq, roles[start:end], repeat("assistant"))):
+                aux = auxes[row - start]
+                if aux and types[row] == "message":
+                    for cid in aux:
+                        if cid in calls:
+                            self._repeated.add(cid)
+                        calls[cid] = row
+            start = end
+        if self._repeated:  # pi's walk decides which call an id repeated names
+            auxes = col("aux")
             calls = {}
-            for row in rows:
+            for row in self.tree.depth_first_rows(self.tree.leaf):
                 aux = auxes[row]
                 if aux and types[row] == "message" and roles[row] == "assistant":
                     for cid in aux:
-                        if walk == "file" and cid in calls:
-                            self._repeated.add(cid)
                         calls[cid] = row
-            if not self._repeated:
-                break
-            rows = self.tree.depth_first_rows(self.tree.leaf)
         return calls
 
     def segments(self, node, keep=True):
@@ -89,7 +113,10 @@ class Previewer:
             cached = self.tree.previews
             seg = cached.get(node) if cached is not None else None
             if seg is None:
-                seg = entry_preview(self.tree.load(node), self.tool_call)
+                entry = self.tree.load(node)
+                if node.role == "assistant":
+                    self._remember(node.offset, tool_calls(entry.get("message")))
+                seg = entry_preview(entry, self.tool_call)
                 if cached is not None and not self._depends_on_leaf(node):
                     cached.put(node, seg)
             if keep:
@@ -107,3 +134,77 @@ class Previewer:
 
     def text(self, node):
         return plain(self.segments(node))
+
+
+class ParsedPreviews:
+    """Previews made while a parse decodes the entries (the Session's keep: the scan hands
+    append() every entry it reads, in file order), for a command that then draws most rows: no
+    entry is read again to draw it. A tool result shows its call from an assistant message
+    before it; one whose call is not known yet, or all of them when a call id is repeated or
+    not a string (pi's walk then decides), is left to the drawing (Previewer), as are the
+    messages with no content (hidden: rarely drawn)."""
+
+    NONE = [("success", "assistant: "), ("muted", "(no content)")]
+
+    def __init__(self):
+        from array import array
+
+        from ..storage.previews import encode
+
+        self._encode = encode
+        self.blob = bytearray()  # the previews made, encoded as an index keeps them, one after the other
+        self.ends = array("q")  # each entry's: where its preview ends in blob (none: where the one before ends)
+        self.calls = {}  # toolCall id -> the call formatted (pi's formatToolCall)
+        self.results = set()  # the rows whose preview shows a call
+        self.unsure = False  # a call id repeated or not a string
+        self._missed = self._used = False
+
+    def _call(self, call_id):
+        text = self.calls.get(call_id) if call_id.__class__ is str else None
+        if text is None:
+            self._missed = True
+        else:
+            self._used = True
+        return text
+
+    def append(self, entry):
+        self._missed = self._used = False
+        try:
+            seg = entrytypes.preview(entry, self._call)
+            if seg != self.NONE and not self._missed:
+                self.blob += self._encode(seg)
+                if self._used:
+                    self.results.add(len(self.ends))
+            msg = entry.get("message")
+            if msg.__class__ is dict and msg.get("role") == "assistant" and entry.get("type") == "message":
+                for cid, name, args in tool_calls(msg):
+                    if cid.__class__ is not str or cid in self.calls:
+                        self.unsure = True
+                    if cid.__class__ is str:
+                        self.calls[cid] = format_tool_call(name, args)
+        except Exception:  # (the drawing meets it again, as it would have)
+            self.unsure = True
+            del self.blob[self.ends[-1] if self.ends else 0:]
+        self.ends.append(len(self.blob))
+
+    def into(self, session):
+        """Give the session's preview cache what was made, when the parse read every row here."""
+        from array import array
+
+        session.keep = None
+        ends, blob, self.ends, self.blob, self.calls = self.ends, self.blob, array("q"), bytearray(), {}
+        cache = session.previews
+        if cache is None or len(ends) != len(session.nodes) or session.needs_migration:
+            return
+        col = session.nodes.col("offset")
+        offsets, starts, kept = array("q"), array("q", [0]), bytearray()
+        start = 0
+        for r, end in enumerate(ends):
+            if end != start:
+                if not (self.unsure and r in self.results):
+                    offsets.append(col[r])
+                    if self.unsure:
+                        kept += blob[start:end]
+                    starts.append(len(kept) if self.unsure else end)
+                start = end
+        cache.adopt(offsets, starts, kept if self.unsure else blob)

@@ -272,9 +272,10 @@ def preorder(tree, first=None):
             push(by_parent[starts[r]])
         elif k:
             kids = by_parent[starts[r]:starts[r] + k].tolist()
-            if stamps is None:
-                stamps = tree._nodes.col("ts")
-            kids.sort(key=lambda c: _ts_key(ts_millis(stamps[c])))  # stable: equal timestamps keep file order
+            if stamps is None:  # (the children of branch points only: their values read one by one while few)
+                nodes = tree._nodes
+                stamps = (lambda c: nodes.value("ts", c)) if hasattr(nodes, "value") else nodes.col("ts").__getitem__
+            kids.sort(key=lambda c: _ts_key(ts_millis(stamps(c))))  # stable: equal timestamps keep file order
             if path:
                 kids.sort(key=lambda c: not on_path[c])
             kids.reverse()

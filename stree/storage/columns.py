@@ -255,8 +255,8 @@ class _SplitAux:
             return self._others()[k]
         return self._all_messages()[i]
 
-    def values(self):
-        out = list(self._all_messages())
+    def values(self, keep=True):  # (keep=False: the messages' values not kept decoded, for a walk: chunks())
+        out = list(self._all_messages()) if keep or self._messages.__class__ is list else marshal.loads(self._messages)
         for r, v in zip(self.rows, self._others()):
             out[r] = v
         return out
@@ -327,6 +327,9 @@ class IndexColumns:
     def __call__(self, name):
         try:
             out = None
+            kinds = {segment[name][0] for _, segment in self.segments}
+            if len(self.segments) > 1 and len(kinds) == 1 and kinds <= {"q", "I", "i"}:  # one array, not int objects
+                return array(kinds.pop(), b"".join(self._part(name, k).tobytes() for k in range(len(self.segments))))
             for k in range(len(self.segments)):
                 part = self._part(name, k)
                 if part.__class__ in _VALUE_KINDS:
@@ -356,7 +359,7 @@ class IndexColumns:
                     yield from part.chunks(size)
                     continue
                 if cls in _VALUE_KINDS:
-                    part = part.values()
+                    part = part.values(keep=False) if cls is _SplitAux else part.values()
                 elif cls is bytes:
                     part = [b == 1 for b in part]
                 STATS["values"] += len(part)

@@ -18,6 +18,7 @@ again here. STREE_JOBS=1 keeps everything in this process.
 
 import marshal
 import os
+from array import array
 import signal
 import sys
 from collections import Counter
@@ -30,15 +31,31 @@ from .nodes import FIELDS, Nodes
 
 PER_JOB = 4 << 20  # bytes of lines each process gets at least, when STREE_JOBS is not set
 HEAD_BYTES = 64 << 10  # lines read first, in this process, looking for the header
+PIECE_MIN = 12 << 20  # bytes of lines parsed before their rows are encoded: the rows' Python objects
+#                      (about half as many bytes as their lines) are held for one piece at a time
+SEGMENTS = 6  # pieces at most in all, each a segment of the index (an update that finds more than
+#              stree.storage.index.SEGMENTS_MAX rewrites it whole)
 WORKER_COST = 0.1  # what a worker does besides parsing its share (a fresh process, sending its rows),
 #                   as a share of parsing: this process takes that much more
 SHARE_FIELDS = tuple(f for f in FIELDS if f not in ("line", "index"))  # those two are made
 #                   absolute here, once the lines before each share are counted
 
 
+_alone = False  # this command parses in this process only, unless STREE_JOBS says otherwise (alone())
+
+
+def alone():
+    """Parse in this process only from now on: for a command whose own work after the parse
+    outweighs it (the first `log --graph`: the drawing), where a worker would gain little time
+    and add a second process's memory to the peak."""
+    global _alone
+    _alone = True
+
+
 def jobs(nbytes):
     """How many processes parse `nbytes` of lines: $STREE_JOBS if set (1: this process
-    only), else one per core this process may use, each with PER_JOB bytes or more."""
+    only), else one per core this process may use, each with PER_JOB bytes or more
+    (1 after alone())."""
     if not hasattr(os, "fork"):
         return 1
     threading = sys.modules.get("threading")
@@ -50,7 +67,7 @@ def jobs(nbytes):
             return max(1, min(int(wanted), 64))
         except ValueError:
             return 1
-    if nbytes < 2 * PER_JOB:
+    if nbytes < 2 * PER_JOB or _alone:
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
@@ -82,9 +99,16 @@ def line_end(fd, pos, end):
     return end
 
 
+def pieces(nbytes, n):
+    """How many pieces each of `n` processes encodes its share of `nbytes` in: as few as make
+    every piece at most about PIECE_MIN bytes, and SEGMENTS pieces in all at most."""
+    return max(1, min(SEGMENTS // n, nbytes // n // PIECE_MIN))
+
+
 def scan(s, fd, start, end, n):
     """Parse [start, end) into `s` (which has its header and no rows yet) with `n`
-    processes. False when the range is too short to share: nothing was done."""
+    processes, each share encoded in pieces (pieces()). False when the range is too short to
+    share, or (n == 1) to cut in pieces: nothing was done."""
     weights = [1.0] * (n - 1) + [1.0 + WORKER_COST]
     total = sum(weights)
     bounds = [start]
@@ -95,13 +119,14 @@ def scan(s, fd, start, end, n):
         if bounds[-1] < cut < end:
             bounds.append(cut)
     bounds.append(end)
-    if len(bounds) < 3:
-        return False
+    per = pieces(end - start, n)
+    if len(bounds) < (3 if n > 1 else 2) or (n == 1 and per < 2) or (n > 1 and s.keep is not None):
+        return False  # (keep: every entry decoded handed over in order, here: not shared)
     workers = []
     try:
         for a, b in zip(bounds[:-2], bounds[1:-1]):
-            workers.append(_fork(s, fd, a, b, end))
-        own = _encode_share(s, fd, bounds[-2], end, end, own=True)  # as the workers do theirs
+            workers.append(_fork(s, fd, a, b, end, per))
+        own = _encode_pieces(s, fd, bounds[-2], end, end, per, own=True)  # as the workers do theirs
         results = [_collect(w) for w in workers]
     finally:
         for w in workers:
@@ -110,8 +135,23 @@ def scan(s, fd, start, end, n):
     if None in results:  # a worker failed: every share here, in order (rare: keep it simple)
         scanner.scan_range(s, fd, bounds[0], end, end)
     else:
-        _adopt(s, results + [own])
+        _adopt(s, [share for shares in results for share in shares] + own)
     return True
+
+
+def _encode_pieces(s, fd, start, stop, end, per, own=False):
+    """[start, stop) parsed and encoded as `per` shares one after the other (_encode_share): the
+    Python objects of one piece's rows are dropped before the next is parsed. `own`: the last
+    piece is this process's last share (it keeps its ids' map)."""
+    cuts = [start]
+    for k in range(1, per):
+        cut = line_end(fd, start + (stop - start) * k // per, stop)
+        if cuts[-1] < cut < stop:
+            cuts.append(cut)
+    cuts.append(stop)
+    last = len(cuts) - 2
+    return [_encode_share(s, fd, a, b, end, own=own and k == last)
+            for k, (a, b) in enumerate(zip(cuts, cuts[1:]))]
 
 
 def _share(s):
@@ -124,15 +164,15 @@ def _share(s):
 # -- workers -----------------------------------------------------------------------
 
 
-def _fork(s, fd, start, stop, end):
-    """Start a worker parsing [start, stop): [pid, fd of its output, start, stop]."""
+def _fork(s, fd, start, stop, end, per=1):
+    """Start a worker parsing [start, stop) in `per` pieces: [pid, fd of its output, start, stop]."""
     out = _scratch()
     pid = os.fork()
     if pid == 0:  # the worker: parse, write, exit without any of the parent's cleanup
         code = 1
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it at once (the parent reaps it)
-            data = memoryview(_work(s, fd, start, stop, end))
+            data = memoryview(_work(s, fd, start, stop, end, per))
             while data:
                 data = data[os.write(out, data):]
             code = 0
@@ -144,10 +184,10 @@ def _fork(s, fd, start, stop, end):
     return [pid, out, start, stop]
 
 
-def _work(s, fd, start, stop, end):
-    """A worker's output: its share, encoded."""
+def _work(s, fd, start, stop, end, per=1):
+    """A worker's output: its share, encoded in `per` pieces (a list of shares)."""
     # marshal version 2: no back-references, which cost more to find than they save here
-    return marshal.dumps(_encode_share(s, fd, start, stop, end), 2)
+    return marshal.dumps(_encode_pieces(s, fd, start, stop, end, per), 2)
 
 
 def _encode_share(s, fd, start, stop, end, own=False):
@@ -158,13 +198,14 @@ def _encode_share(s, fd, start, stop, end, own=False):
     objects are dropped: only the encoded columns are kept."""
     parsed = scanner.STATS["parsed"]
     part = _share(s)
+    part.keep = s.keep  # (pieces in this process: in order)
     scanner.scan_range(part, fd, start, stop, end)
     nodes = part.nodes
     area = Area()
     types = nodes.col("type")
     segment = {name: encode_column(name, nodes.col(name), area.put, types) for name in SHARE_FIELDS}
-    share = {"data": b"".join(area.chunks), "segment": segment, "rows": len(nodes), "lines": nodes.col("line"),
-             "indexes": nodes.col("index"), "malformed": part.malformed, "nlines": part.line,
+    share = {"data": b"".join(area.chunks), "segment": segment, "rows": len(nodes), "lines": _packed(nodes.col("line")),
+             "indexes": _packed(nodes.col("index")), "malformed": part.malformed, "nlines": part.line,
              "count": part.index, "newline": part.ends_with_newline,
              "parsed": scanner.STATS["parsed"] - parsed, "links": None, "kids": None, "ids": None}
     scanner.STATS["parsed"] = parsed  # counted when the share is adopted
@@ -173,16 +214,42 @@ def _encode_share(s, fd, start, stop, end, own=False):
         n = len(ids)
         row_of = dict(zip(ids, range(n)))
         if len(row_of) == n:
-            links = share["links"] = list(map(row_of.get, nodes.col("parent"), repeat(-2)))
+            links = list(map(row_of.get, nodes.col("parent"), repeat(-2)))
             counts = Counter(links)
-            kids = share["kids"] = list(map(counts.get, range(n), repeat(0)))
+            kids = list(map(counts.get, range(n), repeat(0)))
             for r in _own_parents(links):
                 kids[r] -= 1
+            share["links"], share["kids"] = _packed(links), _packed(kids)
             if own:
                 share["map"] = row_of
             else:
-                share["ids"] = ids
+                share["ids"] = _joined(ids)
     return share
+
+
+# What a share keeps of its rows besides their segment, while the next pieces are parsed, is
+# packed: a few large objects rather than small ones spread among the freed rows (whose memory
+# could then not be given back), and marshalled by a worker without a value at a time.
+
+def _packed(ints):
+    return array("q", ints).tobytes()
+
+
+def _ints(packed):
+    out = array("q")
+    out.frombytes(packed)
+    return out
+
+
+def _joined(ids):
+    """The ids as one text (a list when one holds the separator)."""
+    text = "\0".join(ids)
+    return text if text.count("\0") == len(ids) - 1 and ids else ids
+
+
+def _ids(share):
+    ids = share["ids"]
+    return ids.split("\0") if ids.__class__ is str else ids
 
 
 def _own_parents(links):
@@ -271,8 +338,8 @@ def _adopt(s, shares):
             continue
         base, _ = area.put(share["data"])
         segment = {name: (kind, _shift(where, base)) for name, (kind, where) in share["segment"].items()}
-        segment["line"] = encode_column("line", list(map(line0.__add__, share["lines"])), area.put)
-        segment["index"] = encode_column("index", list(map(index0.__add__, share["indexes"])), area.put)
+        segment["line"] = encode_column("line", list(map(line0.__add__, _ints(share["lines"]))), area.put)
+        segment["index"] = encode_column("index", list(map(index0.__add__, _ints(share["indexes"]))), area.put)
         segments.append((rows, segment))
         rows_total += rows
     blobs = Parts(area.chunks)
@@ -294,12 +361,14 @@ def _shape(nodes, shares):
     if any(share["links"] is None for share in shares):
         return None
     own = shares[-1]["map"]
-    others = set()
+    others = ids = set()
     for k, share in enumerate(shares[:-1]):  # ids repeated across shares: pi's byId picks the last
-        if not own.keys().isdisjoint(share["ids"]) or not others.isdisjoint(share["ids"]):
+        ids = _ids(share)
+        if not own.keys().isdisjoint(ids) or not others.isdisjoint(ids):
             return None
         if k < len(shares) - 2:
-            others.update(share["ids"])
+            others.update(ids)
+    del others, ids
     bases = []
     n = 0
     for share in shares:
@@ -311,7 +380,7 @@ def _shape(nodes, shares):
         for k in range(len(shares) - 1, -1, -1):
             row_of = maps.get(k)
             if row_of is None:
-                row_of = maps[k] = dict(zip(shares[k]["ids"], range(shares[k]["rows"])))
+                row_of = maps[k] = dict(zip(_ids(shares[k]), range(shares[k]["rows"])))
             row = row_of.get(id)
             if row is not None:
                 return bases[k] + row
@@ -322,7 +391,7 @@ def _shape(nodes, shares):
     across = []  # parents in another share than their child
     dangling = {}
     for share, base in zip(shares, bases):
-        links = share["links"]
+        links = list(_ints(share["links"]))
         rows = list(map(base.__add__, links)) if base else list(links)
         for i in _own_parents(links):
             rows[i] = -1  # a root
@@ -338,7 +407,7 @@ def _shape(nodes, shares):
             elif p is not None:
                 dangling.setdefault(p, []).append(base + i)
         prow.extend(rows)
-        nkids.extend(share["kids"])
+        nkids.extend(_ints(share["kids"]))
     for j in across:
         nkids[j] += 1
     shape = Shape(prow, nkids, set(), dangling, {}, {}, -1, {})

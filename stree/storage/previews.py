@@ -10,11 +10,17 @@ from bisect import bisect_left
 from .cachedir import debug
 
 
+def encode(segments):
+    """A preview as the section keeps it (ValueError: not plain values)."""
+    return marshal.dumps(tuple(segments), 4)
+
+
 class PreviewCache:
     """Preview segments by line offset: read lazily from the index, new ones kept for writing."""
 
     def __init__(self, meta=None, section=b"", checked=False, release=None):
-        self.new = {}
+        self.new = {}  # offset -> the new preview, marshalled as the section keeps it (a first graph
+        #               makes one for every entry: as objects they would take several times the room)
         self._release = release  # (offset, length) of the section: pages copied, not needed mapped
         self._section = section  # bytes, or a view of a mapped index
         self._checked = checked  # its CRC already verified with the index's data area
@@ -50,7 +56,7 @@ class PreviewCache:
         offset = node.offset  # (read once: a Node of an index's row reads it from a column)
         seg = self.new.get(offset)
         if seg is not None:
-            return seg
+            return marshal.loads(seg)
         offsets, starts, blob = self._load()
         i = bisect_left(offsets, offset)
         if i < len(offsets) and offsets[i] == offset:
@@ -61,7 +67,19 @@ class PreviewCache:
         return None
 
     def put(self, node, segments):
-        self.new[node.offset] = tuple(segments)
+        try:
+            self.new[node.offset] = encode(segments)
+        except ValueError:  # (not plain values: not kept)
+            pass
+
+    def adopt(self, offsets, starts, blob):
+        """New previews made elsewhere, as a section holds them: those of the entries at `offsets`
+        (increasing), encode()d one after the other in `blob`, the i-th at starts[i]:starts[i + 1]."""
+        if self._load()[0]:  # (previews kept already: the new ones one by one)
+            for i, offset in enumerate(offsets):
+                self.new[offset] = bytes(blob[starts[i]:starts[i + 1]])
+        else:  # read and written as if the index had held them (one blob, not an object each)
+            self._loaded = (offsets, starts, blob)
 
     def section(self, s):
         """The preview section for an index of `s`: old previews of lines still indexed, plus new ones."""
@@ -69,11 +87,14 @@ class PreviewCache:
         limit = s.covered
         fresh = sorted(off for off in self.new if off < limit)
         keep = bisect_left(offsets, limit)
+        if not fresh and keep:  # (nothing new: the kept previews of lines still indexed, as they are)
+            kept = memoryview(blob)[:starts[keep]]
+            return self._encoded(keep, crc32(kept), array("q", offsets[:keep]), array("q", starts[:keep + 1]), kept)
         if not fresh or (keep and fresh[0] <= offsets[keep - 1]):
             return self._merged(offsets, starts, blob, limit)
         # (the common case: previews of entries after every kept one, e.g. lines appended since:
         # the kept part is copied as it is, not entry by entry)
-        parts = [marshal.dumps(self.new[off], 4) for off in fresh]
+        parts = [self.new[off] for off in fresh]
         out_offsets = array("q", offsets[:keep])
         out_offsets.extend(fresh)
         out_starts = array("q", starts[:keep + 1] if keep else [0])
@@ -83,8 +104,10 @@ class PreviewCache:
             pos += len(part)
             out_starts.append(pos)
         kept = memoryview(blob)[:base]
-        tail = b"".join(parts)
-        return self._encoded(len(out_offsets), crc32(tail, crc32(kept)), out_offsets, out_starts, kept, tail)
+        crc = crc32(kept)
+        for part in parts:
+            crc = crc32(part, crc)
+        return self._encoded(len(out_offsets), crc, out_offsets, out_starts, kept, *parts)  # (joined once)
 
     def _merged(self, offsets, starts, blob, limit):
         chunks = {}
@@ -93,7 +116,7 @@ class PreviewCache:
                 chunks[off] = bytes(blob[starts[i]:starts[i + 1]])
         for off, seg in self.new.items():
             if off < limit:
-                chunks[off] = marshal.dumps(seg, 4)
+                chunks[off] = seg
         if not chunks:
             return b""
         keys = sorted(chunks)

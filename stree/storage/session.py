@@ -219,12 +219,14 @@ def scan_file(s, fd, start, end):
     """Parse the lines of bytes [start, end) of an open file into `s`, continuing its state.
 
     A fresh parse of a long file is shared among several processes (one per core,
-    see stree.storage.parallel): decoding JSON is the whole cost of a cold read."""
+    see stree.storage.parallel): decoding JSON is the whole cost of a cold read. Each
+    process encodes its rows a piece at a time, as an index holds them (in one process
+    too, for a long file): their Python objects are never held for the whole file."""
     if not len(s.nodes) and s.header is None:
         from . import parallel
 
         n = parallel.jobs(end - start)
-        if n > 1:
+        if n > 1 or parallel.pieces(end - start, 1) > 1:
             start = parallel.scan_head(s, fd, start, end)
             if s.header is not None and not len(s.nodes) and parallel.scan(s, fd, start, end, n):
                 return

@@ -5,6 +5,7 @@ its branch points, not to its rows times its depth (stree.output.graph)."""
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from builders import SessionBuilder, branchy
@@ -167,3 +168,76 @@ def test_the_graphs_walk_is_the_trees_depth_first_order(entries, first):
     except CycleError:
         got = CycleError
     assert got == expected
+
+
+def test_a_first_graph_of_a_large_file_is_parsed_in_this_process(stree, tmp_path):
+    """No index: `log --graph` parses without a worker, even where `log` would share the parse
+    (its drawing costs more than the parse: a worker would add its memory to the peak for
+    little time), and draws what a parse in one process draws."""
+    import os
+
+    from stree.storage import parallel
+
+    b = SessionBuilder()
+    filler = "x" * 2000
+    while len(b.entries) * 2100 < 2 * parallel.PER_JOB + (1 << 20):
+        b.user(f"q {len(b.entries)} {filler}")
+        if len(b.entries) % 40 == 0:
+            b.at(b.entries[-20]["id"])  # branches
+    path = b.write(tmp_path / "big.jsonl")
+    assert os.path.getsize(path) > 2 * parallel.PER_JOB
+    stats = {"STREE_DEBUG_STATS": "1"}
+    first = stree("-s", path, "log", "--graph", env=stats)
+    assert first.code == 0 and "index built" in first.err and "parse worker" not in first.err, first.err
+    alone = stree("--no-cache", "-s", path, "log", "--graph", env={"STREE_JOBS": "1"})
+    assert first.out == alone.out and len(first.out.splitlines()) == len(b.entries)
+    if len(os.sched_getaffinity(0)) > 1:  # (the same file is shared by a plain log)
+        listed = stree("--no-cache", "-s", path, "log", "-n", "1", env=stats)
+        assert "parse worker(s)" in listed.err, listed.err
+
+
+def tool_results(b):
+    """An assistant message with no text whose three calls have results, and a tool round."""
+    b.user("go")
+    b.assistant(None, tools=[("read", {"path": f"f{i}.py"}) for i in range(3)])  # no text: not shown
+    for call in b.entries[-1]["message"]["content"]:
+        b.tool_result(call["id"], "read", f"contents of {call['arguments']['path']}")
+    b.tool_round("bash", {"command": "ls"}, "a b c", text="listing")  # shown: its row read first
+    return b
+
+
+def test_a_message_whose_tool_calls_several_results_show_is_read_once(stree, tmp_path):
+    """A drawing without previews kept (--no-cache) reads each entry it shows once, and the
+    assistant message holding the calls its tool results show once more at most: once for all
+    of its results, not once each, and not again when its own row was just drawn (counted:
+    STREE_DEBUG_STATS)."""
+    b = tool_results(SessionBuilder())
+    path = b.write(tmp_path / "s.jsonl")
+    got = stree("--no-cache", "-s", path, "log", "--graph", "--no-ids", env={"STREE_DEBUG_STATS": "1"})
+    shown = len(got.out.splitlines())
+    assert got.code == 0 and shown == len(b.entries) - 1, got.out  # all but the message with no text
+    assert all(f"f{i}.py" in got.out for i in range(3)) and "ls" in got.out, got.out  # each result shows its call
+    decoded = int(re.search(r"decoded (\d+) entries", got.err).group(1))
+    assert decoded == shown + 1, got.err  # + the message with no text, once for its three results
+
+
+@pytest.mark.parametrize("repeated", [False, True])
+def test_a_first_graph_draws_from_the_previews_its_parse_made(stree, tmp_path, repeated):
+    """No index: the parse makes each entry's preview as it decodes it, so the drawing reads
+    no entry again (counted), and draws what a drawing from the entries draws. A call id that
+    two messages give (pi's walk decides which one a result shows) leaves the tool results to
+    the drawing."""
+    b = tool_results(SessionBuilder())
+    if repeated:
+        b.entries[-2]["message"]["content"][-1]["id"] = b.entries[1]["message"]["content"][0]["id"]
+        b.entries[-1]["message"]["toolCallId"] = b.entries[-2]["message"]["content"][-1]["id"]
+    b.label(b.entries[0]["id"], "start")
+    stats = {"STREE_DEBUG_STATS": "1"}
+    for k, options in enumerate(((), ("--filter", "all"))):
+        path = b.write(tmp_path / f"s{k}.jsonl")  # (a new file: no index)
+        first = stree("-s", path, "log", "--graph", *options, env=stats)
+        plain = stree("--no-cache", "-s", path, "log", "--graph", *options)
+        assert first.code == 0 and "index built" in first.err and first.out == plain.out, first.err
+        decoded = int(re.search(r"decoded (\d+) entries", first.err).group(1))
+        results = sum(e["type"] == "message" and e["message"]["role"] == "toolResult" for e in b.entries)
+        assert decoded >= results if repeated else decoded == 0, first.err  # (left to the drawing: the results)

@@ -236,3 +236,32 @@ def test_the_shape_the_shares_make_is_the_one_compute_shape_makes(tmp_path, isol
                 assert s.nodes.shape.state() == compute_shape(s.nodes)[0].state(), (name, jobs)
             s.close()
     assert made > len(files) * len(JOBS) // 2  # most of them by the shares, not by the fallback
+
+
+def test_each_process_encodes_its_share_a_piece_at_a_time(tmp_path, monkeypatch):
+    """A long file is parsed in pieces, in one process too: the rows of a piece are encoded
+    (as the index keeps them) before the next piece is parsed. Rows, problems, counters and
+    the tree's shape are those of a plain parse, whatever the cut."""
+    from stree.storage.shape import compute_shape
+
+    files = {"troubled": tmp_path / "troubled.jsonl", "branchy": branchy().write(tmp_path / "b.jsonl")}
+    files["troubled"].write_text(troubled(), encoding="utf-8")
+    big = questions(400)
+    for i in range(0, 400, 7):  # branches across the pieces
+        big.user(f"again {i}", parent=big.entries[i]["id"])
+    files["questions"] = big.write(tmp_path / "q.jsonl")
+    for name, path in files.items():
+        plain = parse(path, 1, monkeypatch)  # (short: not cut)
+        monkeypatch.setattr(parallel, "PIECE_MIN", 1024)
+        for jobs in (1, 2, 3):
+            assert parse(path, jobs, monkeypatch) == plain, (name, jobs)
+            monkeypatch.setenv("STREE_JOBS", str(jobs))
+            s = session.parse(str(path))
+            try:
+                assert len(s.ready[1]) > 1 and s.nodes.nbase == len(s.nodes), (name, jobs)  # encoded pieces
+                if s.nodes.shape is not None:
+                    assert s.nodes.shape.state() == compute_shape(s.nodes)[0].state(), (name, jobs)
+            finally:
+                s.close()
+        monkeypatch.undo()
+    assert no_children_left()

@@ -11,10 +11,16 @@ from stree.storage.previews import PreviewCache
 SEGMENTS = st.lists(st.tuples(st.sampled_from(["text", "dim", "label"]), st.text(max_size=12)), max_size=3).map(tuple)
 
 
+def put(cache, previews):
+    """New previews {offset: segments}, as a command computes them."""
+    for off, seg in previews.items():
+        cache.put(SimpleNamespace(offset=off), seg)
+
+
 def cache_with(old, covered):
     """A PreviewCache as a load finds it: an index's section holding `old` {offset: segments}."""
     first = PreviewCache()
-    first.new = dict(old)
+    put(first, old)
     return PreviewCache(section=first.section(SimpleNamespace(covered=covered)))
 
 
@@ -24,7 +30,7 @@ def cache_with(old, covered):
        covered=st.integers(0, 8000))
 def test_the_section_is_the_general_merge_byte_for_byte(old, new, covered):
     cache = cache_with(old, 10_000)
-    cache.new = dict(new)
+    put(cache, new)
     s = SimpleNamespace(covered=covered)
     got = cache.section(s)
     assert got == cache._merged(*cache._load(), covered)
@@ -39,7 +45,8 @@ def test_appended_previews_take_the_copying_path():
     """Entries appended after every kept one: the section comes from the kept bytes plus the new
     ones, without re-reading each kept preview (the general merge is not called)."""
     cache = cache_with({off: (("text", f"entry {off}"),) for off in range(0, 1000, 10)}, 10_000)
-    cache.new = {2000: (("text", "appended"),), 2100: (("text", "and another"),)}
+    put(cache, {2000: (("text", "appended"),), 2100: (("text", "and another"),)})
+    assert cache.get(SimpleNamespace(offset=2000)) == (("text", "appended"),)  # (kept marshalled until written)
     calls = []
     cache._merged = lambda *a: calls.append(a)
     got = cache.section(SimpleNamespace(covered=3000))

@@ -237,7 +237,7 @@ def write(out, tree, drawing, previewer, no_ids, keep=False, patch=None):
         from . import pipe
 
         if pipe.applies(out):  # (the common case: human rows into a pipe, as bytes)
-            cols = pipe.write(out, tree, drawing, previewer, no_ids, width, keep, STATS)
+            cols = pipe.write(out, tree, drawing, previewer, no_ids, width, columns() if keep else None, STATS)
             return None if cols is None else blob(width, cols, chain_state(tree, drawing, out.machine))
         draw = drawing._draw
         pieces = ((r, text_of(out, tree, draw(r), previewer, width, no_ids), None) for r in drawing.order)

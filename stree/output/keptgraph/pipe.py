@@ -30,9 +30,10 @@ def applies(out):
     return takes_utf8_bytes(sys.stdout)
 
 
-def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
+def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
     """Write every row of `drawing`, counted in stats["drawn"]; returns the rows' state columns
-    (as keptgraph.write keeps them) when `keep` and the capture kept the whole output, else None."""
+    (as keptgraph.write keeps them: `cols`, empty, given to fill, or None when they are not kept)
+    when the capture kept the whole output, else None."""
     from ...format.terminal import inert
 
     state = drawing.state
@@ -46,7 +47,7 @@ def write(out, tree, drawing, previewer, no_ids, width, keep, stats):
     buffer = stdout.buffer
     encoded = {}  # connectors (text) -> (their UTF-8, their digest or None)
     encoded_size = 0
-    cols = ([], [], [], [], [], []) if keep else None
+    keep = cols is not None
     if keep:  # (row, digest of the connectors, flags, label, children, length in bytes)
         put_row, put_digest, put_flags, put_label, put_kids, put_size = (col.append for col in cols)
     batch = []
