@@ -88,17 +88,13 @@ def own_files(directory):
     return out
 
 
-def write_file(target, parts, mtime_ns=None):
+def write_file(target, parts):
     """Write a cache file readable by this user only, as a temp file and a rename:
-    concurrent stree processes never see half of one (the last writer wins). `mtime_ns`: the
-    modification time it is given once written (stree.storage.index: a stamp of its writer's)."""
+    concurrent stree processes never see half of one (the last writer wins)."""
     fd, tmp = create_temp(target)
     try:
         with os.fdopen(fd, "wb") as f:
             f.writelines(parts)
-            if mtime_ns is not None:
-                f.flush()
-                os.utime(f.fileno(), ns=(mtime_ns, mtime_ns))
         os.replace(tmp, target)  # (renames over a link at `target`, never writes through it)
     except BaseException:
         try:

@@ -342,12 +342,11 @@ def _restore(target, path, fd, st, covered):
             f.close()
             return None  # written in the same tick as a change: the stat proves nothing, the bytes do
         # the whole data area (previews too) is checked at once: a damaged index is a miss now, not an
-        # error in a command; unless the file has its writer's stamp (_write): nothing wrote it since
+        # error in a command (an edit with the modification time put back included)
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
-        stamped = meta.get("stamp_ns") is not None and os.fstat(f.fileno()).st_mtime_ns == meta["stamp_ns"]
         f.close()
-        if data is None or not stamped and crc_mapped(data, start) != meta["data_crc"]:
+        if data is None or crc_mapped(data, start) != meta["data_crc"]:
             debug(f"ignoring index {target}: damaged")
             return None
         blobs = Blobs(data, start)
@@ -430,11 +429,6 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         data_crc = crc32(previews, data_crc)
         pv = (data_len, len(previews)) if previews else None
         covered = s.covered
-        import time
-
-        # the file's mtime, set once written: a later write (a damage, a copy over it) gives it another
-        # (never this one to the ns); where timestamps are coarser it is lost: the data is checked
-        stamp = time.time_ns()
         meta = {
             "format": FORMAT, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
             "ctime_ns": st.st_ctime_ns, "racy_crc": _crc_all(fd, covered) if racy(st) else None,
@@ -442,11 +436,11 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "path": os.path.abspath(path), "version": s.version,
             "state": (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index),
             "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "data_crc": data_crc,
-            "previews": pv, "stamp_ns": stamp,
+            "previews": pv,
         }
         head = marshal.dumps(meta, 4)
         write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,
-                            *area.chunks, previews], mtime_ns=stamp)
+                            *area.chunks, previews])
         s.index_blobs = Parts(area.chunks)  # what the new meta's segments point into
         s.ready = None
         return meta

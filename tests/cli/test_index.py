@@ -151,6 +151,28 @@ def test_corrupt_index_is_a_miss_not_an_error(stree, tmp_path, isolated_home):
         assert views(stree, path) == expected, damage
 
 
+def test_an_index_damaged_with_its_modification_time_put_back_is_a_miss(stree, tmp_path, isolated_home):
+    """Bytes rotted on disk, or an editor that restores the mtime: the index's own stat says
+    nothing changed, its CRC does."""
+    path = branchy().write(tmp_path / "s.jsonl")
+    run(stree, path, "log", "--graph")
+    expected = views(stree, path, "--no-cache")
+    (index,) = index_files(isolated_home)
+    data = bytearray(index.read_bytes())
+    for where in (0.3, 0.6, 0.9):
+        bad = bytearray(data)
+        for i in range(int(len(bad) * where), int(len(bad) * where) + 64):
+            bad[i] ^= 0xFF
+        st = index.stat()
+        index.write_bytes(bytes(bad))
+        os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns))
+        r = run(stree, path, "log", "-n", "3")
+        assert r.code == 0 and stats(r)[1] == "built", (where, r)
+        index.write_bytes(bytes(bad))
+        os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert views(stree, path) == expected, where
+
+
 def test_two_processes_updating_the_same_index(stree, tmp_path, isolated_home):
     b = SessionBuilder()
     for i in range(300):
