@@ -73,6 +73,9 @@ def _drawing(ws, session, filter, search, max_count):
         ws.pages_reused += 1
         return kept[2]
     ws.pages = None  # (the drawing before is let go first)
+    nodes = now._nodes
+    if hasattr(nodes, "materialize"):  # every field of every row is read (as log --graph --json does)
+        nodes.materialize()
     drawn = tree(ws, session, filter, search, max_count)
     ws.pages = (key, now, drawn)
     return drawn
