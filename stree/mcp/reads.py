@@ -32,7 +32,7 @@ def tree_page(ws, session=None, filter="default", search=None, max_count=None, c
     the whole drawing is never held), from row `cursor`; `nextCursor` when more. The layout of
     the drawing is kept for the next page while the session is unchanged (ws.pages). The page's
     JSON text is made of the records' texts (each written once, measured as it is made)."""
-    from ..output.modes import to_json
+    from ..output.modes import fast_to_json, to_json
     from .tools import Encoded, page_bytes
 
     start = 0
@@ -42,9 +42,10 @@ def tree_page(ws, session=None, filter="default", search=None, max_count=None, c
         start = int(cursor)
     total, record = _drawing(ws, session, filter, search, max_count)
     limit = page_bytes()
+    encode = fast_to_json()
     out, size, stop = [], 0, None
     for i in range(start, total):
-        text = to_json(record(i))
+        text = encode(record(i))
         size += len(text) + 1
         if out and size > limit:
             stop = i

@@ -36,6 +36,27 @@ def to_json(obj):
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
+def fast_to_json():
+    """to_json, made with msgspec when it is installed (the `fast` extra; STREE_JSON=pure: never):
+    the same JSON values, a number perhaps spelled otherwise (1e16 for 1e+16). For many records
+    (a page of the MCP tree tool); what msgspec refuses (a lone surrogate) goes through to_json."""
+    if os.environ.get("STREE_JSON", "").strip().lower() == "pure":
+        return to_json
+    try:
+        import msgspec
+    except ImportError:
+        return to_json
+    encode, unsafe = msgspec.json.Encoder().encode, _JSON_UNSAFE
+
+    def fast(obj):
+        try:
+            text = encode(obj).decode("utf-8")
+        except (TypeError, ValueError, OverflowError):  # (UnicodeEncodeError is a ValueError)
+            return to_json(obj)
+        return unsafe.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) if unsafe.search(text) else text
+    return fast
+
+
 def _finite(obj):
     if isinstance(obj, float):
         return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None

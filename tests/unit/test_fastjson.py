@@ -336,3 +336,34 @@ def test_one_line_decodes_take_msgspec_only_once_it_pays(tmp_path):
     for n, extra, want in ((few, {}, "False"), (many, {}, "True"), (many, {"STREE_JSON": "pure"}, "False")):
         r = subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, env=dict(env, **extra))
         assert r.stdout.decode().strip() == want, (n, extra, r.stderr)
+
+
+# -- the fast encoder (a page of the MCP tree tool's records) ------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**80, max_value=2**80) | st.floats()
+    | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSON_VALUES)
+def test_fast_encoder_writes_the_values_to_json_writes(value):
+    """Lone surrogates, terminal-active characters, non-finite numbers, big integers: the text
+    parses to what to_json's parses to, key order included, and is as inert."""
+    from stree.output.modes import _JSON_UNSAFE, fast_to_json, to_json
+
+    fast = fast_to_json()
+    assert fast is not to_json  # (msgspec is installed for the tests)
+    text, exact = fast(value), to_json(value)
+    assert not _JSON_UNSAFE.search(text)
+    same = json.loads(text), json.loads(exact)
+    assert repr(same[0]) == repr(same[1])  # (repr: -0.0 and key order told apart)
+
+
+def test_fast_encoder_is_to_json_when_pure(monkeypatch):
+    from stree.output.modes import fast_to_json, to_json
+
+    monkeypatch.setenv("STREE_JSON", "pure")
+    assert fast_to_json() is to_json
