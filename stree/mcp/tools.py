@@ -84,22 +84,7 @@ class Tool:
             raise UsageError(f"the {self.name} answer is {len(text) >> 20} MiB, over the {answer_max() >> 20} MiB "
                              "an MCP answer may be",
                              hint="ask for less: max_count, filter, search, fewer revisions (tree pages by itself)")
-        return parsed(text), text
-
-
-def parsed(text):
-    """The JSON text parsed: with the fast decoder when installed (stree.format.fastjson; a page
-    of the tree tool is MiBs), with json where it refuses (a lone surrogate's escape)."""
-    from ..format import fastjson
-
-    fast = fastjson.pick()
-    if fast is not None:
-        _, loads, errors = fast
-        try:
-            return loads(text)
-        except errors:
-            pass
-    return json.loads(text)
+        return json.loads(text), text  # (json: msgspec was measured slower on a page, string-heavy)
 
 
 def _checked(schema, arguments):
