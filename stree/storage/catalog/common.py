@@ -92,6 +92,24 @@ def row_of(values):
     return row
 
 
+def rows_of(many):
+    """row_of for many rows: their JSON columns decoded in one json.loads (the catalogue's
+    freshness check reads every session row on each command)."""
+    import json
+
+    many = list(many)
+    jsons = [SESSION_COLUMNS.index(c) for c in JSON_COLUMNS]
+    text = ",".join("null" if values[i] is None else values[i] for values in many for i in jsons)
+    decoded = iter(json.loads("[" + text + "]"))
+    out = []
+    for values in many:
+        row = dict(zip(SESSION_COLUMNS, values))
+        for c, value in zip(JSON_COLUMNS, decoded):
+            row[c] = value
+        out.append(row)
+    return out
+
+
 def values_of(row):
     return [enc(row.get(c)) if c in JSON_COLUMNS else row.get(c) for c in SESSION_COLUMNS]
 

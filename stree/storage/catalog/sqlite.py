@@ -33,7 +33,7 @@ import stat
 from . import usage as usagedb
 from .vocabulary import fresh
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
-                     row_of, values_of, warn)
+                     row_of, rows_of, values_of, warn)
 
 SCHEMA = 10  # bump when a table or the meaning of a column changes: the database is rebuilt
 APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
@@ -293,8 +293,7 @@ class Catalog:
             cur = self.db.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions")
             out = {}
             wanted = None if paths is None else set(paths)
-            for values in cur:
-                row = row_of(values)
+            for row in rows_of(cur):
                 if wanted is None or row["path"] in wanted:
                     out[row["path"]] = row
             return out
