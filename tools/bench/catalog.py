@@ -27,6 +27,25 @@ from gen import Gen  # noqa: E402
 RARE = "zanzibarquux"  # put into a few sessions: a search that finds a handful of lines
 
 
+def grower(root, n):
+    """A function that appends one user message to the middle session of `root` (of `n`) at each
+    call: the "one session grew by one line" case of the catalogue's rows."""
+    import json
+
+    grown_file = sorted(root.rglob("*.jsonl"))[n // 2]
+    counter = [0]
+
+    def grow():
+        last = json.loads(grown_file.read_text().splitlines()[-1])
+        counter[0] += 1
+        with open(grown_file, "a") as f:
+            f.write(json.dumps({"type": "message", "id": f"b{counter[0]:07x}", "parentId": last["id"],
+                                "timestamp": "2026-12-01T00:00:00.000Z",
+                                "message": {"role": "user", "content": "one more line"}}) + "\n")
+
+    return grow
+
+
 def make(home, n):
     root = home / ".pi" / "agent" / "sessions"
     total = 0
@@ -78,20 +97,7 @@ def main(argv):
         fresh = timed(stree + ["--no-cache", "ls", "--all"], env, runs)
         timed(stree + ["ls", "--all"], env, 1)
         warm = timed(stree + ["ls", "--all"], env, runs)
-        grown_file = sorted(root.rglob("*.jsonl"))[n // 2]
-        counter = [0]
-
-        def grow():
-            import json
-
-            last = json.loads(grown_file.read_text().splitlines()[-1])
-            counter[0] += 1
-            with open(grown_file, "a") as f:
-                f.write(json.dumps({"type": "message", "id": f"b{counter[0]:07x}", "parentId": last["id"],
-                                    "timestamp": "2026-12-01T00:00:00.000Z",
-                                    "message": {"role": "user", "content": "one more line"}}) + "\n")
-
-        grown = timed(stree + ["ls", "--all"], env, runs, before=grow)
+        grown = timed(stree + ["ls", "--all"], env, runs, before=grower(root, n))
         timed(stree + ["grep", RARE], env, 1)
         grep_warm = timed(stree + ["grep", RARE], env, runs)
         grep_r = timed(["grep", "-r", RARE, str(root)], env, runs)

@@ -10,7 +10,6 @@ against the first; `grep` of a rare word across the grep corpus, PostgreSQL agai
 `--only grep`: the grep rows alone (no push corpus).
 """
 
-import json
 import os
 import shutil
 import statistics
@@ -24,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent / "tests" / "lib"))  # (pgkit)
 
-from catalog import RARE, make  # noqa: E402
+from catalog import RARE, grower, make  # noqa: E402
 import pgkit  # noqa: E402
 
 
@@ -107,18 +106,7 @@ def push_rows(server, tmp, n, runs, stree):
         server.sql("TRUNCATE sessions, entries, usage, vocab", db="bench")
         pushes.append(timed(pg + ["catalog", "push"], env))
     first = statistics.median(pushes)
-    grown_file = sorted(root.rglob("*.jsonl"))[n // 2]
-    counter = [0]
-
-    def grow():
-        last = json.loads(grown_file.read_text().splitlines()[-1])
-        counter[0] += 1
-        with open(grown_file, "a") as f:
-            f.write(json.dumps({"type": "message", "id": f"b{counter[0]:07x}", "parentId": last["id"],
-                                "timestamp": "2026-12-01T00:00:00.000Z",
-                                "message": {"role": "user", "content": "one more line"}}) + "\n")
-
-    second = timed(pg + ["catalog", "push"], env, runs, before=grow)
+    second = timed(pg + ["catalog", "push"], env, runs, before=grower(root, n))
     db_size = server.sql("SELECT pg_database_size('bench')", db="bench")[0][0]
     return [("first push vs building the SQLite catalogue from scratch", first, built, "s", "≤ 2", size),
             ("push after one session grew by one line vs the first push", second, first, "s", "≤ 0.05", size),
