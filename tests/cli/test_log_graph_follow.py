@@ -1,7 +1,6 @@
 """`stree log --graph --follow`: the graph, then what pi's appends change in it; into a pipe
 each new row once, on a terminal the graph redrawn in place."""
 
-import json
 import os
 import signal
 import subprocess

@@ -4,7 +4,6 @@ first build over many small sessions. Real files in a temporary HOME, stree run 
 user runs it."""
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
