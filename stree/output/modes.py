@@ -40,7 +40,9 @@ def fast_to_json():
     """to_json, made with msgspec when it is installed (the `fast` extra; STREE_JSON=pure: never):
     the same JSON values, a number perhaps spelled otherwise (1e16 for 1e+16). For many records
     (a page of the MCP tree tool); what msgspec refuses (a lone surrogate) goes through to_json."""
-    if os.environ.get("STREE_JSON", "").strip().lower() == "pure":
+    from ..format.fastjson import wanted
+
+    if wanted() == "pure":
         return to_json
     try:
         import msgspec

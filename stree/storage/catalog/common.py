@@ -100,7 +100,10 @@ def rows_of(many):
     many = list(many)
     jsons = [SESSION_COLUMNS.index(c) for c in JSON_COLUMNS]
     text = ",".join("null" if values[i] is None else values[i] for values in many for i in jsons)
-    decoded = iter(json.loads("[" + text + "]"))
+    decoded = json.loads("[" + text + "]")
+    if len(decoded) != len(many) * len(jsons):  # (a damaged column holding two values: row by row,
+        return [row_of(values) for values in many]  # so that it shifts no other row's columns)
+    decoded = iter(decoded)
     out = []
     for values in many:
         row = dict(zip(SESSION_COLUMNS, values))
