@@ -22,8 +22,8 @@ Requests (one JSON object per line; `id` is optional and repeated in the respons
                replaceInstructions,label} set_label{entryId,label} abort_branch_summary
                rename_session{sessionPath,name} delete_session{sessionPath,confirm}
   pi's         abort
-  stree's      log{revision,graph,filter,search,maxCount,reverse} show{revisions}
-               rev_parse{revisions,verify} context{revision}
+  stree's      log{revision,graph,filter,search,maxCount,since,until,roles,models,
+               reverse} show{revisions} rev_parse{revisions,verify} context{revision}
                grep{pattern,ignoreCase,word,regex,filesOnly,count,maxCount,roles,types,
                since,until,cwd,agent,session}
 Responses: {"id", "type": "response", "command", "success": true, "data"} or

@@ -56,6 +56,9 @@ def test_bad_params_are_typed_errors(server):
         ("set_label", {"entryId": LEAF, "label": 3}, "'label' must be a string"),
         ("log", {"maxCount": -1}, "'maxCount' must be 0 or more"),
         ("show", {"revisions": "@"}, "'revisions' must be an array"),
+        ("log", {"since": "soonish"}, "since 'soonish': not a date"),
+        ("log", {"roles": ["robot"]}, "'roles' holds 'robot'"),
+        ("log", {"graph": True, "reverse": True}, "graph and reverse cannot be combined"),
         ("switch_session", {}, "missing field 'sessionPath'"),
     ]:
         r = server.request(type, **fields)
@@ -94,6 +97,12 @@ def test_unknown_ids_and_ambiguous_revisions(tmp_path):
     ("log", {"graph": True}, ["log", "--graph"]),
     ("log", {"graph": True, "filter": "all", "maxCount": 9}, ["log", "--graph", "--filter", "all", "-n", "9"]),
     ("show", {"revisions": ["@", "bug-found", "@~2"]}, ["show", "@", "bug-found", "@~2"]),
+    ("show", {"revisions": ["bug-found..@", "root"]}, ["show", "bug-found..@", "root"]),
+    ("log", {"roles": ["assistant"], "maxCount": 3}, ["log", "--role", "assistant", "-n", "3"]),
+    ("log", {"models": ["gpt-*", "anthropic/*"]}, ["log", "--model", "gpt-*", "--model", "anthropic/*"]),
+    ("log", {"since": "2026-01-01", "roles": ["user", "toolResult"]},
+     ["log", "--since", "2026-01-01", "--role", "user", "--role", "toolResult"]),
+    ("log", {"graph": True, "roles": ["user"]}, ["log", "--graph", "--role", "user"]),
     ("rev_parse", {"revisions": ["@", "bug-found...@", "fix-verified..@"]},
      ["rev-parse", "@", "bug-found...@", "fix-verified..@"]),
     ("rev_parse", {"revisions": [":/Change of plan"], "verify": True}, ["rev-parse", "--verify", ":/Change of plan"]),
