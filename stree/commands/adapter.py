@@ -72,7 +72,7 @@ def _parameter(arg):
 def checked(asked, given):
     """The arguments `given` by the command line (by their dest; None, () and False: not given)
     as the question takes them (by name), checked: a refusal is a usage error naming the options
-    (each by its first spelling: -l, --verify)."""
+    (each by its long spelling: --all, --files-with-matches)."""
     by_dest = {a.dest: a for a in asked.args}
     out = {}
     for dest, value in given.items():
@@ -82,7 +82,7 @@ def checked(asked, given):
     if asked.check is not None:
         from ..questions.base import Refused
 
-        spell = {a.name: a.flags[0] for a in asked.args}
+        spell = {a.name: max(a.flags, key=len) for a in asked.args}
         try:
             asked.check(out)
         except Refused as e:

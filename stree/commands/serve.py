@@ -24,6 +24,7 @@ Requests (one JSON object per line; `id` is optional and repeated in the respons
   pi's         abort
   stree's      log{revision,graph,filter,search,maxCount,since,until,roles,models,
                reverse} show{revisions} rev_parse{revisions,verify} context{revision}
+               stats{revision,all,since,until}
                grep{pattern,ignoreCase,word,regex,filesOnly,count,maxCount,roles,types,
                since,until,cwd,agent,session}
 Responses: {"id", "type": "response", "command", "success": true, "data"} or

@@ -3,7 +3,7 @@ session list, with their arguments, the checks of arguments that do not go toget
 records' schemas (what `stree serve`, MCP and the commands answer, the records of the matching
 command's --json). Their answers are answers.py's."""
 
-from . import answers
+from . import answers, stats
 from ..core.entrytypes import grepped
 from ..core.grep_match import ROLES, TEXT_TYPES
 from ..errors import StreeError
@@ -89,6 +89,20 @@ def _grep_check(args):
     if args.get("files_only") and args.get("count"):
         raise Refused("{0} and {1} do not go together", "files_only", "count")
     _dates_check(args)
+
+
+def _stats_check(args):
+    if args.get("all") and args.get("revision"):
+        raise Refused("{0} sums every session; it takes no revision", "all",
+                      hint="'stree stats REV' for a path or range of one session")
+    from ..core.usage_totals import parse_bound
+
+    for name in ("since", "until"):
+        if args.get(name) is not None:
+            try:
+                parse_bound(args[name], option="\0")
+            except StreeError as e:
+                raise Refused(_named(str(e)), name, hint=e.hint) from None
 
 
 def _paged(schema):
@@ -253,6 +267,26 @@ QUESTIONS = [
              "string (case-sensitive unless ignore_case); regex=true makes it a Python regular expression.",
              records("results", GREP_FIELDS, "the matching lines (with files_only or count: the matching "
                                              "sessions), newest session first"))),
+    Question("stats", stats.stats, [
+        _session(),
+        Arg("revision", str, "Only the entries on the path root -> this revision, or in this range A..B / A...B "
+                             "(default: the whole session, split by path and branch). " + REVISION_DOC,
+            positional=True, metavar="[REV|RANGE]"),
+        Arg("all", bool, "Every session of every project instead (no revision), by session, model and day.",
+            flags=("-a", "--all"), dest="all_",
+            help="Every session of every project, of the agents --agent selects, as ls --all lists them (no REV)."),
+        Arg("since", str, "Only usage recorded on or after this date (YYYY-MM-DD or ISO time).", metavar="DATE",
+            help="Only usage recorded on or after DATE (YYYY-MM-DD or ISO time)."),
+        Arg("until", str, "Only usage recorded up to this date (a date: the whole day).", metavar="DATE",
+            help="Only usage recorded up to DATE (a date: the whole day).")],
+        check=_stats_check, serve=("stats", "records"),
+        mcp=("stats", "rows", "Tokens and cost",
+             "Tokens and cost as pi recorded them: of a session (in all, what a fork inherited, the active path, "
+             "the abandoned entries, each branch), of a path or range in it (revision), or of every session "
+             "(all=true, from stree's catalogue), then by model and by day; since/until narrow by date. The "
+             "records of `stree stats --json`: each row has its group (total, inherited, path, abandoned, branch, "
+             "session, model, day), key, input/output/cache tokens, cost and counts.",
+             records("rows", stats.STATS_FIELDS, "the rows, section by section"))),
     Question("rev_parse", answers.rev_parse, [
         _revisions("[REV...]", "The revisions to resolve (a range: its ends)."),
         Arg("verify", bool, help="Require exactly one revision that names an entry.")], check=_rev_parse_check,

@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-READS = {"list_sessions", "grep", "log", "tree", "show", "context", "labels"}
+READS = {"list_sessions", "grep", "log", "tree", "show", "context", "labels", "stats"}
 WRITES = {"set_label", "checkout", "set_name"}
 
 
@@ -141,6 +141,8 @@ def test_read_tools_give_what_the_cli_json_gives(request, fixture):
         ("context", {}),
         ("context", {"revision": "@~5"}),
         ("labels", {}),
+        ("stats", {}),
+        ("stats", {"revision": "@~3"}),
     ]
     expected = [
         {"entries": lines(cli_json("-s", path, "log", "--json"))},
@@ -159,6 +161,8 @@ def test_read_tools_give_what_the_cli_json_gives(request, fixture):
         json.loads(cli_json("-s", path, "context", "--json")),
         json.loads(cli_json("-s", path, "context", "--json", "@~5")),
         {"labels": lines(cli_json("-s", path, "label", "--json"))},
+        {"rows": lines(cli_json("-s", path, "stats", "--json"))},
+        {"rows": lines(cli_json("-s", path, "stats", "--json", "@~3"))},
     ]
     got, err = serve("-s", path, "serve", "--mcp", calls=call_all(requests))
     for (name, args), mine, cli in zip(requests, got, expected):

@@ -31,7 +31,7 @@ def test_each_read_question_s_request_has_its_arguments_and_nothing_else():
     from stree.questions import questions
 
     asked = [q for q in questions() if q.serve is not None]
-    assert {q.serve[0] for q in asked} == {"log", "show", "rev_parse", "context", "grep"}
+    assert {q.serve[0] for q in asked} == {"log", "show", "rev_parse", "context", "grep", "stats"}
     for q in asked:
         schema = SCHEMA["$defs"]["request." + q.serve[0]]
         args = q.offered("serve")
@@ -74,7 +74,9 @@ def test_documented_requests_validate():
         "delete_session": {"sessionPath": "/s.jsonl", "confirm": True},
         "log": {"revision": "@", "graph": True, "filter": "all", "search": "x", "maxCount": 3, "since": "3d",
                 "until": "2026-01-31", "roles": ["assistant"], "models": ["gpt-*"], "reverse": False},
-        "show": {"revisions": ["@"]}, "rev_parse": {"revisions": ["@"], "verify": True}, "context": {"revision": "@"},
+        "show": {"revisions": ["@"]}, "stats": {"revision": "@~2", "all": False, "since": "2026-01-01",
+                                                "until": "2026-12-31"},
+        "rev_parse": {"revisions": ["@"], "verify": True}, "context": {"revision": "@"},
         "grep": {"pattern": "x", "ignoreCase": True, "word": True, "regex": False, "filesOnly": False, "count": True,
                  "maxCount": 3, "roles": ["user"], "types": ["message"], "since": "3d", "until": "2026-01-31",
                  "cwd": "/tmp", "agent": "all", "session": "abc"},
