@@ -3,9 +3,10 @@ minimum, what it means) and the function answering it with the records of the ma
 command's --json. The front ends read these: `stree serve` (service/queries.py) takes the
 arguments from a request's fields (camelCase), MCP (mcp/reads.py) from a tool call's
 arguments (snake_case, with the JSON Schema made from them), the CLI from options
-(commands/adapter.py; commands/ask.py for a question with no command of its own). Each front end says a bad
-argument its own way (serve: a bad_params error naming the field; MCP: a usage error naming
-the argument), from the same declaration."""
+(commands/adapter.py; commands/ask.py for a question with no command of its own). Each front
+end says a bad argument its own way (serve: a bad_params error naming the field; MCP: a usage
+error naming the argument; the CLI: a usage error naming the option), from the same
+declaration."""
 
 
 class Arg:
