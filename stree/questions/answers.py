@@ -117,22 +117,36 @@ def searched(place, pattern, ignore_case=False, word=False, regex=False, files_o
 
 
 def list_sessions(place, query=None, all=False, limit=None):
-    from ..core.budget import shielded
-    from ..core.listing import session_paths, session_records
-
-    try:
-        current = os.path.abspath(place.path())
-    except (StreeError, OSError):
-        current = None
-    paths, listed, _ = session_paths(place.cwd, place.agent_dir, place.session_dir, all, place.agent)
-    with shielded():  # (the catalogue is brought up to date whole: never cut short)
-        infos = session_records(paths, listed, current, no_cache=place.no_cache, everything=all)
+    """The records of `stree ls --json` (`all`: --all), those holding every word of `query`,
+    at most `limit` of them."""
+    infos, _ = listed(place, all)
     words = [w for w in (query or "").lower().split() if w]
     if words:
         def text(info):
             return " ".join(str(info.get(k) or "") for k in ("id", "name", "firstMessage", "cwd", "path")).lower()
         infos = [i for i in infos if _all_words(words, text(i))]
     return infos[:limit] if limit is not None else infos
+
+
+def listed(place, all=False, progress=None):
+    """(the session records, newest activity first, and where they were looked for): this
+    directory's sessions, or with `all` every project's, of the agents place.agent selects.
+    `progress(total)`: a bar (output.progress.Progress: advance(n)) drawn as the files are read
+    (ls's), or None."""
+    from contextlib import nullcontext
+
+    from ..core.budget import shielded
+    from ..core.listing import session_paths, session_records
+
+    paths, found, where = session_paths(place.cwd, place.agent_dir, place.session_dir, all, place.agent)
+    try:  # the session a bare `stree log` opens here
+        current = os.path.abspath(place.path())
+    except (StreeError, OSError):
+        current = None
+    with shielded(), (progress(len(paths)) if progress else nullcontext()) as bar:
+        # (the catalogue is brought up to date whole: never cut short)
+        infos = session_records(paths, found, current, bar.advance if bar else None, place.no_cache, everything=all)
+    return infos, where
 
 
 def _all_words(words, text):

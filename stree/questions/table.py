@@ -126,9 +126,10 @@ SEARCH = Arg("search", str, SEARCH_DOC)
 QUESTIONS = [
     Question("list_sessions", answers.list_sessions, [
         Arg("query", str, "Only sessions whose id, name, first message, cwd or path contains every one of these "
-                          "words (case-insensitive)."),
-        Arg("all", bool, "Sessions of every project, not only this directory's (default false)."),
-        Arg("limit", int, "At most this many sessions.", minimum=0)],
+                          "words (case-insensitive).", cli=False),
+        Arg("all", bool, "Sessions of every project, not only this directory's (default false).",
+            flags=("-a", "--all"), dest="all_", help="Sessions of every project, not only this directory's."),
+        Arg("limit", int, "At most this many sessions.", minimum=0, cli=False)],
         mcp=("list_sessions", "sessions", "List sessions",
              "List pi sessions, newest activity first: this project's (the directory the server runs in), or "
              "every project's with all=true. Each record has the session id, file path, cwd, display name, "
