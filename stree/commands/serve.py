@@ -50,10 +50,12 @@ MCP tools (each returns the data of the CLI's --json for the same question):
   grep            stree grep --json PATTERN [-i] [-w] [-E] [-l|-c] [-m N] [--role R]...
                   [--type T]... [--since D] [--until D] [--cwd DIR] [--agent A] [-s SESSION]
   log             stree log --json [REV|RANGE] [-n N] [--filter F] [--search WORDS]
+                  [--since D] [--until D] [--role R]... [--model PATTERN]...
   tree            stree log --graph --json [--filter F] [--search WORDS]
-  show            stree show --json [REV...]
+  show            stree show --json [REV|RANGE...]
   context         stree context --json [REV]
   labels          stree label --json
+  stats           stree stats --json [REV|RANGE] [--all] [--since D] [--until D]
 With --allow-writes (appended under the lock, as the CLI writes):
   set_label       stree label NAME [REV] [-f]    (a blank NAME clears)
   checkout        stree checkout REV [--exact] [--label NAME]   (hooks run; no summary)
