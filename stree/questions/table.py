@@ -119,6 +119,10 @@ def _revisions(metavar, doc):
         "type": "array", "items": {"type": "string"}, "description": doc + " " + REVISION_DOC})
 
 
+SINCE = Arg("since", str, "Only entries written at or after this date (2026-01-31, 3d, 2 weeks ago).", metavar="DATE",
+            help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago).")
+UNTIL = Arg("until", str, "Only entries written at or before this date.", metavar="DATE",
+            help="Only entries written at or before DATE.")
 MAX_COUNT = Arg("max_count", int, MAX_COUNT_DOC, minimum=0)
 FILTER = Arg("filter", str, FILTER_DOC, choices=FILTERS)
 SEARCH = Arg("search", str, SEARCH_DOC)
@@ -152,10 +156,7 @@ QUESTIONS = [
             help="Only entries whose text holds every word (as /tree search); none found: exit 1."),
         Arg("max_count", int, MAX_COUNT_DOC, minimum=0, flags=("-n", "--max-count"),
             help="Show at most N entries (-N: the same)."),
-        Arg("since", str, "Only entries written at or after this date (2026-01-31, 3d, 2 weeks ago).",
-            metavar="DATE", help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago)."),
-        Arg("until", str, "Only entries written at or before this date.", metavar="DATE",
-            help="Only entries written at or before DATE."),
+        SINCE, UNTIL,
         Arg("roles", list, "Only messages of these roles (as grep's).", choices=ROLES, default=(), flags=("--role",),
             metavar="ROLE", help="Only messages of this role, as grep's --role (user, assistant, toolResult, "
                                  "bashExecution, custom, branchSummary, compactionSummary); repeatable."),
@@ -247,10 +248,7 @@ QUESTIONS = [
         Arg("types", list, f"Only entries of these types: {', '.join(grepped())}.",
             choices=TEXT_TYPES, default=(), flags=("--type",), metavar="TYPE",
             help=f"Only entries of this type ({', '.join(TEXT_TYPES)}); repeatable."),
-        Arg("since", str, "Only entries written at or after this date (2026-01-31, 3d, 2 weeks ago).",
-            metavar="DATE", help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago)."),
-        Arg("until", str, "Only entries written at or before this date.", metavar="DATE",
-            help="Only entries written at or before DATE."),
+        SINCE, UNTIL,
         Arg("cwd", str, "Only sessions whose working directory is this one.", metavar="DIR",
             help="Only sessions whose working directory is DIR."),
         Arg("agent", str, f"Whose sessions: {agents.described()}, or all (default: serve's --agent, else all).",
