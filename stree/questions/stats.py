@@ -116,9 +116,11 @@ def _all(place, shown, usage, since, until):
         found, listed = session_paths(place.cwd, place.agent_dir, place.session_dir, all_=True, agent=place.agent)[:2]
         across = None
         if enabled(place.no_cache):  # from the catalogue: only the files changed since are read
+            from ..core.budget import shielded
             from ..core.stats_catalog import across as from_catalogue
 
-            with Progress("reading sessions", total=len(found), enabled=shown) as progress:
+            with shielded(), Progress("reading sessions", total=len(found), enabled=shown) as progress:
+                # (serve's and MCP's deadline or cancellation waits: the catalogue is brought up to date whole)
                 across = from_catalogue(found, listed, since, until, progress.advance)
         if across is None:  # (--no-cache, or no catalogue to be had)
             across = _read_all(shown, usage, [p for p, _, _ in found], since, until)
