@@ -152,7 +152,7 @@ def _local_state(env, update, rebuild):
             found = agent_files(selected_agents(env.agent), env.agent_dir)
             files = [(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s, _ in found]
             cat, rows = catalog.sync(files, prune_roots={f[3] for f in files}, rebuild=rebuild, wait=True,
-                                     quiet=True)
+                                     quiet=True, content=True)
             cat.close()
         with Catalog(quiet=True) as cat:
             sessions, entries = cat.counts()
