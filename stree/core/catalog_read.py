@@ -4,11 +4,13 @@ are read, a batch per transaction): its row, and what is asked of its entries.
 A file that only grew since its row was read (same inode, the bytes where the row stopped
 unchanged, its last line complete then) is read through its per-session index
 (stree.storage.index): only the appended lines are parsed and only the new entries decoded.
-Anything else is read again whole; a file under INDEX_MIN is parsed without writing an index (a
-first build over thousands of small sessions writes the catalogue only: reading one of them
-whole again when it grows costs less than its index). A file whose row is current and whose
-entries are not all in yet (`ls` read only its row) has only its entries read: decoded from
-where its per-session index says they are, or the small file parsed again."""
+Anything else is read again whole. A file read whole gets its index only when it is likely to
+grow (_through_index): not under INDEX_MIN (a first build over thousands of small sessions writes
+the catalogue only: reading one of them whole again when it grows costs less than its index),
+nor when it was last written more than LIVE_NS ago (most of a history: given its index when
+first seen grown). A file whose row is current and whose entries are not all in yet (`ls` read
+only its row) has only its entries read: decoded from where its per-session index says they
+are, or the file parsed again."""
 
 import os
 from binascii import crc32
@@ -23,6 +25,7 @@ from .entrytypes import grepped, may_have_usage, usage_of
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
 USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
 INDEX_MIN = 64 << 10  # a session file this big gets its per-session index when read
+LIVE_NS = 24 * 3600 * 10**9  # a file written within this long gets its index at its first read (below)
 KEEP_MAX = 16 << 20  # a file read whole up to this size keeps the entries its parse decoded (beyond:
 #                     decoded again one by one, memory staying near the file's structure)
 STATS = register_counters("catalog", {"indexed": 0})  # sessions whose entries were read into the catalogue
@@ -71,8 +74,7 @@ def read(cat, full, st, old, row, content):
         same = not grown and old is not None and old["ok"] and old["rows"] is not None and unchanged(old, st)
         try:
             keep = [] if not grown and st.st_size <= KEEP_MAX else None  # (read whole: decoded once, by the parse)
-            # through the index (next time: only the appended lines parsed) unless the file is small
-            opened = open_session(full, no_cache=not (grown or st.st_size >= INDEX_MIN), previews=False, keep=keep)
+            opened = open_session(full, no_cache=not _through_index(st, grown, same), previews=False, keep=keep)
         except StreeError as e:
             return _failed(cat, old, row, st, about_file(e))
         session = opened.session
@@ -87,6 +89,31 @@ def read(cat, full, st, old, row, content):
             session.close()
     finally:
         os.close(fd)
+
+
+def _through_index(st, grown, same):
+    """Whether a file is read through its per-session index (which a read writes when there is
+    none: next time, only the lines appended since are parsed). A file that grew, yes; a small
+    one (under INDEX_MIN), no: read whole again, it costs less than its index. Another is given
+    its index when it is likely to grow: written within LIVE_NS (pi appends to a session while
+    it is open); an older one when it is first seen grown (parsed whole that once), its entries
+    read through the index it has (`same`: its row current)."""
+    if grown:
+        return True
+    if st.st_size < INDEX_MIN:
+        return False
+    import time
+
+    if time.time_ns() - st.st_mtime_ns < LIVE_NS:
+        return True
+    if not same:
+        return False
+    from ..storage.index import index_path
+
+    try:
+        return os.path.exists(index_path(st))
+    except (StreeError, OSError):  # (a cache directory refused: read without)
+        return False
 
 
 def about_file(error):
@@ -187,13 +214,28 @@ def _fill(cat, session, tree, fd, st, old, row, content):
 
 
 def _listed(nodes, start, load, first, activity):
-    """(first, activity) of `ls` grown by the rows from `start` (_message). `load(row)`: the
-    entry of a row."""
+    """(first, activity) of `ls` grown by the rows from `start` (_message's, inline: it runs for
+    every message of every file a first `ls --all` reads). `load(row)`: the entry of a row."""
     for r, etype, role, ts in zip(count(start), *(nodes.tail(c, start) if start else nodes.col(c)
                                                   for c in ("type", "role", "ts"))):
-        if etype == "message" and (role == "user" or role == "assistant"):
-            first, activity = _message(load(r), role, ts, first, activity)
+        if etype != "message" or (role != "user" and role != "assistant"):
+            continue
+        message = load(r).get("message")
+        if message.__class__ is not dict or "content" not in message:
+            continue
+        if not first and role == "user":
+            first = _first_text(message)
+        stamp = message.get("timestamp")
+        last = stamp if stamp.__class__ is int or stamp.__class__ is float else activity_millis(message, ts)
+        if last is not None and (activity is None or last > activity):
+            activity = last
     return first, activity
+
+
+def _first_text(message):
+    from ..format.text import full_text, normalize
+
+    return normalize(full_text(message.get("content")))
 
 
 def _message(entry, role, ts, first, activity):
@@ -201,12 +243,10 @@ def _message(entry, role, ts, first, activity):
     message with content (pi's firstMessage), the last activity in ms (pi's
     getMessageActivityTime: the message's own timestamp, else its entry's)."""
     message = entry.get("message")
-    if not isinstance(message, dict) or "content" not in message:
+    if message.__class__ is not dict or "content" not in message:
         return first, activity
     if not first and role == "user":
-        from ..format.text import full_text, normalize
-
-        first = normalize(full_text(message.get("content")))
+        first = _first_text(message)
     stamp = message.get("timestamp")  # (activity_millis, its common case inline)
     last = stamp if stamp.__class__ is int or stamp.__class__ is float else activity_millis(message, ts)
     if last is not None and (activity is None or last > activity):

@@ -174,3 +174,37 @@ def test_push_and_update_read_the_entries_ls_left(stree, sessions, isolated_home
     state = json.loads(stree("catalog", "--update", "--json", env=DEBUG).out)
     assert state["sessions"] == len(sessions) and state["entries"] > 0
     assert work(stree("grep", "-c", "parser", env=DEBUG))[::2] == (0, 0)
+
+
+def test_an_old_session_gets_its_index_when_first_seen_grown(stree, sessions, isolated_home):
+    """A session last written long ago (most of a history) is read by the first `ls` without
+    writing its per-session index; parsed whole the first time it is seen grown, its index
+    written then; after that only its appended lines are parsed."""
+    from stree.core.catalog_read import LIVE_NS
+
+    big = [p for p in sessions if p.stat().st_size >= INDEX_MIN]
+    old = (os.stat(big[0]).st_mtime_ns - 2 * LIVE_NS) // 10**9
+    for p in sessions:
+        os.utime(p, (old, old))
+    index = isolated_home / ".cache" / "stree" / "index"
+    first = stree("ls", "--all", env=DEBUG)
+    assert work(first) == (sum(lines_of(p) for p in sessions), 0, 0), first.err
+    assert not list(index.glob("*.idx"))  # no per-session index written
+    g = stree("grep", "-c", "parser", env=DEBUG)  # their entries: parsed again, still no index
+    assert work(g)[::2] == (sum(lines_of(p) for p in sessions), len(sessions)), g.err
+    assert not list(index.glob("*.idx"))
+    grow(big[0], "a zebra crossing", "feed0001")
+    grown = stree("ls", "--all", env=DEBUG)
+    assert work(grown) == (lines_of(big[0]), 1, 0), grown.err  # parsed whole, its new entry decoded
+    assert len(list(index.glob("*.idx"))) == 1
+    for n in (2, 3):
+        grow(big[0], f"zebra {n}", f"feed000{n}")
+    assert work(stree("ls", "--all", env=DEBUG)) == (2, 2, 0)  # the two lines appended since, only
+    assert {m["entry"] for m in same_grep(stree, "zebra")} == {"feed0001", "feed0002", "feed0003"}
+    assert ls_records(stree) == ls_records(stree, "--no-cache")
+
+
+def ls_records(stree, *extra):
+    r = stree(*extra, "ls", "--all", "--json")
+    assert r.code == 0, r
+    return [json.loads(x) for x in r.out.splitlines()]
