@@ -180,10 +180,20 @@ def _fill(cat, session, tree, fd, st, old, row, content):
             session.data = os.pread(fd, st.st_size, 0)  # one read rather than one per entry
             if len(session.data) != st.st_size:
                 raise StreeError(f"{session.path}: changed while reading")
-    load = (lambda r: kept[r]) if kept is not None else (lambda r: session.load(nodes[r]))
+    if kept is not None:
+        def load(r, *_):
+            return kept[r]
+        load_at = load
+    else:
+        def load(r, *_):
+            return session.load(nodes[r])
+
+        def load_at(r, offset, length):  # (no node made for each entry: only a migration reads it)
+            return session.load_at(offset, length) if session.version >= CURRENT_VERSION else load(r)
     items = usages = ()
     if content:  # (each entry decoded once for both)
-        items, usages, first, activity = _read_entries(nodes, start, since, load, models, totals, first, activity)
+        items, usages, first, activity = _read_entries(nodes, start, since, load_at, models, totals, first,
+                                                       activity)
     else:
         first, activity = _listed(nodes, start, load, first, activity)
     if kept is not None:
@@ -254,10 +264,11 @@ def _message(entry, role, ts, first, activity):
     return first, activity
 
 
-def _read_entries(nodes, start, since, load, models, totals, first, activity):
+def _read_entries(nodes, start, since, load_at, models, totals, first, activity):
     """(text items, usages, first, activity): the entries from row `since` on read for the
     catalogue (put_entries, put_usage; the models they name added to `models`, their usage to
-    `totals`), and the messages from row `start` on for `ls` (_message)."""
+    `totals`), and the messages from row `start` on for `ls` (_message). `load_at(row, offset,
+    length)`: the entry of a row."""
     from .preview import entry_text
 
     items, usages = [], []  # (the usage of each entry: what `stats --all` sums, stree.core.stats_catalog)
@@ -270,7 +281,7 @@ def _read_entries(nodes, start, since, load, models, totals, first, activity):
         usage = read and may_have_usage(etype, role)
         if not (listed or usage or read and (etype in text_types or etype == "model_change")):
             continue
-        entry = load(r)
+        entry = load_at(r, offset, length)
         if listed:
             first, activity = _message(entry, role, ts, first, activity)
         if not read:
