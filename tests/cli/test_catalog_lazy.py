@@ -208,3 +208,26 @@ def ls_records(stree, *extra):
     r = stree(*extra, "ls", "--all", "--json")
     assert r.code == 0, r
     return [json.loads(x) for x in r.out.splitlines()]
+
+
+@pytest.mark.parametrize("dated", ["now", "long ago"])
+def test_every_kind_of_file_answers_as_the_files_after_ls(stree, isolated_home, dated):
+    """v1 and v2 files (migrated in memory), a malformed one with a torn last line, forks of
+    every entry type, a deep one over INDEX_MIN: their entries read after their rows (through
+    the per-session index, or parsed again when the file has none) give what the files give."""
+    from corpus import build
+
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    paths = build(d, isolated_home)
+    assert paths["deep"].stat().st_size >= INDEX_MIN
+    if dated == "long ago":
+        from stree.core.catalog_read import LIVE_NS
+
+        old = (paths["deep"].stat().st_mtime_ns - 2 * LIVE_NS) // 10**9
+        for p in paths.values():
+            os.utime(p, (old, old))
+    assert ls_records(stree) == ls_records(stree, "--no-cache")
+    for word in ("m3", "hooked", "garbage", "question", "s"):
+        same_grep(stree, "-i", word)
+    warm = stree("stats", "--all", "--json")
+    assert warm.code == 0 and warm.out == stree("--no-cache", "stats", "--all", "--json").out
