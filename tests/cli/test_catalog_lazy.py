@@ -16,6 +16,7 @@ from builders import dumps
 from clock import past_the_tick
 from conftest import ROOT
 
+from pgkit import pg_server, pg_url  # noqa: F401  (fixtures)
 from stree.core.catalog_refresh import INDEX_MIN
 
 PROJECT = "--home-dev-proj--"
@@ -168,7 +169,7 @@ def test_grep_answers_as_the_files_whether_ls_ran_before_or_not(stree, sessions,
     same_grep(stree, "-i", "PARSER")
 
 
-def test_push_and_update_read_the_entries_ls_left(stree, sessions, isolated_home):
+def test_catalog_update_reads_the_entries_ls_left(stree, sessions, isolated_home):
     """`stree catalog --update` brings the entries in too (what it reports counts them)."""
     assert stree("ls", "--all").code == 0
     state = json.loads(stree("catalog", "--update", "--json", env=DEBUG).out)
@@ -231,3 +232,17 @@ def test_every_kind_of_file_answers_as_the_files_after_ls(stree, isolated_home, 
         same_grep(stree, "-i", word)
     warm = stree("stats", "--all", "--json")
     assert warm.code == 0 and warm.out == stree("--no-cache", "stats", "--all", "--json").out
+
+
+@pytest.mark.pg
+def test_a_push_after_ls_sends_every_entry(stree, sessions, pg_url):
+    """`catalog push` reads the entries `ls` left out before it sends them: the shared
+    catalogue then answers grep as the files do."""
+    assert stree("ls", "--all").code == 0
+    r = stree("--catalog", pg_url, "catalog", "push", "--json", env=DEBUG)
+    assert r.code == 0 and "Traceback" not in r.err, r
+    assert json.loads(r.out)["sent"] > 0 and work(r)[2] == len(sessions), r.err
+    for args in (["-c", "parser"], ["-i", "the"]):
+        shared = stree("--catalog", pg_url, "grep", *args)
+        assert shared.code == 0, shared
+        assert sorted(shared.out.splitlines()) == sorted(stree("--no-cache", "grep", *args).out.splitlines())
