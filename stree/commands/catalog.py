@@ -59,7 +59,9 @@ def command(env, action, update, rebuild, parquet_dir, no_text, since, json_mode
     cost totals, parentSession, and the identity it was read at) and a full-text
     index of entry text. `ls`, `ls --all`, `grep` and the completion of -s
     answer from it; each checks every file's identity first and reads only the
-    files that changed (only the appended lines of a file that grew). It is
+    files that changed (only the appended lines of a file that grew). `ls` reads
+    only the rows; a session's entries (their text, usage and ids) are read by
+    the first grep, `stats --all`, push or --update that needs them. It is
     rebuilt by itself when damaged. --no-cache (or STREE_NO_CACHE) leaves it alone.
 
     A team shares one on PostgreSQL (the `pg` extra: psycopg 3): `push` sends
@@ -152,7 +154,7 @@ def _local_state(env, update, rebuild):
             found = agent_files(selected_agents(env.agent), env.agent_dir)
             files = [(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s, _ in found]
             cat, rows = catalog.sync(files, prune_roots={f[3] for f in files}, rebuild=rebuild, wait=True,
-                                     quiet=True)
+                                     quiet=True, content=True)
             cat.close()
         with Catalog(quiet=True) as cat:
             sessions, entries = cat.counts()

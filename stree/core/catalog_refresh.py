@@ -5,30 +5,30 @@ PostgreSQL catalogue), stree.commands.catalog (the command).
 
 A file whose identity (device, inode, size, mtime, ctime) is the one its row was read at is
 not opened (unless its row was read in the same tick of the clock as a change: the racy rule
-of stree.storage.index). Files are read a batch per transaction. A file that only grew
-(same inode, the bytes where the row stopped unchanged, its last line complete then) is read
-through its per-session index (stree.storage.index): only the appended lines are parsed and
-only the new entries decoded. Anything else is read again whole; a file under INDEX_MIN is
-parsed without writing an index (a first build over thousands of small sessions writes the
-catalogue only: reading one of them whole again when it grows costs less than its index).
-Entry text is what `:/TEXT` searches (stree.core.preview.entry_text).
+of stree.storage.index). Files are read a batch per transaction, each by
+stree.core.catalog_read (a file that only grew: its appended lines only). Entry text is what
+`:/TEXT` searches (stree.core.preview.entry_text).
+
+A session is read in two parts, each once: its row (what `ls` shows, and the tree grep marks
+matches on the path by), and its entries (their text in the word index, their usage and ids:
+what grep, `stats --all` and a push read). `ls` asks for the rows only (sync without `content`);
+the first command that asks for the entries (`content`) reads the entries of every session
+whose entries are not all in yet (Catalog.indexed: how many of a session's are), through the
+per-session index when the file has one (nothing parsed again), else parsed again; a command
+that finds neither part in reads both in one parse. A row's `models` and usage totals are those
+of its entries read so far.
 
 An update stopped part-way (Ctrl-C, a kill, a request cancelled or past its deadline: those
 are raised wherever the work is, a parse too) keeps the batches committed before and nothing
 of the one under way: a row's identity is only ever committed with its entries, so the files
 of that batch are read again next time. A file is kept as unreadable (ok=0, not read again
-until it changes) only on an error that says so of the file (_about_file)."""
+until it changes) only on an error that says so of the file (catalog_read.about_file)."""
 
 import os
-from binascii import crc32
 
-from ..errors import StreeError
-from ..format.header import CURRENT_VERSION
-from ..format.timestamp import activity_millis, iso_millis, ts_millis
-from .entrytypes import grepped, may_have_usage, usage_of
-
-WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
-USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
+from ..format.timestamp import iso_millis, ts_millis
+from .catalog_read import INDEX_MIN, WINDOW, crc_range, read, unchanged  # noqa: F401  (INDEX_MIN, WINDOW,
+#   crc_range: the push's and the tests', from here)
 
 
 def enabled(no_cache=False):
@@ -36,17 +36,16 @@ def enabled(no_cache=False):
     return not no_cache and not os.environ.get("STREE_NO_CACHE")
 
 
-INDEX_MIN = 64 << 10  # a session file this big gets its per-session index when read
 BATCH_FILES = 256  # files read into one transaction (one commit, one WAL append, per batch)
 BATCH_BYTES = 32 << 20  # ... or fewer, once their size comes to this
-KEEP_MAX = 16 << 20  # a file read whole up to this size keeps the entries its parse decoded (beyond:
-#                     decoded again one by one, memory staying near the file's structure)
 FAST_BYTES = 8 << 20  # files to read that come to this: the fast decoder from the first (storage.scan.FAST_MIN_BYTES)
 
 
-def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False):
+def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False, content=False):
     """Bring the catalogue up to date for `files` ((path, agent, state, root) each) and
     return (catalog, {abspath: row}); rows of files gone from `prune_roots` are dropped.
+    With `content`, the sessions' entries too (their text, usage and ids: grep, stats, a push);
+    without, their rows (ls).
     catalog.stale lists the files ((abspath, agent, state)) left out: changed while another
     process held the write lock, which a reading command does not wait for (`wait` is for
     `stree catalog --update`); the caller reads them directly (a warning says so).
@@ -59,18 +58,18 @@ def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=
 
     files = list(files)
     try:
-        return _sync(files, prune_roots, progress, rebuild, wait, quiet)
+        return _sync(files, prune_roots, progress, rebuild, wait, quiet, content)
     except (Unavailable, sqlite3.DatabaseError) as e:
         if "locked" in str(e) or "busy" in str(e) or getattr(e, "hint", None):
             raise
         debug(f"catalogue damaged ({e}): rebuilt")
     try:
-        return _sync(files, prune_roots, progress, True, wait, quiet)
+        return _sync(files, prune_roots, progress, True, wait, quiet, content)
     except sqlite3.DatabaseError as e:
         raise Unavailable(str(e)) from None
 
 
-def _sync(files, prune_roots, progress, rebuild, wait, quiet):
+def _sync(files, prune_roots, progress, rebuild, wait, quiet, content):
     from ..storage.catalog import Busy, Unavailable
     from ..storage.catalog import Catalog
 
@@ -85,6 +84,7 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet):
         for path, agent, state, root in files:
             wanted[os.path.abspath(str(path))] = (agent, state, str(root))
         rows = cat.rows()
+        indexed = cat.indexed() if content else None  # (None: the entries are not asked for)
         todo = []
         for full, (agent, state, root) in wanted.items():
             row = rows.get(full)
@@ -93,7 +93,7 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet):
             except OSError:
                 todo.append((full, agent, state, root, None))
                 continue
-            if row is not None and (row["agent"], row["state"]) == (agent, state) and unchanged(row, st):
+            if row is not None and _current(row, agent, state, st) and _whole(row, indexed):
                 continue
             todo.append((full, agent, state, root, st))
         roots = {str(r) for r in prune_roots}
@@ -101,13 +101,13 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet):
                 and full not in wanted]
         cat.stale = []
         try:
-            _apply(cat, todo, gone, rows, progress)
+            _apply(cat, todo, gone, rows, progress, indexed)
         except Busy:
             from ..storage.catalog import warn
 
             # not waited for: the files read before stay in; the others are read directly
             cat.stale = [(full, agent, state) for full, agent, state, _, _ in todo if full not in rows
-                         or not _current(rows[full], agent, state)]
+                         or not _current(rows[full], agent, state) or not _whole(rows[full], indexed)]
             for full, *_ in cat.stale:
                 rows.pop(full, None)
             warn(f"the catalogue {cat.describe()} is being updated by another process: not waiting for it; "
@@ -122,10 +122,11 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet):
         raise
 
 
-def _apply(cat, todo, gone, rows, progress):
+def _apply(cat, todo, gone, rows, progress, indexed):
     """Read the files of `todo` into the catalogue and drop the rows of `gone`, a batch of
-    files per transaction; `rows` is updated with what was committed. Busy when another
-    process holds the write lock (what was committed before stays)."""
+    files per transaction; `rows` (and `indexed`, unless None: the entries are read too) is
+    updated with what was committed. Busy when another process holds the write lock (what was
+    committed before stays)."""
     import gc
 
     i = commits = 0
@@ -137,7 +138,7 @@ def _apply(cat, todo, gone, rows, progress):
     gc.disable()  # many objects made and dropped, no cycles: collections would only cost time
     try:
         while i < len(todo) or gone:
-            i, gone = _batch(cat, todo, i, gone, rows, progress)
+            i, gone = _batch(cat, todo, i, gone, rows, progress, indexed)
             commits += 1
     finally:
         if enabled:
@@ -148,7 +149,7 @@ def _apply(cat, todo, gone, rows, progress):
             debug(f"catalogue: {i} file(s) read in {commits} transaction(s)")
 
 
-def _batch(cat, todo, i, gone, rows, progress):
+def _batch(cat, todo, i, gone, rows, progress, indexed):
     """One transaction: the next files of `todo` from `i`, then the rows of `gone` once
     `todo` is done; returns (where the next batch starts, what is left of `gone`)."""
     batch, size = [], 0
@@ -162,7 +163,7 @@ def _batch(cat, todo, i, gone, rows, progress):
         for full, agent, state, root, _ in batch:
             if progress is not None:
                 progress()
-            done[full] = _update(cat, full, agent, state, root)
+            done[full] = _update(cat, full, agent, state, root, indexed is not None)
         if i >= len(todo):
             for full in gone:
                 row = cat.current(full)
@@ -180,17 +181,28 @@ def _batch(cat, todo, i, gone, rows, progress):
             rows.pop(full, None)
         else:
             rows[full] = row
+            if indexed is not None and row["ok"]:  # (its entries read with it)
+                indexed[row["gen"]] = row["rows"]
     for full in dropped:
         rows.pop(full, None)
     return i, gone
 
 
-def _current(row, agent, state):
-    try:
-        st = os.stat(row["path"])
-    except OSError:
-        return False
+def _current(row, agent, state, st=None):
+    """True when `row` is of the file as it is now (`st`: its stat, else taken here), read as
+    of `agent` and `state`."""
+    if st is None:
+        try:
+            st = os.stat(row["path"])
+        except OSError:
+            return False
     return (row["agent"], row["state"]) == (agent, state) and unchanged(row, st)
+
+
+def _whole(row, indexed):
+    """True when the catalogue holds what is asked of the session of `row`: its row (`indexed`
+    None), or its entries too (`indexed`: Catalog.indexed)."""
+    return indexed is None or not row["ok"] or indexed.get(row["gen"], 0) >= row["rows"]
 
 
 def _garbage_due(cat):
@@ -198,18 +210,10 @@ def _garbage_due(cat):
     return live is not None and dead > live
 
 
-def unchanged(row, st):
-    """True when the file is as its row was read: device, inode, size, mtime and ctime (an
-    edit with the mtime put back still moves the ctime) unchanged, and the row not read in
-    the same tick of the clock as a change (racy_crc: the stat proves nothing then; the file
-    is read again once, and its row is then clean)."""
-    return row["racy_crc"] is None and (row["dev"], row["ino"], row["size"], row["mtime_ns"], row["ctime_ns"]) \
-        == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _update(cat, full, agent, state, root):
-    """Read what changed of one file into its row (inside the caller's transaction, which
-    checks the row again first: another stree process may have just read the file)."""
+def _update(cat, full, agent, state, root, content):
+    """Read what changed of one file into its row, and with `content` the entries not in yet
+    (inside the caller's transaction, which checks the row again first: another stree process
+    may have just read the file)."""
     old = cat.current(full)
     try:
         st = os.stat(full)
@@ -217,192 +221,10 @@ def _update(cat, full, agent, state, root):
         if old is not None:
             cat.forget(old)
         return None
-    if old is not None and (old["agent"], old["state"]) == (agent, state) and unchanged(old, st):
+    if old is not None and _current(old, agent, state, st) and (
+            not content or _whole(old, {old["gen"]: cat.indexed_rows(old["gen"])})):
         return old
-    return _read(cat, full, st, old, {"path": full, "root": root, "agent": agent, "state": state})
-
-
-def crc_range(fd, start, end):
-    start = max(0, start)
-    return crc32(os.pread(fd, end - start, start)) if end > start else 0
-
-
-def _grown(old, fd, st):
-    """True when the file is the one `old` was read from with lines appended since."""
-    if old is None or not old["ok"] or (old["dev"], old["ino"]) != (st.st_dev, st.st_ino):
-        return False
-    size = old["size"]
-    if old["covered"] != size or st.st_size <= size or old["rows"] is None:
-        return False  # (a torn last line then, or the same size changed in place: read again whole)
-    return (crc_range(fd, 0, min(WINDOW, size)) == old["head_crc"]
-            and crc_range(fd, size - WINDOW, size) == old["window_crc"])
-
-
-def _read(cat, full, st, old, row):
-    from ..storage.session import open_file
-    from .loading import open_session
-
-    try:
-        fd = open_file(full)
-    except StreeError as e:
-        return _failed(cat, old, row, st, _about_file(e))
-    try:
-        st = os.fstat(fd)
-        grown = _grown(old, fd, st)
-        try:
-            keep = [] if not grown and st.st_size <= KEEP_MAX else None  # (read whole: decoded once, by the parse)
-            # through the index (next time: only the appended lines parsed) unless the file is small
-            session = open_session(full, no_cache=not (grown or st.st_size >= INDEX_MIN), previews=False,
-                                   keep=keep).session
-        except StreeError as e:
-            return _failed(cat, old, row, st, _about_file(e))
-        try:
-            if session.size != st.st_size:
-                raise StreeError(f"{full}: changed while reading")
-            return _fill(cat, session, fd, st, old if grown else None, row)
-        except StreeError as e:
-            return _failed(cat, old, row, st, _about_file(e))
-        finally:
-            session.keep = None
-            session.close()
-    finally:
-        os.close(fd)
-
-
-def _about_file(error):
-    """The message of `error` when it says what the file is (not a readable session: its row
-    says so until the file changes); else `error` raised again: a request stopped meanwhile
-    (a client's cancellation, a deadline: stree.core.budget raises them wherever the work is,
-    in the middle of a parse too) is no news about the file, and recorded as its answer it
-    would leave the row's identity without the file's entries (grep finding nothing in it
-    until the file changes). Raised, it rolls the transaction back: the file is read again."""
-    from ..errors import Stopped
-
-    if isinstance(error, Stopped):
-        raise error
-    return str(error)
-
-
-def _identity(row, fd, st, covered):
-    from ..storage.index import racy
-
-    row.update(dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns, ctime_ns=st.st_ctime_ns,
-               racy_crc=crc_range(fd, 0, st.st_size) if racy(st) else None, covered=covered,
-               head_crc=crc_range(fd, 0, min(WINDOW, st.st_size)),
-               window_crc=crc_range(fd, st.st_size - WINDOW, st.st_size))
-
-
-def _failed(cat, old, row, st, error):
-    """A file that is not a readable session: kept as such (not read again until it changes)."""
-    if old is not None:
-        cat.forget(old)
-    row.update(ok=0, error=error, dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns,
-               ctime_ns=st.st_ctime_ns, racy_crc=None)
-    cat.put_session(row)
-    return row
-
-
-def _fill(cat, session, fd, st, old, row):
-    from array import array
-
-    from .loading import tree_of
-    from .preview import entry_text
-    from ..format.text import full_text, normalize
-
-    nodes = session.nodes
-    n = len(nodes)
-    header = session.header
-    if old is not None and old["rows"] <= n:
-        start, gen = old["rows"], old["gen"]
-        first, activity = old["first_message"], old["activity"]
-        models = set(_json_list(old["models"]))
-        totals = {k: old[k] or 0 for k in USAGE_COLUMNS}
-    else:
-        if old is not None:
-            cat.forget(old)
-        start, gen = 0, cat.new_gen()
-        first, activity, models, totals = None, None, set(), dict.fromkeys(USAGE_COLUMNS, 0)
-    covered = st.st_size if session.ends_with_newline else -1  # a torn last line: read whole next time
-    kept = session.keep  # (the objects the parse decoded: each entry decoded once, when they are all there)
-    if not (start == 0 and kept is not None and len(kept) == n and session.version >= CURRENT_VERSION):
-        kept = None
-        if start == 0 and n:
-            session.data = os.pread(fd, st.st_size, 0)  # one read rather than one per entry
-            if len(session.data) != st.st_size:
-                raise StreeError(f"{session.path}: changed while reading")
-    items, usages = [], []  # (the usage of each entry: what `stats --all` sums, stree.core.stats_catalog)
-    text_types = grepped()  # (stree.core.entrytypes: a type's row says whether grep searches it)
-    columns = [nodes.tail(c, start) if start else nodes.col(c) for c in ("type", "role", "ts", "offset", "length", "id")]
-    for r, (etype, role, ts, offset, length, id) in enumerate(zip(*columns), start):
-        usage = may_have_usage(etype, role)
-        if not (usage or etype in text_types or etype == "model_change"):
-            continue
-        entry = kept[r] if kept is not None else session.load(nodes[r])
-        ms = None
-        if usage:
-            found = usage_of(entry)
-            if found is not None:
-                ms = ts_millis(ts)
-                for column, value in zip(USAGE_COLUMNS, found[1]):
-                    totals[column] += value
-                usages.append((r, found[0], ms, found[1]))
-        if etype == "message":
-            message = entry.get("message")
-            if isinstance(message, dict):
-                if role in ("user", "assistant") and "content" in message:
-                    if not first and role == "user":  # (pi: the first user message with text)
-                        first = normalize(full_text(message.get("content")))
-                    last = activity_millis(message, ts)
-                    if last is not None and (activity is None or last > activity):
-                        activity = last
-                if role == "assistant":
-                    _model(models, message.get("provider"), message.get("model"))
-        elif etype == "model_change":
-            _model(models, entry.get("provider"), entry.get("modelId"))
-        text = entry_text(entry) if etype in text_types else ""
-        if text:
-            items.append((r, offset, length, role if etype == "message" else etype,
-                          ts_millis(ts) if ms is None else ms, id, text))
-    if kept is not None:
-        kept.clear()
-    session.data = None
-    tree = tree_of(session, previews=False)
-    try:
-        path_rows = tree.path_rows(tree.leaf) if tree.leaf is not None else []
-    except StreeError as e:
-        _about_file(e)
-        path_rows = []
-    parents = {}
-    for parent in nodes.col("parent"):
-        if parent is not None:
-            parents[parent] = parents.get(parent, 0) + 1
-    import json
-
-    row.update(ok=1, error=None, gen=gen, rows=n, id=header.get("id"), cwd=header.get("cwd"),
-               name=tree.name(), first_message=first, created=header.get("timestamp"),
-               activity=activity, entries=n, messages=sum(1 for t in nodes.col("type") if t == "message"),
-               branch_points=sum(1 for c in parents.values() if c > 1),
-               labels=json.dumps(sorted({v for v in tree.labels.values() if isinstance(v, str)})), models=json.dumps(sorted(models)),
-               parent_session=header.get("parentSession"), headerless=int(session.headerless),
-               path_rows=array("i", path_rows).tobytes(), **totals)
-    _identity(row, fd, st, covered)
-    cat.put_entries(gen, items)
-    from . import usage_sums
-
-    if start:  # (kept sums grow by what was appended; none kept stays none)
-        kept = usage_sums.decode(cat.sums({gen}).get(gen))
-        kept = usage_sums.extend(kept, usages) if kept is not None else None
-    else:
-        kept = usage_sums.extend(None, usages)
-    cat.put_usage(gen, start, usages, list(nodes.tail("id", start) if start else nodes.col("id")),
-                  usage_sums.encode(kept))
-    cat.put_session(row)
-    return row
-
-
-def _model(models, provider, model):
-    if isinstance(model, str) and model:
-        models.add(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
+    return read(cat, full, st, old, {"path": full, "root": root, "agent": agent, "state": state}, content)
 
 
 def last_activity(row):
@@ -426,12 +248,3 @@ def record(row):
         "parentSession": row["parent_session"], "agent": row["agent"], "state": row["state"], "_sort": activity,
     }
 
-
-def _json_list(text):
-    import json
-
-    try:
-        value = json.loads(text or "[]")
-    except ValueError:
-        return []
-    return value if isinstance(value, list) else []

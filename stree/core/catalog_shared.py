@@ -169,7 +169,8 @@ def push(url, files, prune_roots, progress=None, since=None):
     from . import catalog_refresh as catalog
 
     try:
-        local, rows = catalog.sync(files, prune_roots=prune_roots, progress=progress, wait=True, quiet=True)
+        local, rows = catalog.sync(files, prune_roots=prune_roots, progress=progress, wait=True, quiet=True,
+                                   content=True)
     except Unavailable as e:
         raise StreeError(f"cannot read this machine's catalogue: {e}", hint=getattr(e, "hint", None)
                          or "check the cache directory (STREE_CACHE_DIR)") from None

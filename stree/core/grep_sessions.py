@@ -191,7 +191,7 @@ def candidates(session_path, agent, agent_dir, pattern, no_cache=False):
     found, listed = files(session_path, agent, agent_dir)
     try:
         cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in found],
-                                 prune_roots=listed)
+                                 prune_roots=listed, content=True)
         try:
             live = [r for r in rows.values() if r["ok"]]
             live.sort(key=catalog.last_activity, reverse=True)

@@ -17,7 +17,8 @@ class LoadReport:
     written), 'graph-cache' (a kept `log --graph` printed: nothing read). The counts are this
     process's, so far: lines parsed (by it and its parse workers), entries decoded, index values
     made, parse workers forked; `graph` and `levels` those of a graph drawn, `walked` the rows
-    walked up paths to build contexts (else None)."""
+    walked up paths to build contexts (else None); `indexed` the sessions whose entries the
+    catalogue read in (else None)."""
 
     __slots__ = ("index",)
 
@@ -54,6 +55,15 @@ class LoadReport:
 
         path = counters("path")
         return path["walked"] if path is not None and path["walked"] else None
+
+    @property
+    def indexed(self):
+        """Sessions whose entries the catalogue read in (stree.core.catalog_refresh), or None when
+        the catalogue was not brought up to date."""
+        from ..storage import counters
+
+        catalog = counters("catalog")
+        return catalog["indexed"] if catalog is not None else None
 
     @property
     def graph(self):

@@ -22,7 +22,7 @@ def across(files, listed_dirs, since=None, until=None, progress=None):
 
     try:
         cat, rows = catalog.sync([(p, kind, state, os.path.dirname(os.path.abspath(p))) for p, kind, state in files],
-                                 prune_roots=listed_dirs, progress=progress)
+                                 prune_roots=listed_dirs, progress=progress, content=True)
     except Unavailable as e:
         debug(f"no catalogue: {e}")
         return None

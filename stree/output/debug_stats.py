@@ -17,6 +17,8 @@ def stats_line(report):
         line += f", graph rows drawn {graph['drawn']}, kept {graph['kept']} ({graph['how']})"
         if report.levels is not None:
             line += f", connector levels walked {report.levels}"
+    if report.indexed is not None:
+        line += f", sessions indexed {report.indexed}"
     if report.walked is not None:
         line += f", path rows walked {report.walked}"
     workers = report.workers

@@ -69,29 +69,39 @@ class Session:
 
     def raw(self, node):
         """The bytes of an entry's line."""
+        return self.raw_at(node.offset, node.length)
+
+    def raw_at(self, offset, length):
+        """The bytes of the line at `offset`, `length` bytes long."""
         if self.data is not None:
-            return self.data[node.offset:node.offset + node.length]
+            return self.data[offset:offset + length]
         if self.fd is None:
             self.fd = open_file(self.path)
         try:
-            data = os.pread(self.fd, node.length, node.offset)
+            data = os.pread(self.fd, length, offset)
         except OSError as e:
             raise BadFile(f"{self.path}: cannot read: {e.strerror}") from None
-        if len(data) != node.length:
+        if len(data) != length:
             raise changed_while_reading(self.path)  # cut short since it was parsed
         return data
 
     def load(self, node):
         """The entry as pi holds it in memory (migrated to v3)."""
+        obj = self.load_at(node.offset, node.length)
+        if self.version < CURRENT_VERSION:
+            migrate_entry(obj, node, self.version)
+        return obj
+
+    def load_at(self, offset, length):
+        """The entry whose line is at `offset`, `length` bytes long, as the file holds it (load
+        without its node: a file of the current version needs no migration, which needs it)."""
         scanner.STATS["decoded"] += 1
         try:
-            obj = decode_line(self.raw(node))
+            obj = decode_line(self.raw_at(offset, length))
         except ValueError:  # it parsed when the file was read: the bytes have changed since
             raise changed_while_reading(self.path) from None
         if obj.__class__ is not dict:
             raise changed_while_reading(self.path)
-        if self.version < CURRENT_VERSION:
-            migrate_entry(obj, node, self.version)
         return obj
 
     def close(self):

@@ -2,7 +2,7 @@
 """Benchmark `stats --all` and the first `ls --all` over many sessions against their peers
 (issue 28), in a temporary HOME; prints markdown rows, ratios measured in the same run.
 
-    python3 tools/bench/stats_all.py [--sessions 300] [--runs 5] [--keep DIR]
+    python3 tools/bench/stats_all.py [--sessions 300] [--runs 5] [--keep DIR] [--base DIR]
 
 Sessions: tools/bench/gen.py (about 100 MB at 300), one in ten a fork of another (a copied
 prefix and its parentSession), as `fork` and pi's /fork leave them. Rows:
@@ -11,7 +11,11 @@ prefix and its parentSession), as `fork` and pi's /fork leave them. Rows:
     --offline, its bundled prices; run in a namespace without a network where `unshare -rn` can;
     BENCH_CCUSAGE=path/to/ccusage/src/cli.js to use another install);
   - the first `ls --all` (the catalogue built from nothing) vs pi 1.6.0's SessionManager.listAll()
-    (tools/bench/pi_list.mjs, Node 22) over the same sessions, and a plain parse (`--no-cache ls --all`).
+    (tools/bench/pi_list.mjs, Node 22) over the same sessions, and a plain parse (`--no-cache ls --all`);
+    with `--base DIR` (another stree's code, e.g. `git archive main stree | tar -x -C DIR`), against
+    that code's first `ls --all` too (A/B, in the same rounds). Twice: the files as just written
+    (every one within the last day: each gets its per-session index, stree.core.catalog_read
+    LIVE_NS), then dated as a history is (one session an hour, the newest written now).
 Bytecode compiled first (as an installed stree has it)."""
 
 import io
@@ -75,25 +79,35 @@ def make(home, n):
     return root, total
 
 
-def timed(cmd, env, before=None):
+CPU = {}  # name -> median CPU seconds (user + system) of its last rounds()
+
+
+def timed(cmd, env, before=None, cpu=None):
     if before:
         before()
+    used = os.times()
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     took = time.perf_counter() - start
+    if cpu is not None:
+        after = os.times()
+        cpu.append(after.children_user - used.children_user + after.children_system - used.children_system)
     if proc.returncode != 0:
         sys.exit(f"{cmd} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
     return took
 
 
 def rounds(cmds, runs):
-    """{name: median seconds} of commands run in turns (one untimed round first)."""
+    """{name: median seconds} of commands run in turns (one untimed round first); their median
+    CPU times in CPU."""
     times = {name: [] for name in cmds}
+    cpus = {name: [] for name in cmds}
     for timed_round in [False] + [True] * runs:
         for name, (cmd, env, before) in cmds.items():
-            t = timed(cmd, env, before)
+            t = timed(cmd, env, before, cpus[name] if timed_round else None)
             if timed_round:
                 times[name].append(t)
+    CPU.update({name: statistics.median(v) for name, v in cpus.items()})
     return {name: statistics.median(v) for name, v in times.items()}
 
 
@@ -108,9 +122,11 @@ def main(argv):
     n = int(argv[argv.index("--sessions") + 1]) if "--sessions" in argv else 300
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 5
     keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
+    base = Path(argv[argv.index("--base") + 1]).resolve() if "--base" in argv else None
     if not NODE22.exists():
         sys.exit(f"bench: {NODE22} is missing: run `make test` (it installs the pis and Node 22)")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "stree")], check=True)
+    for code in [ROOT] + ([base] if base else []):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "stree")], check=True)
     tmp = Path(keep or tempfile.mkdtemp(prefix="stree-stats-bench-"))
     home = tmp / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -130,9 +146,17 @@ def main(argv):
         def wipe():
             shutil.rmtree(cache, ignore_errors=True)
 
-        first = rounds({"build": (stree + ["ls", "--all"], env, wipe),
-                        "pi": ([NODE22, HERE / "pi_list.mjs", "--pi", "1.6.0"], env, None),
-                        "plain": (stree + ["--no-cache", "ls", "--all"], env, None)}, runs)
+        for f in files:  # (as just written: a kept directory's files dated by an earlier run)
+            os.utime(f)
+        firsts = {"build": (stree + ["ls", "--all"], env, wipe),
+                  "pi": ([NODE22, HERE / "pi_list.mjs", "--pi", "1.6.0"], env, None),
+                  "plain": (stree + ["--no-cache", "ls", "--all"], env, None)}
+        if base:
+            # (-P: not the current directory's stree first, PYTHONPATH's)
+            firsts["base"] = ([sys.executable, "-P", "-m", "stree", "ls", "--all"], {**env, "PYTHONPATH": str(base)},
+                              wipe)
+        first = rounds(firsts, runs)
+        first_cpu = dict(CPU)
         cmds = {"warm": (stree + ["stats", "--all"], env, None),
                 "nocache": (stree + ["--no-cache", "stats", "--all"], env, None)}
         if CCUSAGE.exists():
@@ -140,6 +164,11 @@ def main(argv):
                                env, None)
         timed(stree + ["stats", "--all"], env)  # (the catalogue brought up to date)
         warm = rounds(cmds, runs)
+        now = time.time()
+        for i, f in enumerate(reversed(files)):  # (a history: one session an hour, the newest now)
+            os.utime(f, (now - i * 3600, now - i * 3600))
+        aged = rounds(firsts, runs)
+        aged_cpu = dict(CPU)
         print(f"\n## `stats --all` and the first `ls --all` against their peers (tools/bench/stats_all.py)\n\n"
               f"{len(files)} sessions ({n // 10} forks), {size / 1e6:.1f} MB, median of {runs} runs, in turns "
               f"({os.cpu_count()} cores)\n")
@@ -152,10 +181,16 @@ def main(argv):
                       warm["ccusage"]))
         else:
             print("| ccusage | (not installed: `make bench` installs tools/bench/peers) | | | |")
-        print(row("first `ls --all` (builds the catalogue) vs pi 1.6.0 `listAll`", first["build"], "pi",
-                  first["pi"], 1.0))
-        print(row("first `ls --all` vs a plain parse (`--no-cache ls --all`)", first["build"], "plain",
-                  first["plain"]))
+        for how, times, cpu in (("files just written", first, first_cpu), ("files dated one an hour", aged, aged_cpu)):
+            print(row(f"first `ls --all` (builds the catalogue) vs pi 1.6.0 `listAll`, {how}", times["build"],
+                      "pi", times["pi"], 1.0))
+            print(row(f"the same in CPU time (user + system), {how}", cpu["build"], "pi", cpu["pi"]))
+            print(row(f"first `ls --all` vs a plain parse (`--no-cache ls --all`), {how}", times["build"], "plain",
+                      times["plain"]))
+            if base:
+                print(row(f"first `ls --all` vs the same of {base.name} (A/B), {how}", times["build"], base.name,
+                          times["base"]))
+                print(row(f"the same in CPU time, {how}", cpu["build"], base.name, cpu["base"]))
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)

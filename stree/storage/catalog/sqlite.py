@@ -18,6 +18,11 @@ it, unreachable: every entry row is numbered <generation> << 32 | <row>, and onl
 entries table (an ordinary table) says which numbers are alive. When dead rows outnumber
 the living, the catalogue is rebuilt.
 
+A session's entries (their text in the index, their usage and ids: stree.storage.catalog.usage)
+are read after its row, by the first command that needs them (grep, `stats --all`, a push):
+`ls` reads only the rows. The table `indexed` says, by generation, how many of a session's
+entries (rows from the first) are in; a session without a line there has none in yet.
+
 The words the index holds are also kept in a plain table (terms), which grep scans for the
 indexed words a cut word may stand for, brought up to date by the first grep after the
 index grew (stree.storage.catalog.vocabulary).
@@ -35,7 +40,7 @@ from .vocabulary import fresh
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
                      row_of, rows_of, values_of, warn)
 
-SCHEMA = 10  # bump when a table or the meaning of a column changes: the database is rebuilt
+SCHEMA = 11  # bump when a table or the meaning of a column changes: the database is rebuilt
 APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
 MAGIC = b"SQLite format 3\x00"
 WAIT_MS = 60_000  # `stree catalog --update` waits this long for another writer
@@ -57,8 +62,9 @@ _DDL = [
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
     "CREATE TABLE terms(term TEXT PRIMARY KEY) WITHOUT ROWID",  # the words of vocab, as a plain table
     "CREATE TABLE fresh(rowid INTEGER PRIMARY KEY, text TEXT)",  # text terms does not hold the words of yet
+    "CREATE TABLE indexed(rowid INTEGER PRIMARY KEY, rows INTEGER)",  # by generation: the rows whose text is in
 ] + usagedb.DDL  # (the usage of each entry, stats --all's; storage/catalog/usage.py)
-_TABLES = {"meta", "sessions", "entries", "fts", "vocab", "terms", "fresh"} | usagedb.TABLES
+_TABLES = {"meta", "sessions", "entries", "fts", "vocab", "terms", "fresh", "indexed"} | usagedb.TABLES
 # how a catalogue of stree before the application id (schema 7 and older) begins: stree's too
 _LEGACY = ("CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
            "CREATE TABLE sessions(path TEXT PRIMARY KEY, root TEXT, agent TEXT, state TEXT, gen INTEGER")
@@ -369,6 +375,7 @@ class Catalog:
             if n > 0:
                 db.execute("UPDATE meta SET value=value+? WHERE key='dead'", (n,))
             usagedb.forget(db, gen)
+            db.execute("DELETE FROM indexed WHERE rowid = ?", (gen,))
         db.execute("DELETE FROM sessions WHERE path=?", (enc(row["path"]),))
 
     def put_session(self, row):
@@ -386,6 +393,19 @@ class Catalog:
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
                        [(base + row, index_text(text)) for row, _, _, _, _, _, text in items])
         fresh(db, base, items)
+
+    def indexed(self):
+        """{gen: how many of the session's entries (from its first row) the catalogue holds the
+        text, usage and ids of}; a session not in it has none in yet."""
+        return self.guard(lambda: dict(self.db.execute("SELECT rowid, rows FROM indexed")))
+
+    def indexed_rows(self, gen):
+        """indexed()'s count of the session `gen`, as the database holds it now (inside a transaction)."""
+        found = self.db.execute("SELECT rows FROM indexed WHERE rowid = ?", (gen,)).fetchone()
+        return 0 if found is None else found[0]
+
+    def put_indexed(self, gen, rows):
+        self.db.execute("INSERT OR REPLACE INTO indexed VALUES (?, ?)", (gen, rows))
 
     def put_usage(self, gen, start, usages, ids, sums):
         """The usage of a session's entries from row `start` on, their ids, and the session's
