@@ -5,10 +5,8 @@ MCP grep tool all ask it (stree.core.grep_match holds the pattern and the search
 command is stree.commands.grep: one concept at three depths)."""
 
 import os
-import re
 
 from ..errors import UsageError
-from ..format.timestamp import iso_millis
 
 
 class Grep:
@@ -46,11 +44,9 @@ class Grep:
         """(record, Match) per matching line, or (session record, None) with -l / -c, as found.
         Not `machine` (human output, which prints the Match): None for a matching line's record."""
         from .grep_match import search
-        from .catalog_shared import search_stored
 
         per_session = {}
-        stored = bool(self.candidates) and len(self.candidates[0]) > 7  # (a shared catalogue's: with their text)
-        for m in (search_stored if stored else search)(self.pattern, self.sessions, self.candidates, self.keep):
+        for m in search(self.pattern, self.sessions, self.candidates, self.keep):
             self.found += 1
             if self.files_only or self.count:
                 gen = m.session["gen"]
@@ -85,10 +81,14 @@ class Grep:
 
 
 def match_record(m):
+    from ..format.timestamp import iso_millis
+    from .grep_match import entry_type
+
     sid = m.session["id"] or ""
+    etype = entry_type(m.kind)
     return {"session": sid, "path": m.session["path"], "agent": m.session["agent"], "state": m.session["state"],
-            "entry": m.entry, "rev": session_rev(sid, m.entry), "role": m.kind if m.type == "message" else None,
-            "type": m.type, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
+            "entry": m.entry, "rev": session_rev(sid, m.entry), "role": m.kind if etype == "message" else None,
+            "type": etype, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
             "timestamp": iso_millis(m.ts) if m.ts is not None else None}
 
 
@@ -106,14 +106,14 @@ def session_record(row, n):
 # a session. The resolver (split_rev) decodes it; `stree grep` prints it, and its `rev` field
 # holds it, so every SESSION:ENTRY grep shows resolves back to its entry.
 
-_PLAIN = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.-]{3,}")
 _SAFE = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-")
-_REV = re.compile(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}|[0-9A-Za-z_.%-]*%[0-9A-Fa-f]{2}[0-9A-Za-z_.%-]*):([^/].*)", re.S)
+_SAFE_TEXT = frozenset(map(chr, _SAFE))
+_REV = r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}|[0-9A-Za-z_.%-]*%[0-9A-Fa-f]{2}[0-9A-Za-z_.%-]*):([^/].*)"
 
 
 def session_part(sid):
     """The session id (or its prefix) as SESSION:ENTRY writes it."""
-    if _PLAIN.fullmatch(sid):
+    if len(sid) >= 4 and sid[0] not in "_.-" and _SAFE_TEXT.issuperset(sid):  # (written as it is)
         return sid
     data = sid.encode("utf-8", errors="surrogatepass")
     every = len(sid) < 4
@@ -127,7 +127,9 @@ def session_rev(sid, entry):
 def split_rev(text):
     """(session id or prefix, entry revision, encoded) of a SESSION:ENTRY, or None when `text`
     is not one (a label may hold a colon)."""
-    m = _REV.fullmatch(text)
+    import re
+
+    m = re.fullmatch(_REV, text, re.S)
     if m is None:
         return None
     part = m.group(1)

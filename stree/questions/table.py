@@ -5,7 +5,7 @@ records of the matching command's --json)."""
 import os
 
 from ..core.entrytypes import grepped
-from ..core.grep_match import ROLES, TEXT_TYPES
+from ..core.grep_match import ROLES
 from ..errors import StreeError
 from ..format import agents
 from ..output.fields import ENTRY_FIELDS, GREP_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
@@ -247,7 +247,7 @@ QUESTIONS = [
         Arg("roles", list, "Only messages of these roles: user, assistant, toolResult, bashExecution, custom, "
                            "branchSummary, compactionSummary.", choices=ROLES, default=()),
         Arg("types", list, f"Only entries of these types: {', '.join(grepped())}.",
-            choices=TEXT_TYPES, default=()),
+            choices=grepped(), default=()),
         Arg("since", str, "Only entries written at or after this date (2026-01-31, 3d, 2 weeks ago)."),
         Arg("until", str, "Only entries written at or before this date."),
         Arg("cwd", str, "Only sessions whose working directory is this one."),

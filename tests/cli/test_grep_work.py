@@ -1,6 +1,7 @@
-"""The work a warm `stree grep` does, counted (STREE_DEBUG_STATS), never timed: it decodes only
-the entries it prints (none when the word index rules every entry out), a session that grew
-is read only for its appended lines, and the words it looks cut words up in (the catalogue's
+"""The work a warm `stree grep` does, counted (STREE_DEBUG_STATS), never timed: it decodes no
+entry (the catalogue keeps each entry's text: a hit is confirmed against it, no file read
+again; without a word to narrow by, only the entries it reads from their files), a session
+that grew is read only for its appended lines, and the words it looks cut words up in (the catalogue's
 terms table) follow the index. The plain grep answered without click (stree.fastgrep) says
 exactly what the click command says. Real files in a temporary HOME, stree run as a user
 runs it."""
@@ -65,7 +66,7 @@ def printed_entries(out):
     return {line.split(" ", 1)[0] for line in out.splitlines()}
 
 
-def test_a_warm_grep_decodes_only_the_entries_it_prints(stree, sessions):
+def test_a_warm_grep_decodes_no_entry(stree, sessions):
     env = {"STREE_DEBUG_STATS": "1"}
     for _ in range(2):  # (the catalogue built, then a file read in the tick it was written read again)
         assert stree("ls", "--all").code == 0
@@ -74,14 +75,17 @@ def test_a_warm_grep_decodes_only_the_entries_it_prints(stree, sessions):
         assert r.code == 0, r
         entries = printed_entries(r.out)
         assert len(entries) == 4
-        assert stats(r) == (0, len(entries))  # no session parsed; one decode per entry printed
-        # a word no entry holds: the index rules every entry out, nothing is decoded
+        assert stats(r) == (0, 0)  # no session parsed, no entry decoded: the text the catalogue keeps
+        assert r.out == stree("grep", "--no-cache", PLANTED).out  # (what the files say)
+        # a word no entry holds: the index rules every entry out
         r = stree("grep", "qqxjzvv", env={**env, **fast})
         assert r.code == 1 and r.out == "" and stats(r) == (0, 0), r
-    # -l and -c decode the same entries, and no more
-    for flag in ("-l", "-c"):
+    for flag in ("-l", "-c", "-i", "-w"):
         r = stree("grep", flag, PLANTED, env=env)
-        assert r.code == 0 and stats(r) == (0, 4), r
+        assert r.code == 0 and stats(r) == (0, 0), r
+    # without a word to narrow by, every entry with text is read again from its file
+    r = stree("grep", "-E", r"z\w{10}x", env=env)
+    assert r.code == 0 and len(printed_entries(r.out)) == 4 and stats(r)[1] > 100, r
 
 
 def grow(path, text, id="feed0001"):
@@ -101,9 +105,9 @@ def test_a_grown_session_is_read_only_for_its_appended_lines(stree, sessions):
     r = stree("grep", "lophon", env=env)
     assert r.code == 0 and r.out.splitlines() == [r.out.splitlines()[0]], r
     assert r.out.split(" ", 1)[0].endswith(":feed0001") and "xylophonists" in r.out
-    # one line parsed (the appended one), two decodes: the catalogue's, and the match's
-    assert stats(r) == (1, 2)
-    assert stats(stree("grep", "lophon", env=env)) == (0, 1)  # warm again
+    # one line parsed (the appended one), one decode: the catalogue's (the match: from its text kept)
+    assert stats(r) == (1, 1)
+    assert stats(stree("grep", "lophon", env=env)) == (0, 0)  # warm again
 
 
 def terms_and_vocab(home):

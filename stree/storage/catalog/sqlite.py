@@ -11,12 +11,13 @@ names it, and answers from the session files. A new catalogue is made whole unde
 name (application id, WAL mode, tables) and linked into place, never over a file.
 
 The text index is FTS5, contentless and without positions (`detail=none`): it holds which
-entries contain which words and nothing else, so it stays small; the text itself is read
-again from the session file (by the offset kept per entry) to show and confirm a match.
-A contentless table cannot forget a row, so the rows of a session read again are left in
-it, unreachable: every entry row is numbered <generation> << 32 | <row>, and only the
-entries table (an ordinary table) says which numbers are alive. When dead rows outnumber
-the living, the catalogue is rebuilt.
+entries contain which words and nothing else. Each living entry's text is kept beside it
+(table texts), so a candidate is confirmed and its lines shown without reading the session
+file again or decoding the entry (what a grep of a common word spends its time on: the
+sessions' text is about half their size). A contentless table cannot forget a row, so the
+rows of a session read again are left in it, unreachable: every entry row is numbered
+<generation> << 32 | <row>, and only the entries table (an ordinary table) says which
+numbers are alive. When dead rows outnumber the living, the catalogue is rebuilt.
 
 The words the index holds are also kept in a plain table (terms), which grep scans for the
 indexed words a cut word may stand for, brought up to date by the first grep after the
@@ -35,7 +36,7 @@ from .vocabulary import fresh
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
                      row_of, rows_of, values_of, warn)
 
-SCHEMA = 10  # bump when a table or the meaning of a column changes: the database is rebuilt
+SCHEMA = 11  # bump when a table or the meaning of a column changes: the database is rebuilt
 APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
 MAGIC = b"SQLite format 3\x00"
 WAIT_MS = 60_000  # `stree catalog --update` waits this long for another writer
@@ -52,13 +53,14 @@ _DDL = [
     " parent_session TEXT, headerless INTEGER, path_rows BLOB, error TEXT)",
     "CREATE INDEX sessions_gen ON sessions(gen)",
     "CREATE TABLE entries(rowid INTEGER PRIMARY KEY, off INTEGER, len INTEGER, kind TEXT, ts INTEGER, id TEXT)",
-    "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none,"
+    "CREATE TABLE texts(rowid INTEGER PRIMARY KEY, text TEXT)",  # each living entry's text, as grep confirms it
+    "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none, columnsize=0,"
     " tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
     "CREATE TABLE terms(term TEXT PRIMARY KEY) WITHOUT ROWID",  # the words of vocab, as a plain table
     "CREATE TABLE fresh(rowid INTEGER PRIMARY KEY, text TEXT)",  # text terms does not hold the words of yet
 ] + usagedb.DDL  # (the usage of each entry, stats --all's; storage/catalog/usage.py)
-_TABLES = {"meta", "sessions", "entries", "fts", "vocab", "terms", "fresh"} | usagedb.TABLES
+_TABLES = {"meta", "sessions", "entries", "texts", "fts", "vocab", "terms", "fresh"} | usagedb.TABLES
 # how a catalogue of stree before the application id (schema 7 and older) begins: stree's too
 _LEGACY = ("CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
            "CREATE TABLE sessions(path TEXT PRIMARY KEY, root TEXT, agent TEXT, state TEXT, gen INTEGER")
@@ -366,6 +368,7 @@ class Catalog:
         if gen is not None:
             lo = gen << ROW_BITS
             n = db.execute("DELETE FROM entries WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << ROW_BITS))).rowcount
+            db.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << ROW_BITS)))
             if n > 0:
                 db.execute("UPDATE meta SET value=value+? WHERE key='dead'", (n,))
             usagedb.forget(db, gen)
@@ -383,6 +386,8 @@ class Catalog:
         db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts, id) VALUES (?, ?, ?, ?, ?, ?)",
                        [(base + row, off, length, as_text(kind), ts, as_text(id))
                         for row, off, length, kind, ts, id, _ in items])
+        db.executemany("INSERT OR REPLACE INTO texts(rowid, text) VALUES (?, ?)",
+                       [(base + row, as_text(text)) for row, _, _, _, _, _, text in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
                        [(base + row, index_text(text)) for row, _, _, _, _, _, text in items])
         fresh(db, base, items)
@@ -448,20 +453,23 @@ class Catalog:
         return self.guard(read)
 
     def matching(self, query, gens):
-        """(gen, row, offset, length, kind, ts, id) of the living entries the FTS5 `query`
-        matches (every living entry when query is None), in the sessions of `gens`."""
+        """(gen, row, offset, length, kind, ts, id, text) of the living entries the FTS5 `query`
+        matches, in the sessions of `gens`, with their text kept (confirmed against it); every
+        living entry when query is None, without its text (the file read again, a session at
+        a time: the whole catalogue's text is not held at once)."""
         def read():
             if query is None:
                 cur = self.db.execute("SELECT rowid, off, len, kind, ts, id FROM entries ORDER BY rowid")
             else:
-                cur = self.db.execute("SELECT e.rowid, e.off, e.len, e.kind, e.ts, e.id FROM fts JOIN entries e "
-                                      "ON e.rowid = fts.rowid WHERE fts MATCH ? ORDER BY e.rowid", (query,))
+                cur = self.db.execute("SELECT e.rowid, e.off, e.len, e.kind, e.ts, e.id, t.text FROM fts "
+                                      "JOIN entries e ON e.rowid = fts.rowid JOIN texts t ON t.rowid = fts.rowid "
+                                      "WHERE fts MATCH ? ORDER BY e.rowid", (query,))
             mask = (1 << ROW_BITS) - 1
             out = []
-            for rowid, off, length, kind, ts, id in cur:
+            for rowid, off, length, kind, ts, id, *text in cur:
                 gen = rowid >> ROW_BITS
                 if gen in gens:
-                    out.append((gen, rowid & mask, off, length, from_text(kind), ts, from_text(id)))
+                    out.append((gen, rowid & mask, off, length, from_text(kind), ts, from_text(id), *map(from_text, text)))
             return out
         return self.guard(read)
 
