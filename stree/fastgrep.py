@@ -115,7 +115,7 @@ def _search(got, pattern):
             e.said = sys.stderr.getvalue()
             raise
         count = bool(got.get("count"))
-        lines = [inert(grep_line(grep, rec, m, _plain, count)) for rec, m in grep.records(machine=False)]
+        lines = [grep_line(grep, rec, m, None, count) for rec, m in grep.records(machine=False)]  # (inert text)
         said = sys.stderr.getvalue()
     finally:
         sys.stderr = err
@@ -124,7 +124,3 @@ def _search(got, pattern):
     sys.stderr.write(said)  # (STREE_DEBUG_STATS's lines of the catalogue's work, as click's path says them)
     return "".join(line + "\n" for line in lines), grep.found
 
-
-def _plain(name, text):
-    """Output.style without colour."""
-    return inert(text)

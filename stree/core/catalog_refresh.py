@@ -20,12 +20,9 @@ of that batch are read again next time. A file is kept as unreadable (ok=0, not 
 until it changes) only on an error that says so of the file (_about_file)."""
 
 import os
-from binascii import crc32
 
 from ..errors import StreeError
-from ..format.header import CURRENT_VERSION
 from ..format.timestamp import activity_millis, iso_millis, ts_millis
-from .entrytypes import grepped, may_have_usage, usage_of
 
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
 USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
@@ -44,9 +41,15 @@ KEEP_MAX = 16 << 20  # a file read whole up to this size keeps the entries its p
 FAST_BYTES = 8 << 20  # files to read that come to this: the fast decoder from the first (storage.scan.FAST_MIN_BYTES)
 
 
-def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False):
+CHECKED = ("path", "root", "agent", "state", "ok", "dev", "ino", "size", "mtime_ns", "ctime_ns", "racy_crc")
+# (the columns of a session row the freshness check reads: sync(columns=...) reads these and those)
+
+
+def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False, columns=None):
     """Bring the catalogue up to date for `files` ((path, agent, state, root) each) and
     return (catalog, {abspath: row}); rows of files gone from `prune_roots` are dropped.
+    `columns`: what the caller reads of an unchanged file's row, besides CHECKED (default:
+    every column; a row read again is whole).
     catalog.stale lists the files ((abspath, agent, state)) left out: changed while another
     process held the write lock, which a reading command does not wait for (`wait` is for
     `stree catalog --update`); the caller reads them directly (a warning says so).
@@ -59,18 +62,18 @@ def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=
 
     files = list(files)
     try:
-        return _sync(files, prune_roots, progress, rebuild, wait, quiet)
+        return _sync(files, prune_roots, progress, rebuild, wait, quiet, columns)
     except (Unavailable, sqlite3.DatabaseError) as e:
         if "locked" in str(e) or "busy" in str(e) or getattr(e, "hint", None):
             raise
         debug(f"catalogue damaged ({e}): rebuilt")
     try:
-        return _sync(files, prune_roots, progress, True, wait, quiet)
+        return _sync(files, prune_roots, progress, True, wait, quiet, columns)
     except sqlite3.DatabaseError as e:
         raise Unavailable(str(e)) from None
 
 
-def _sync(files, prune_roots, progress, rebuild, wait, quiet):
+def _sync(files, prune_roots, progress, rebuild, wait, quiet, columns):
     from ..storage.catalog import Busy, Unavailable
     from ..storage.catalog import Catalog
 
@@ -84,7 +87,7 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet):
         wanted = {}
         for path, agent, state, root in files:
             wanted[os.path.abspath(str(path))] = (agent, state, str(root))
-        rows = cat.rows()
+        rows = cat.rows() if columns is None else cat.rows(columns=CHECKED + tuple(columns))
         todo = []
         for full, (agent, state, root) in wanted.items():
             row = rows.get(full)
@@ -224,6 +227,8 @@ def _update(cat, full, agent, state, root):
 
 def crc_range(fd, start, end):
     start = max(0, start)
+    from binascii import crc32
+
     return crc32(os.pread(fd, end - start, start)) if end > start else 0
 
 
@@ -305,8 +310,10 @@ def _failed(cat, old, row, st, error):
 def _fill(cat, session, fd, st, old, row):
     from array import array
 
+    from .entrytypes import grepped, may_have_usage, usage_of
     from .loading import tree_of
     from .preview import entry_text
+    from ..format.header import CURRENT_VERSION
     from ..format.text import full_text, normalize
 
     nodes = session.nodes

@@ -42,6 +42,7 @@ class Pattern:
             except re.error as e:
                 raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
             self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
+        self.search = self.re.search if self.re is not None else _Find(text).search  # (re's search and start())
         if regex:
             from .budget import configure_regex
 
@@ -52,7 +53,7 @@ class Pattern:
         expression is matched under its time budget (core.budget: RegexTimeout past it)."""
         if not self.regex:
             return self._fixed_lines(text)
-        search = self.re.search
+        search = self.search
         from .budget import regex
 
         with regex(self.text):
@@ -64,7 +65,7 @@ class Pattern:
         newline as a line's end sees nothing: neither is a word character)."""
         if "\n" in self.text:
             return []  # (no line holds a newline)
-        search = self.re.search if self.re is not None else _Find(self.text).search
+        search = self.search
         m = search(text)
         out = []
         number, counted, end = 1, 0, len(text)

@@ -18,7 +18,6 @@ class Grep:
                  until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
                  agent=None, agent_dir=None, no_cache=False, option_names=("--since", "--until")):
         from .grep_match import Pattern, entry_filter, parse_when
-        from .store import resolved
 
         if files_only and count:
             raise UsageError("-l and -c do not go together")
@@ -33,6 +32,8 @@ class Grep:
         with shielded():  # (the catalogue is brought up to date whole, or not at all: never cut short)
             self.sessions, self.candidates = candidates(session_path, agent, agent_dir, self.pattern, no_cache)
         if cwd is not None:
+            from .store import resolved
+
             want = resolved(os.path.expanduser(cwd))
             self.sessions = {g: r for g, r in self.sessions.items()
                              if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
@@ -72,7 +73,7 @@ class Grep:
         if short is None:
             from bisect import bisect_left
 
-            from .store import shortest_prefix
+            from .sessionfiles import shortest_prefix
 
             i = bisect_left(self.ids, sid)
             short = shortest_prefix(self.ids, sid) if i < len(self.ids) and self.ids[i] == sid else sid
@@ -161,13 +162,17 @@ def _cwd_of(row):
 def files(session_path=None, agent=None, agent_dir=None):
     """((path, agent, state) of the sessions searched, the directories listed whole): the one
     session `session_path` names, else every session of the agents `agent` selects."""
-    from .store import agent_files, agent_of, selected_agents
+    from .sessionfiles import agent_files, agent_of, selected_agents
 
     if session_path is not None:
         path = str(session_path)
         return [(path, *agent_of(path))], set()
     found = agent_files(selected_agents(agent), agent_dir)
     return [(p, a, s) for p, a, s, _ in found], {os.path.dirname(p) for p, *_ in found}
+
+
+ROW_COLUMNS = ("gen", "id", "cwd", "created", "activity")  # what grep reads of a session row (and path_rows:
+#                                                            the active path, of the sessions with candidates)
 
 
 def candidates(session_path, agent, agent_dir, pattern, no_cache=False):
@@ -193,12 +198,15 @@ def candidates(session_path, agent, agent_dir, pattern, no_cache=False):
     found, listed = files(session_path, agent, agent_dir)
     try:
         cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in found],
-                                 prune_roots=listed)
+                                 prune_roots=listed, columns=ROW_COLUMNS)
         try:
             live = [r for r in rows.values() if r["ok"]]
             live.sort(key=catalog.last_activity, reverse=True)
             sessions = {r["gen"]: r for r in live}
             found_entries = cat.candidates(pattern, sessions)
+            kept = cat.path_rows({c[0] for c in found_entries})  # (only where a line may be printed)
+            for gen, blob in kept.items():
+                sessions[gen]["path_rows"] = blob
             if cat.stale:  # (changed while another process wrote the catalogue: read directly)
                 more, extra = direct(cat.stale)
                 sessions.update({-1 - gen: {**row, "gen": -1 - gen} for gen, row in more.items()})

@@ -53,7 +53,8 @@ _DDL = [
     " parent_session TEXT, headerless INTEGER, path_rows BLOB, error TEXT)",
     "CREATE INDEX sessions_gen ON sessions(gen)",
     "CREATE TABLE entries(rowid INTEGER PRIMARY KEY, off INTEGER, len INTEGER, kind TEXT, ts INTEGER, id TEXT)",
-    "CREATE TABLE texts(rowid INTEGER PRIMARY KEY, text TEXT)",  # each living entry's text, as grep confirms it
+    # each living entry's text and what grep prints with it (a hit is one lookup: fts, then this)
+    "CREATE TABLE texts(rowid INTEGER PRIMARY KEY, kind TEXT, ts INTEGER, id TEXT, text TEXT)",
     "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none, columnsize=0,"
     " tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
@@ -289,15 +290,27 @@ class Catalog:
         except _errors() as e:
             raise Unavailable(f"catalogue {self.path}: {e}") from None
 
-    def rows(self, paths=None):
-        """path -> session row (a dict of SESSION_COLUMNS), for `paths` or all."""
+    def rows(self, paths=None, columns=SESSION_COLUMNS):
+        """path -> session row (a dict of `columns`: all of SESSION_COLUMNS unless fewer are
+        wanted), for `paths` or all."""
         def read():
-            cur = self.db.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions")
+            cur = self.db.execute(f"SELECT {', '.join(columns)} FROM sessions")
             out = {}
             wanted = None if paths is None else set(paths)
-            for row in rows_of(cur):
+            for row in rows_of(cur, columns):
                 if wanted is None or row["path"] in wanted:
                     out[row["path"]] = row
+            return out
+        return self.guard(read)
+
+    def path_rows(self, gens):
+        """{gen: path_rows} of the sessions of `gens` (the rows of their active paths)."""
+        def read():
+            wanted, out = sorted(gens), {}
+            for i in range(0, len(wanted), 500):  # (SQLite's limit of parameters is far above)
+                part = wanted[i:i + 500]
+                marks = ",".join("?" * len(part))
+                out.update(self.db.execute(f"SELECT gen, path_rows FROM sessions WHERE gen IN ({marks})", part))
             return out
         return self.guard(read)
 
@@ -386,8 +399,9 @@ class Catalog:
         db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts, id) VALUES (?, ?, ?, ?, ?, ?)",
                        [(base + row, off, length, as_text(kind), ts, as_text(id))
                         for row, off, length, kind, ts, id, _ in items])
-        db.executemany("INSERT OR REPLACE INTO texts(rowid, text) VALUES (?, ?)",
-                       [(base + row, as_text(text)) for row, _, _, _, _, _, text in items])
+        db.executemany("INSERT OR REPLACE INTO texts(rowid, kind, ts, id, text) VALUES (?, ?, ?, ?, ?)",
+                       [(base + row, as_text(kind), ts, as_text(id), as_text(text))
+                        for row, _, _, kind, ts, id, text in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
                        [(base + row, index_text(text)) for row, _, _, _, _, _, text in items])
         fresh(db, base, items)
@@ -453,23 +467,25 @@ class Catalog:
         return self.guard(read)
 
     def matching(self, query, gens):
-        """(gen, row, offset, length, kind, ts, id, text) of the living entries the FTS5 `query`
-        matches, in the sessions of `gens`, with their text kept (confirmed against it); every
-        living entry when query is None, without its text (the file read again, a session at
-        a time: the whole catalogue's text is not held at once)."""
+        """(gen, row, offset, length, kind, ts, id) of the living entries the FTS5 `query`
+        matches, in the sessions of `gens`, each with its text kept (offset and length None: the
+        file is not read again); every living entry when query is None, without its text (the
+        file read again, a session at a time: the whole catalogue's text is not held at once)."""
         def read():
+            mask, out = (1 << ROW_BITS) - 1, []
             if query is None:
-                cur = self.db.execute("SELECT rowid, off, len, kind, ts, id FROM entries ORDER BY rowid")
-            else:
-                cur = self.db.execute("SELECT e.rowid, e.off, e.len, e.kind, e.ts, e.id, t.text FROM fts "
-                                      "JOIN entries e ON e.rowid = fts.rowid JOIN texts t ON t.rowid = fts.rowid "
-                                      "WHERE fts MATCH ? ORDER BY e.rowid", (query,))
-            mask = (1 << ROW_BITS) - 1
-            out = []
-            for rowid, off, length, kind, ts, id, *text in cur:
-                gen = rowid >> ROW_BITS
-                if gen in gens:
-                    out.append((gen, rowid & mask, off, length, from_text(kind), ts, from_text(id), *map(from_text, text)))
+                for rowid, off, length, kind, ts, id in self.db.execute("SELECT rowid, off, len, kind, ts, id "
+                                                                        "FROM entries ORDER BY rowid"):
+                    if rowid >> ROW_BITS in gens:
+                        out.append((rowid >> ROW_BITS, rowid & mask, off, length, from_text(kind), ts, from_text(id)))
+                return out
+            for rowid, kind, ts, id, text in self.db.execute("SELECT t.rowid, t.kind, t.ts, t.id, t.text FROM fts JOIN "
+                                                             "texts t ON t.rowid = fts.rowid WHERE fts MATCH ? "
+                                                             "ORDER BY fts.rowid", (query,)):
+                if rowid >> ROW_BITS in gens:
+                    if str is not kind.__class__ or str is not id.__class__ or str is not text.__class__:
+                        kind, id, text = from_text(kind), from_text(id), from_text(text)  # (lone surrogates)
+                    out.append((rowid >> ROW_BITS, rowid & mask, None, None, kind, ts, id, text))
             return out
         return self.guard(read)
 
