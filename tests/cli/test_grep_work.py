@@ -7,6 +7,7 @@ exactly what the click command says. Real files in a temporary HOME, stree run a
 runs it."""
 
 import json
+import os
 import sqlite3
 import sys
 
@@ -76,7 +77,8 @@ def test_a_warm_grep_decodes_no_entry(stree, sessions):
         entries = printed_entries(r.out)
         assert len(entries) == 4
         assert stats(r) == (0, 0)  # no session parsed, no entry decoded: the text the catalogue keeps
-        assert r.out == stree("grep", "--no-cache", PLANTED).out  # (what the files say)
+        # (what the files say; --no-cache lists the sessions in another order: the files')
+        assert sorted(r.out.splitlines()) == sorted(stree("grep", "--no-cache", PLANTED).out.splitlines())
         # a word no entry holds: the index rules every entry out
         r = stree("grep", "qqxjzvv", env={**env, **fast})
         assert r.code == 1 and r.out == "" and stats(r) == (0, 0), r
@@ -108,6 +110,49 @@ def test_a_grown_session_is_read_only_for_its_appended_lines(stree, sessions):
     # one line parsed (the appended one), one decode: the catalogue's (the match: from its text kept)
     assert stats(r) == (1, 1)
     assert stats(stree("grep", "lophon", env=env)) == (0, 0)  # warm again
+
+
+OTHER = "quixoticwren"  # (as long as PLANTED: an edit that keeps the file's size)
+
+
+@pytest.mark.parametrize("change", ["edited in place, mtime put back", "grown", "replaced, same size", "deleted"])
+def test_the_text_kept_is_the_files_after_any_change(stree, sessions, tmp_path, change):
+    """A hit is confirmed against the text the catalogue keeps, not the file: whatever happens to a
+    session file, the next grep answers what the file says now (as --no-cache does), reading again
+    only that file, and the one after it reads nothing."""
+    env = {"STREE_DEBUG_STATS": "1"}
+    for _ in range(2):  # (the catalogue built, then settled)
+        assert stree("grep", PLANTED).code == 0
+    target = sessions[1]  # (PLANTED in one of its entries)
+    before = target.stat()
+    data = target.read_bytes()
+    if change.startswith("edited"):
+        with open(target, "r+b") as f:
+            f.write(data.replace(PLANTED.encode(), OTHER.encode()))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert (target.stat().st_size, target.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    elif change == "grown":
+        grow(target, f"and then {OTHER}")
+    elif change.startswith("replaced"):
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(data.replace(PLANTED.encode(), OTHER.encode()))
+        os.replace(other, target)
+        assert target.stat().st_size == before.st_size
+    else:
+        target.unlink()
+    if target.exists():
+        past_the_tick(target)
+    expected = {PLANTED: 4 if change == "grown" else 3, OTHER: 0 if change == "deleted" else 1}
+    for word in (PLANTED, OTHER):
+        r = stree("grep", word, env=env)
+        files = stree("grep", "--no-cache", word)
+        assert (r.code, sorted(r.out.splitlines())) == (files.code, sorted(files.out.splitlines())), (word, r)
+        assert len(r.out.splitlines()) == expected[word], r.out
+        if word == PLANTED:  # (the first grep after the change: only that file read again, whole or its tail)
+            lines = len(target.read_text().splitlines()) if target.exists() else 0
+            assert stats(r)[0] == (1 if change == "grown" else lines), r.err
+        else:
+            assert stats(r) == (0, 0), r.err
 
 
 def terms_and_vocab(home):
