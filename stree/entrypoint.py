@@ -76,7 +76,8 @@ def _main():
         status = _kept_graph(sys.argv[1:])
         if status is not None:
             return status
-    if "grep" in sys.argv[1:4] and (sys.argv[1] == "grep" or sys.argv[1].startswith("--catalog")):
+    if "grep" in sys.argv[1:8] and (sys.argv[1] == "grep" or sys.argv[1].startswith(("--catalog", "--agent-dir",
+                                                                                        "--session-dir"))):
         # a plain grep into a pipe (stree.fastgrep), of a shared catalogue too
         from .fastgrep import run as grep
 

@@ -185,6 +185,8 @@ def test_the_words_grep_looks_up_follow_the_index(stree, sessions, isolated_home
 @pytest.mark.parametrize("args", [
     [PLANTED], ["-i", "ZANZIBARQUUX"], ["-w", "timeout"], ["-E", r"zanzi\w+ \w+"], ["-l", "parse_line"],
     ["-c", "quote"], ["-i", "-w", "-c", "The"], ["nothing-like-this-anywhere"], ["-E", "("], ["-l", "-c", "x"],
+    ["--session-dir", "/nowhere", PLANTED], ["--agent-dir=/nowhere", PLANTED], ["--agent-dir", "~/.pi/agent", PLANTED],
+    ["--agent-dir", "/a", "--agent-dir", "/b", PLANTED],
 ])
 def test_the_plain_grep_without_click_says_what_click_says(stree, sessions, args):
     stree("ls", "--all")
@@ -194,9 +196,12 @@ def test_the_plain_grep_without_click_says_what_click_says(stree, sessions, args
     assert fast.code in (0, 1, 2)
 
 
-def test_the_plain_grep_does_not_load_click(stree, sessions):
+@pytest.mark.parametrize("where", [[], ["--session-dir", "/nowhere"], ["--agent-dir", "~/.pi/agent"]])
+def test_the_plain_grep_does_not_load_click(stree, sessions, where):
     stree("ls", "--all")
-    r = stree("grep", PLANTED, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    r = stree(*where, "grep", PLANTED, env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert r.code == 0 and PLANTED in r.out
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.err.splitlines() if line.startswith("import time:")}
     assert "stree.fastgrep" in imported and "click" not in imported
+    # nor what a plain grep of the catalogue's kept text has no use for
+    assert not imported & {"pathlib", "re", "json", "threading", "msgspec", "stree.core.entrytypes"}, imported
