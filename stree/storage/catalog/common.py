@@ -98,12 +98,13 @@ def rows_of(many, columns=SESSION_COLUMNS):
         left = []
         for i, c in jsons:
             text = values[i]
-            if text is not None:
-                value = _plain_string(text)
-                if value is None:
-                    left.append((c, text))
-                else:
-                    row[c] = value
+            if text is None:
+                continue
+            inner = text[1:-1] if text.__class__ is str and len(text) > 1 and text[0] == '"' == text[-1] else None
+            if inner is not None and inner.isprintable() and '"' not in inner and "\\" not in inner:
+                row[c] = inner  # (a string without escapes: enc writes every other one with a backslash)
+            else:
+                left.append((c, text))
         if left:
             rest.append((row, left))
         out.append(row)
@@ -125,16 +126,6 @@ def rows_of(many, columns=SESSION_COLUMNS):
 def _decoded(row, left, values):
     for (c, _), value in zip(left, values):
         row[c] = value
-
-
-def _plain_string(text):
-    """The value of a JSON text that is a string without escapes (enc writes every other
-    string with a backslash: json.dumps), read without json; else None."""
-    if text.__class__ is str and len(text) > 1 and text[0] == '"' == text[-1]:
-        inner = text[1:-1]
-        if inner.isprintable() and '"' not in inner and "\\" not in inner:
-            return inner
-    return None
 
 
 def values_of(row):
