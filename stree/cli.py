@@ -34,7 +34,7 @@ ENV_HELP = f"""\
   STREE_LINE_MAX               bytes: a longer line is skipped with a warning (default 256 MiB)
   STREE_REGEX_TIMEOUT          seconds grep -E may spend matching one line (default 5)
   STREE_REQUEST_TIMEOUT        seconds a serve / serve --mcp read request may run (default 300)
-  STREE_SERVE_KEEP             bytes of entries serve / serve --mcp keep decoded between requests (64 MiB)
+  STREE_SERVE_KEEP             bytes of entries serve / serve --mcp keep decoded between requests (256 MiB)
   STREE_LOCK_TIMEOUT           seconds to wait for another stree's lock on a file (default 30)
   STREE_TIMEOUT                seconds a model may stay silent before a summary fails (default 120)
   STREE_MAX_TIME               seconds a model request may take in all, retries included (default 600)"""

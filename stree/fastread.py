@@ -51,7 +51,6 @@ def _prepare(command, got, operands, path):
     """(session, index state, output, what writes the records) with everything resolved, or None."""
     from .core.loading import COMMAND, open_session
     from .core.preview import Previewer
-    from .core.revs import Resolver
     from .output import fields
     from .output.modes import Output
 
@@ -59,7 +58,6 @@ def _prepare(command, got, operands, path):
     state = report.index
     if session.malformed or session.headerless or not len(session.nodes):
         return None  # (a warning, or "no entries yet": said by the command)
-    resolver = Resolver(tree)
     record_fields = {"log": fields.GRAPH_FIELDS, "rev-parse": fields.REV_FIELDS, "label": fields.LABEL_FIELDS}
     out = Output(bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
                  not got.get("no_pager"), record_fields[command])
@@ -74,24 +72,21 @@ def _prepare(command, got, operands, path):
         return session, state, out, lambda: path_log(out, tree, walk.rows, previewer, got.get("date_style", "local"),
                                                      walk.active)
     if command == "rev-parse":
-        from .format.terminal import inert
-        from .output.reads import shortest
+        from .output.reads import rev_line
+        from .questions.base import Loaded
+        from .questions.answers import rev_parse
 
-        records = []
-        for rev in operands or ("@",):
-            results = resolver.parsed(rev)
-            for mark, id in results:
-                shown = shortest(id, tree.by_id) if got.get("short") else id
-                records.append(({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},
-                                mark + inert(shown, oneline=True)))
+        records = list(rev_parse(Loaded(session, tree), operands))  # (resolved before a byte is written)
 
         def write_records():
-            for rec, human in records:
-                out.record(rec, human)
+            for rec in records:
+                out.record(rec, None if out.machine else rev_line(rec, tree, got.get("short")))
         return session, state, out, write_records
     from .output.reads import label_list
+    from .questions.base import Loaded
+    from .questions.answers import labels
 
-    return session, state, out, lambda: label_list(out, tree, Previewer(tree))
+    return session, state, out, lambda: label_list(out, labels(Loaded(session, tree)))
 
 
 def _write(session, state, out, write_records):

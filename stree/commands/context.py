@@ -1,13 +1,14 @@
 import click
 
+from .adapter import answer, parameters, question
 from .options import output_options
 from ..core.convert import convert_to_llm
 from ..output.fields import MESSAGE_FIELDS, describe
 from ..format.terminal import inert
 from ..output.modes import to_json
 from ..format.text import full_text, normalize
-from ..core.revs import Resolver
-from ..errors import UsageError
+
+CONTEXT = question("context")
 
 
 @click.command("context", epilog=f"""\b
@@ -32,19 +33,7 @@ session calls (pi's definition, or a permissive schema). The model: --model, --p
 (pi's provider name), --base-url; default the session's model on the API's own server.
 Fields for --format (one record per message):
 {describe(MESSAGE_FIELDS)}""")
-@click.argument("revision", required=False, default="@", metavar="[REV]")
-@click.option("--as", "as_", type=click.Choice(["pi", "openai", "anthropic"]), default="pi", show_default=True,
-              help="Message format.")
-@click.option("--model", metavar="ID", help="With --as: the model asked (default: the session's model).")
-@click.option("--provider", metavar="NAME",
-              help="With --as: pi's provider of the model (openai, anthropic, openrouter, groq, ...).")
-@click.option("--base-url", metavar="URL", help="With --as: the server (default: the API's own).")
-@click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
-              help="With --as: the model's output limit (default 16384, as pi for a model it does not know).")
-@click.option("--system-prompt", "system_prompt_file", metavar="FILE", type=click.Path(dir_okay=False),
-              help="With --as: the instructions (text file; default: the config's system_prompt, else none).")
-@click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
-              help="With --as: tool definitions, a JSON array (default: the config's tools, else pi's built-in).")
+@parameters(CONTEXT)
 @output_options(MESSAGE_FIELDS)
 @click.pass_obj
 def command(env, revision, as_, model, provider, base_url, max_tokens, system_prompt_file, tools_file,
@@ -58,28 +47,12 @@ def command(env, revision, as_, model, provider, base_url, max_tokens, system_pr
     messages; missing content reads as empty; thinking level and model are the last
     ones set on the path.
     """
-    request = {"--model": model, "--provider": provider, "--base-url": base_url, "--max-tokens": max_tokens,
-               "--system-prompt": system_prompt_file, "--tools": tools_file}
-    if as_ == "pi" and any(v is not None for v in request.values()):
-        given = next(k for k, v in request.items() if v is not None)
-        raise UsageError(f"{given} describes a request: it needs --as openai or --as anthropic")
-    if base_url is not None:
-        from ..providers import check_base_url
-
-        check_base_url(base_url, "--base-url")
-    session, tree = env.load()
-    leaf = Resolver(tree).resolve(revision, allow_empty=True) if tree.nodes else None
+    context = answer(CONTEXT, env, revision=revision, as_=as_, model=model, provider=provider, base_url=base_url,
+                     max_tokens=max_tokens, system_prompt_file=system_prompt_file, tools_file=tools_file)
     out = env.output(json_mode, fmt, nul, MESSAGE_FIELDS)
-    if as_ != "pi":
-        from ..core.request import request_at
-        from ..core.request.inputs import request_inputs
-
-        system_prompt, tools = request_inputs(system_prompt_file, tools_file)
-        body = request_at(tree, leaf, api=as_, model=model, provider=provider, base_url=base_url,
-                          system_prompt=system_prompt, tools=tools, max_tokens=max_tokens)
-        click.echo(to_json(body) + out.end, nl=False)
+    if as_ != "pi":  # (the request body)
+        click.echo(to_json(context) + out.end, nl=False)
         return
-    context = tree.build_context(leaf)
     if out.json:
         out.record(context)
         out.close()

@@ -1,10 +1,10 @@
 import click
 
+from .adapter import answer, question
 from .options import output_options, warn_user
 from ..errors import UsageError
 from ..output.fields import LABEL_FIELDS, describe
 from ..output.reads import label_list
-from ..core.preview import Previewer
 from ..writing.label import delete_changes, set_changes, write_labels
 
 
@@ -42,9 +42,9 @@ def command(env, name, revision, delete, force, json_mode, fmt, nul):
 
 
 def _list(env, json_mode, fmt, nul):
-    session, tree = env.load()
+    records = answer(question("labels"), env)
     out = env.output(json_mode, fmt, nul, LABEL_FIELDS)
-    label_list(out, tree, Previewer(tree))
+    label_list(out, records)
     out.close()
 
 

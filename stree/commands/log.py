@@ -2,13 +2,15 @@ import sys
 
 import click
 
+from .adapter import checked, parameters, question
 from .options import output_options
 from ..output.dates import date_option
 from ..errors import NEGATIVE, UsageError
 from ..output.fields import GRAPH_FIELDS, describe, entry_record
 from ..output.reads import log_line, path_log
-from ..output.graph import FILTERS
-from ..core.grep_match import ROLES
+from ..output.records import entry_filter
+
+LOG = question("log")
 
 
 class LogCommand(click.Command):
@@ -54,25 +56,7 @@ Examples:
 \b
 Fields for --json / --format:
 {describe(GRAPH_FIELDS)}""")
-@click.argument("revision", required=False, default="@", metavar="[REV|RANGE]")
-@click.option("--graph", "as_graph", is_flag=True, help="Draw the whole tree, as pi's /tree does. On a terminal each row is one line "
-                   "of its width: the outer levels of deep connectors fold into a marker (⋯12⋯: 12 "
-                   "levels); into a pipe rows are whole.")
-@click.option("--filter", "filter_", type=click.Choice(FILTERS),
-              help="Which entries to show, as pi's /tree filters them (default: 'default' for --graph, "
-                   "'all' for the path).")
-@click.option("--search", metavar="WORDS",
-              help="Only entries whose text holds every word (as /tree search); none found: exit 1.")
-@click.option("-n", "--max-count", type=click.IntRange(min=0), metavar="N", help="Show at most N entries (-N: the same).")
-@click.option("--since", metavar="DATE", help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago).")
-@click.option("--until", metavar="DATE", help="Only entries written at or before DATE.")
-@click.option("--role", "roles", multiple=True, type=click.Choice(ROLES), metavar="ROLE",
-              help="Only messages of this role, as grep's --role (user, assistant, toolResult, "
-                   "bashExecution, custom, branchSummary, compactionSummary); repeatable.")
-@click.option("--model", "models", multiple=True, metavar="PATTERN",
-              help="Only assistant messages of a model matching PATTERN (a glob, on the model or "
-                   "provider/model: 'gpt-*', 'anthropic/*'); repeatable.")
-@click.option("--reverse", is_flag=True, help="Oldest first (not with --graph).")
+@parameters(LOG)
 @click.option("-f", "--follow", is_flag=True,
               help="After the path, wait and print each entry pi appends to the file (Ctrl-C ends it, "
                    "exit 130; the file replaced or truncated: exit 4). With --graph: on a terminal the "
@@ -94,15 +78,13 @@ def command(env, revision, as_graph, filter_, search, max_count, since, until, r
     is unchanged; after entries are appended, only the rows they change are
     drawn (--no-cache draws it anew).
     """
-    only = _entry_filter(since, until, roles, models)
+    checked(LOG, {"as_graph": as_graph, "reverse": reverse, "since": since, "until": until})
+    only = entry_filter(since, until, roles, models)
     if follow:
         _check_follow(as_graph, reverse, revision)
         if as_graph and only is not None:
             raise UsageError("--since, --until, --role and --model do not go with --graph --follow",
                              hint="'stree log --follow' with them, or 'stree log --graph' with them")
-    if as_graph and reverse:
-        raise UsageError("--graph and --reverse cannot be combined: the graph is drawn top-down",
-                         hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
     if as_graph:
         if follow:
             return _graph_follow(env, revision, filter_ or "default", search, max_count, no_ids, json_mode, fmt, nul)
@@ -343,51 +325,6 @@ def _nothing_shown(tree, filter_, search, test, previewer):
                    err=True)
     else:
         click.echo("stree: no entries to show", err=True)
-
-
-def _entry_filter(since, until, roles, models):
-    """--since, --until, --role and --model as one test: tree -> (row -> shown?), or None."""
-    if not (since or until or roles or models):
-        return None
-    from ..core.entrytypes import role_of
-    from ..core.grep_match import parse_when
-
-    low = parse_when(since, "--since") if since else None
-    high = parse_when(until, "--until") if until else None
-    wanted = set(roles)
-    patterns = [m.lower() for m in models]
-
-    def of(tree):
-        from fnmatch import fnmatchcase
-
-        from ..format.timestamp import ts_millis
-
-        def test(row):
-            node = tree.node(row)
-            if low is not None or high is not None:
-                ms = ts_millis(node.ts) if node.ts else None
-                if ms is None or (low is not None and ms < low) or (high is not None and ms > high):
-                    return False
-            if wanted and role_of(node.type, node.role) not in wanted:  # (its row: stree.core.entrytypes)
-                return False
-            if patterns:
-                if node.type != "message" or node.role != "assistant":
-                    return False
-                message = tree.load(node).get("message")
-                message = message if isinstance(message, dict) else {}
-                provider = message.get("provider")
-                names = []
-                for key in ("model", "responseModel"):
-                    model = message.get(key)
-                    if isinstance(model, str) and model:
-                        names.append(model.lower())
-                        if isinstance(provider, str) and provider:
-                            names.append(f"{provider}/{model}".lower())
-                if not any(fnmatchcase(n, p) for n in names for p in patterns):
-                    return False
-            return True
-        return test
-    return of
 
 
 def _inert(text):

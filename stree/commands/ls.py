@@ -1,18 +1,18 @@
-import os
-
 import click
 from click.core import ParameterSource
 
+from .adapter import Place, parameters, question
 from .options import output_options
-from ..errors import StreeError
 from ..output.fields import SESSION_FIELDS, describe
 from ..output.dates import date_option, show as show_date
 from ..output.modes import display_width, fit, terminal_width
 from ..format.agents import PI
 from ..format.terminal import inert
 from ..output.progress import Progress
-from ..core.listing import session_paths, session_records
 from ..core.store import shortest_prefixes
+from ..questions.answers import listed
+
+LIST = question("list_sessions")
 
 
 @click.command("ls", epilog=f"""\b
@@ -28,19 +28,16 @@ Session ids are shown as their shortest unique prefix (8+ characters; pi's ids a
 time-ordered, so their first characters often agree): each one works with -s.
 Fields for --json / --format:
 {describe(SESSION_FIELDS)}""")
-@click.option("-a", "--all", "all_", is_flag=True, help="Sessions of every project, not only this directory's.")
+@parameters(LIST)
 @date_option
 @output_options(SESSION_FIELDS)
 @click.pass_obj
 def command(env, all_, date_style, json_mode, fmt, nul):
     """List sessions, newest first (by last activity, as pi's session picker sorts them)."""
-    paths, listed, where = session_paths(env.cwd, env.agent_dir, env.session_dir, all_, env.agent)
-    try:  # the session a bare `stree log` opens here
-        current = os.path.abspath(str(env.session_path()))
-    except (StreeError, OSError):
-        current = None
-    with Progress("reading sessions", total=len(paths), enabled=not (json_mode or fmt)) as progress:
-        infos = session_records(paths, listed, current, progress.advance, env.no_cache, everything=all_)
+    def progress(total):
+        return Progress("reading sessions", total=total, enabled=not (json_mode or fmt))
+
+    infos, where = listed(Place(env), all_, progress)
     if not infos:
         click.echo(inert(f"stree: no sessions found in {where}", oneline=True), err=True)
     short = shortest_prefixes([info["id"] or "" for info in infos])

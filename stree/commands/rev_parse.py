@@ -1,11 +1,12 @@
 import click
 
+from .adapter import answer, parameters, question
 from .options import output_options
-from ..errors import NotFound, StreeError
-from ..format.terminal import inert
+from ..errors import NotFound
 from ..output.fields import REV_FIELDS, describe
-from ..output.reads import shortest
-from ..core.revs import Resolver
+from ..output.reads import rev_line
+
+REV_PARSE = question("rev_parse")
 
 
 @click.command("rev-parse", epilog=f"""\b
@@ -18,36 +19,23 @@ Examples:
 \b
 Fields for --json / --format:
 {describe(REV_FIELDS)}""")
-@click.argument("revisions", nargs=-1, metavar="[REV...]")
+@parameters(REV_PARSE)
 @click.option("--short", is_flag=True, help="Print the shortest unique id prefix (4+ chars).")
-@click.option("--verify", is_flag=True, help="Require exactly one revision that names an entry.")
 @click.option("-q", "--quiet", is_flag=True, help="With --verify: no error message, only the exit code.")
 @output_options(REV_FIELDS)
 @click.pass_obj
-def command(env, revisions, short, verify, quiet, json_mode, fmt, nul):
+def command(env, revisions, verify, short, quiet, json_mode, fmt, nul):
     """Resolve revisions (default @) to full entry ids, one per line.
 
     A range A..B prints B then ^A; A...B prints A, B and ^ before their merge base.
     """
-    revisions = revisions or ("@",)
-    if verify and len(revisions) != 1:
-        raise StreeError("--verify takes exactly one revision", code=2)
-    session, tree = env.load(warn=not quiet)
-    resolver = Resolver(tree)
+    records = answer(REV_PARSE, env, warn=not quiet, revisions=revisions, verify=verify)
     out = env.output(json_mode, fmt, nul, REV_FIELDS)
-    ids = tree.by_id
-
-    def shown(id):
-        return shortest(id, ids) if short else id
-
-    for rev in revisions:
-        try:
-            results = resolver.parsed(rev, verify)
-        except NotFound:
-            if quiet:
-                return 3
-            raise
-        for mark, id in results:
-            out.record({"rev": rev, "id": id, "negated": bool(mark)} if mark else {"rev": rev, "id": id},
-                       mark + inert(shown(id), oneline=True))  # an id is file text
+    try:
+        for rec in records:
+            out.record(rec, None if out.machine else rev_line(rec, env.load()[1], short))
+    except NotFound:
+        if quiet:
+            return 3
+        raise
     out.close()

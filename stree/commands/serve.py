@@ -22,8 +22,9 @@ Requests (one JSON object per line; `id` is optional and repeated in the respons
                replaceInstructions,label} set_label{entryId,label} abort_branch_summary
                rename_session{sessionPath,name} delete_session{sessionPath,confirm}
   pi's         abort
-  stree's      log{revision,graph,filter,search,maxCount,reverse} show{revisions}
-               rev_parse{revisions,verify} context{revision}
+  stree's      log{revision,graph,filter,search,maxCount,since,until,roles,models,
+               reverse} show{revisions} rev_parse{revisions,verify} context{revision}
+               stats{revision,all,since,until}
                grep{pattern,ignoreCase,word,regex,filesOnly,count,maxCount,roles,types,
                since,until,cwd,agent,session}
 Responses: {"id", "type": "response", "command", "success": true, "data"} or
@@ -49,10 +50,12 @@ MCP tools (each returns the data of the CLI's --json for the same question):
   grep            stree grep --json PATTERN [-i] [-w] [-E] [-l|-c] [-m N] [--role R]...
                   [--type T]... [--since D] [--until D] [--cwd DIR] [--agent A] [-s SESSION]
   log             stree log --json [REV|RANGE] [-n N] [--filter F] [--search WORDS]
+                  [--since D] [--until D] [--role R]... [--model PATTERN]...
   tree            stree log --graph --json [--filter F] [--search WORDS]
-  show            stree show --json [REV...]
+  show            stree show --json [REV|RANGE...]
   context         stree context --json [REV]
   labels          stree label --json
+  stats           stree stats --json [REV|RANGE] [--all] [--since D] [--until D]
 With --allow-writes (appended under the lock, as the CLI writes):
   set_label       stree label NAME [REV] [-f]    (a blank NAME clears)
   checkout        stree checkout REV [--exact] [--label NAME]   (hooks run; no summary)

@@ -1,13 +1,14 @@
 import click
 
+from .adapter import answer, parameters, question
 from .options import output_options
 from ..output.dates import date_option, show as show_date
 from ..output.fields import ENTRY_FIELDS, describe, entry_record
 from ..format.terminal import inert
 from ..core.preview import Previewer, entry_text
 from ..output.transcript import parts_of
-from ..core.revs import Resolver
 
+SHOW = question("show")
 SHOW_FIELDS = dict(ENTRY_FIELDS, text="the entry's whole text (message text, summary, label, ...)")
 
 
@@ -23,29 +24,21 @@ Examples:
 With --json each entry is printed as it is in the file (migrated to v3).
 Fields for --format:
 {describe(SHOW_FIELDS)}""")
-@click.argument("revisions", nargs=-1, metavar="[REV|RANGE...]")
+@parameters(SHOW)
 @date_option
 @output_options(SHOW_FIELDS)
 @click.pass_obj
 def command(env, revisions, date_style, json_mode, fmt, nul):
     """Show entries in full (default: the leaf); a range A..B or A...B shows each of its entries."""
+    entries = answer(SHOW, env, revisions=revisions)
     session, tree = env.load()
-    resolver = Resolver(tree)
-    ids = []
-    for rev in revisions or ("@",):
-        kind, *ends = resolver.resolve_range(rev)
-        if kind == "single":
-            ids.append(ends[0])
-        else:  # newest first, as log lists a range
-            ids += [tree.id_of(r) for r in resolver.rows_of(rev)[::-1]]
     previewer = Previewer(tree)
     out = env.output(json_mode, fmt, nul, SHOW_FIELDS)
-    for n, id in enumerate(ids):
-        node = tree.get(id)
-        entry = tree.load(node)
+    for n, entry in enumerate(entries):
         if out.json:
             out.record(entry)
             continue
+        node = tree.get(entry["id"])
         rec = entry_record(tree, node, previewer, text=entry_text(entry))
         if out.machine:
             out.record(rec)

@@ -5,6 +5,7 @@ argument is a usage error naming it; tree's answer comes in pages."""
 
 from ..errors import UsageError
 from ..questions import questions
+from ..questions.base import whole
 from .tools import Tool
 
 
@@ -21,7 +22,7 @@ def tool(question):
                     raise UsageError(f"argument '{arg}' holds {value!r}; each must be one of: {', '.join(choices)}")
         if name in PAGED:
             return PAGED[name](ws, **arguments)
-        data = question.answer(ws, **arguments)
+        data = whole(question.answer(ws, **arguments))
         return data if key is None else {key: data}
     return Tool(name, title, description, {a.name: a.mcp_schema() for a in args},
                 [a.name for a in args if a.required], run, result)
@@ -63,9 +64,9 @@ def tree_page(ws, session=None, filter="default", search=None, max_count=None, c
 
 
 def _drawing(ws, session, filter, search, max_count):
-    """questions.table.tree's (count, record(i)), kept between the pages of one drawing: made
+    """questions.answers.tree's (count, record(i)), kept between the pages of one drawing: made
     again when the session's file changed (its Tree is read again) or other arguments are asked."""
-    from ..questions.table import tree
+    from ..questions.answers import tree
 
     _, now = ws.load(session)
     key = (ws.path(session), filter, search, max_count)

@@ -22,8 +22,9 @@ INSTRUCTIONS = """\
 stree reads pi coding-agent sessions (JSONL files whose entries form a tree). Find a past session \
 with list_sessions (query: words of its name or first message; all=true for every project), then \
 pass its id or path as `session` to tree (every branch, as pi's /tree draws it), log (the entries on \
-a path or between two revisions), show (entries in full) and context (what the model saw at an \
-entry). Revisions: an id or id prefix, a label, @ (the leaf), root, :/text, REV~N, REV^."""
+a path or between two revisions), show (entries in full), context (what the model saw at an \
+entry) and stats (tokens and cost, of a session or, with all=true, of every session). Revisions: an \
+id or id prefix, a label, @ (the leaf), root, :/text, REV~N, REV^."""
 
 
 def sdk():

@@ -49,13 +49,13 @@ def label_records(tree, previewer):
         yield {"label": label, "id": target, "timestamp": tree.label_timestamps.get(target), "preview": preview}
 
 
-def label_list(out, tree, previewer):
-    """`stree label`: every label, by name: name, entry id, preview."""
+def label_list(out, records):
+    """`stree label`: its records (label_records, every label by name) as name, entry id, preview."""
     from .modes import display_width, fit, terminal_width
 
-    name_width = max((display_width(inert(label, oneline=True)) for label in tree.labels.values()), default=0)
-    id_width = max((len(target) for target in tree.labels), default=0)
-    for rec in label_records(tree, previewer):
+    name_width = max((display_width(inert(rec["label"], oneline=True)) for rec in records), default=0)
+    id_width = max((len(rec["id"]) for rec in records), default=0)
+    for rec in records:
         human = None
         if not out.machine:
             shown = inert(rec["label"], oneline=True)
@@ -66,6 +66,13 @@ def label_list(out, tree, previewer):
             human = (f"{out.style('warning', shown)}{pad}  {out.style('id', rec['id'].ljust(id_width))}  "
                      f"{out.segments(segments)}")
         out.record(rec, human)
+
+
+def rev_line(rec, tree, short=False):
+    """A record of `rev-parse` for people: the id (^ before a range's excluded end), or with
+    `short` its shortest unique prefix."""
+    id = shortest(rec["id"], tree.by_id) if short else rec["id"]
+    return ("^" if rec.get("negated") else "") + inert(id, oneline=True)  # (an id is file text)
 
 
 def shortest(id, ids, minimum=4):

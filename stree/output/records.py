@@ -64,27 +64,73 @@ def filtered(tree, rows, filter_, search, only=None):
     return [r for r in rows if shown(tree, r, filter_ or "all", tokens, leaf) and (test is None or test(r))]
 
 
-def log_records(tree, revision="@", filter_=None, search=None, max_count=None, reverse=False):
+def log_records(tree, revision="@", filter_=None, search=None, max_count=None, reverse=False, only=None):
     """The entries on the path root -> `revision` (or in the range A..B / A...B), newest first."""
     from ..core.preview import Previewer
     from .fields import entry_record
 
-    walk = log_rows(tree, revision, filter_, search, max_count, reverse)
+    walk = log_rows(tree, revision, filter_, search, max_count, reverse, only)
     previewer = Previewer(tree)
     active = walk.active
     return [entry_record(tree, tree.node(row), previewer, active=active is None or row in active)
             for row in walk.rows]
 
 
-def graph_records(tree, filter_=None, search=None, max_count=None):
+def graph_records(tree, filter_=None, search=None, max_count=None, only=None):
     """The rows of the whole tree as pi's /tree draws them, top to bottom."""
     from ..core.preview import Previewer
     from .fields import entry_record
     from .graph import graph
 
     previewer = Previewer(tree)
-    rows = graph(tree, filter_ or "default", search, previewer=previewer)
+    rows = graph(tree, filter_ or "default", search, previewer=previewer, keep=only(tree) if only else None)
     if max_count is not None:
         rows = rows[:max_count]
     return [entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active, row=row.text(marker=False))
             for row in rows]
+
+
+def entry_filter(since=None, until=None, roles=(), models=()):
+    """--since, --until, --role and --model (log's, serve's and MCP's since, until, roles, models)
+    as one test: tree -> (row -> shown?), or None. A date that is not one is a UsageError."""
+    if not (since or until or roles or models):
+        return None
+    from ..core.entrytypes import role_of
+    from ..core.grep_match import parse_when
+
+    low = parse_when(since, "--since") if since else None
+    high = parse_when(until, "--until") if until else None
+    wanted = set(roles or ())
+    patterns = [m.lower() for m in models or ()]
+
+    def of(tree):
+        from fnmatch import fnmatchcase
+
+        from ..format.timestamp import ts_millis
+
+        def test(row):
+            node = tree.node(row)
+            if low is not None or high is not None:
+                ms = ts_millis(node.ts) if node.ts else None
+                if ms is None or (low is not None and ms < low) or (high is not None and ms > high):
+                    return False
+            if wanted and role_of(node.type, node.role) not in wanted:  # (its row: stree.core.entrytypes)
+                return False
+            if patterns:
+                if node.type != "message" or node.role != "assistant":
+                    return False
+                message = tree.load(node).get("message")
+                message = message if isinstance(message, dict) else {}
+                provider = message.get("provider")
+                names = []
+                for key in ("model", "responseModel"):
+                    model = message.get(key)
+                    if isinstance(model, str) and model:
+                        names.append(model.lower())
+                        if isinstance(provider, str) and provider:
+                            names.append(f"{provider}/{model}".lower())
+                if not any(fnmatchcase(n, p) for n in names for p in patterns):
+                    return False
+            return True
+        return test
+    return of

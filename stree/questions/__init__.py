@@ -1,9 +1,10 @@
-"""The read questions (log rows, tree, show, context, labels, rev-parse, grep, the session list),
-each defined once with its arguments, their validation and its --json records (table.py; what
-a question is: base.py). `stree serve` (service/queries.py), MCP (mcp/reads.py) and the CLI
-(commands/ask.py, for a question with no command of its own) are adapters over them: a new
-read question offered by all three is one Question in table.py (with serve's schema and the
-docs beside it)."""
+"""The read questions (log rows, tree, show, context, labels, rev-parse, grep, the session list,
+stats), each defined once with its arguments, their validation and its --json records (table.py;
+their answers: answers.py, stats.py; what a question is: base.py). `stree serve`
+(service/queries.py), MCP (mcp/reads.py) and the CLI (the read commands through
+commands/adapter.py; commands/ask.py for a question with no command of its own) are adapters over
+them: a new read question offered by all three is one Question in table.py (with serve's schema
+and the docs beside it)."""
 
 
 def questions():

@@ -3,9 +3,10 @@ minimum, what it means) and the function answering it with the records of the ma
 command's --json. The front ends read these: `stree serve` (service/queries.py) takes the
 arguments from a request's fields (camelCase), MCP (mcp/reads.py) from a tool call's
 arguments (snake_case, with the JSON Schema made from them), the CLI from options
-(commands/ask.py, for a question with no command of its own). Each front end says a bad
-argument its own way (serve: a bad_params error naming the field; MCP: a usage error naming
-the argument), from the same declaration."""
+(commands/adapter.py; commands/ask.py for a question with no command of its own). Each front
+end says a bad argument its own way (serve: a bad_params error naming the field; MCP: a usage
+error naming the argument; the CLI: a usage error naming the option), from the same
+declaration."""
 
 
 class Arg:
@@ -14,10 +15,14 @@ class Arg:
     must hold something (serve refuses []); `doc`: what it means (MCP's description of it);
     `serve` / `mcp` / `cli`: whether that front end offers it; `enum`: whether MCP's schema
     lists the choices (else the tool checks them); `positional`: an argument on the command line
-    (REV, REV...), as a required string always is."""
+    (REV, REV...), as a required string always is. On the command line: `flags`, its spellings
+    (default --name-with-dashes); `metavar`; `help`, its line in --help (default `doc`); `dest`,
+    the name the command's function and the table of options (stree.argv) know it by (default
+    `name`)."""
 
     def __init__(self, name, kind, doc=None, default=None, choices=None, minimum=None, required=False,
-                 nonempty=False, serve=True, mcp=True, cli=True, enum=True, schema=None, positional=False):
+                 nonempty=False, serve=True, mcp=True, cli=True, enum=True, schema=None, positional=False,
+                 flags=None, metavar=None, help=None, dest=None):
         self.name = name
         self.kind = kind
         self.doc = doc
@@ -32,6 +37,10 @@ class Arg:
         self.enum = enum
         self.schema = schema  # MCP's property as it is, when given
         self.positional = positional or (required and kind is str)  # on the CLI: an argument, not an option
+        self.flags = tuple(flags) if flags else ("--" + name.replace("_", "-"),)
+        self.metavar = metavar
+        self.help = help if help is not None else doc
+        self.dest = dest or name
 
     @property
     def wire(self):
@@ -57,12 +66,13 @@ class Arg:
 
 class Refused(Exception):
     """Arguments that do not go together: `names` (the arguments, spelled by each front end in
-    `message`'s {0}, {1}...)."""
+    `message`'s {0}, {1}...); `hint`: what to do instead, on the command line."""
 
-    def __init__(self, message, *names):
+    def __init__(self, message, *names, hint=None):
         super().__init__(message)
         self.message = message
         self.names = names
+        self.hint = hint
 
     def spelled(self, spell):
         return self.message.format(*(spell(n) for n in self.names))
@@ -89,3 +99,18 @@ class Question:
 
     def offered(self, front):
         return [a for a in self.args if getattr(a, front)]
+
+
+class Loaded:
+    """A session already loaded, as a question's place (stree.fastread's)."""
+
+    def __init__(self, session, tree):
+        self.loaded = (session, tree)
+
+    def load(self, session=None):
+        return self.loaded
+
+
+def whole(data):
+    """A question's answer whole: a list of its records, or its one object."""
+    return data if isinstance(data, (list, dict)) else list(data)

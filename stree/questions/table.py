@@ -1,9 +1,9 @@
 """The read questions, each once: log rows, tree, show, context, labels, rev-parse, grep and the
-session list, with their arguments and their records (what `stree serve` and MCP answer, the
-records of the matching command's --json)."""
+session list, with their arguments, the checks of arguments that do not go together, and their
+records' schemas (what `stree serve`, MCP and the commands answer, the records of the matching
+command's --json). Their answers are answers.py's."""
 
-import os
-
+from . import answers, stats
 from ..core.entrytypes import grepped
 from ..core.grep_match import ROLES
 from ..errors import StreeError
@@ -37,79 +37,47 @@ def records(key, fields, what):
         "items": {"type": "object", "properties": {f: {"description": d} for f, d in fields.items()}}}}}
 
 
-# -- log (the path, or with graph the drawing), tree -----------------------------------------
-
-def log(place, session=None, revision="@", max_count=None, filter=None, search=None, graph=False, reverse=False):
-    from ..output.records import graph_records, log_records
-
-    _, tree = place.load(session)
-    if graph:
-        return graph_records(tree, filter, search, max_count)
-    return log_records(tree, revision, filter, search, max_count, reverse)
-
+# -- the checks: arguments that do not go together, dates that are not ------------------------
 
 def _log_check(args):
     if args.get("graph") and args.get("reverse"):
-        raise Refused("{0} and {1} cannot be combined: the graph is drawn top-down", "graph", "reverse")
+        raise Refused("{0} and {1} cannot be combined: the graph is drawn top-down", "graph", "reverse",
+                      hint="drop --reverse, or use 'stree log --reverse' for the path oldest first")
+    _dates_check(args)
 
 
-def tree(place, session=None, filter="default", search=None, max_count=None):
-    """The drawing's rows, each record made as it is asked for (a long drawing is never held
-    as records): (count, record(i))."""
-    from ..core.preview import Previewer
-    from ..output.fields import entry_record
-    from ..output.graph import graph
+def _dates_check(args):
+    """since and until, each a date (core.grep_match.parse_when) or refused."""
+    from ..core.grep_match import parse_when
 
-    _, tree = place.load(session)
-    previewer = Previewer(tree)
-    rows = graph(tree, filter or "default", search, previewer=previewer)
-    if max_count is not None:
-        rows = rows[:max_count]
-
-    def record(i):
-        row = rows[i]
-        return entry_record(tree, row.node, previewer, graph=row.prefix, active=row.active,
-                            row=row.text(marker=False))
-    return len(rows), record
+    for name in ("since", "until"):
+        if args.get(name) is not None:
+            try:
+                parse_when(args[name], "\0")
+            except StreeError as e:
+                raise Refused(_named(str(e)), name, hint=e.hint) from None
 
 
-# -- show, context, labels, rev-parse ---------------------------------------------------------
-
-def show(place, session=None, revisions=None):
-    from ..core.revs import Resolver
-
-    _, tree = place.load(session)
-    resolver = Resolver(tree)
-    ids = [resolver.resolve(rev) for rev in (revisions or ["@"])]
-    return [tree.load(tree.get(id)) for id in ids]
+def _named(message):
+    """An error's message naming its argument as \\0, made a Refused's (the name is {0})."""
+    return message.replace("{", "{{").replace("}", "}}").replace("\0", "{0}")
 
 
-def context(place, session=None, revision="@"):
-    from ..core.revs import Resolver
-
-    _, tree = place.load(session)
-    leaf = Resolver(tree).resolve(revision) if tree.nodes else None
-    return tree.build_context(leaf)
+REQUEST_ARGS = ("model", "provider", "base_url", "max_tokens", "system_prompt", "tools")
 
 
-def labels(place, session=None):
-    from ..core.preview import Previewer
-    from ..output.reads import label_records
+def _context_check(args):
+    if args.get("as_", "pi") == "pi":
+        given = next((name for name in REQUEST_ARGS if args.get(name) is not None), None)
+        if given is not None:
+            raise Refused("{0} describes a request: it needs {1} openai or {1} anthropic", given, "as_")
+    if args.get("base_url") is not None:
+        from ..providers import check_base_url
 
-    _, tree = place.load(session)
-    return list(label_records(tree, Previewer(tree)))
-
-
-def rev_parse(place, revisions=None, verify=False):
-    from ..core.revs import Resolver
-
-    _, tree = place.load(None)
-    resolver = Resolver(tree)
-    out = []
-    for rev in revisions or ["@"]:
-        for mark, id in resolver.parsed(rev, verify):
-            out.append({"rev": rev, "id": id, "negated": True} if mark else {"rev": rev, "id": id})
-    return out
+        try:
+            check_base_url(args["base_url"], "\0")
+        except StreeError as e:  # (said again with the argument's name as the front end spells it)
+            raise Refused(_named(str(e)), "base_url", hint=e.hint) from None
 
 
 def _rev_parse_check(args):
@@ -117,48 +85,24 @@ def _rev_parse_check(args):
         raise Refused("{0} takes exactly one revision", "verify")
 
 
-# -- every session: grep, the session list -----------------------------------------------------
-
-def grep(place, pattern, ignore_case=False, word=False, regex=False, files_only=False, count=False, max_count=None,
-         roles=(), types=(), since=None, until=None, cwd=None, agent=None, session=None):
-    from ..core.grep_sessions import Grep
-    from ..core.store import resolve_session
-
-    agent = agent or place.agent
-    path = resolve_session(session, place.cwd, place.agent_dir, place.session_dir, agent) if session else None
-    question = Grep(pattern, regex=regex, ignore_case=ignore_case, word=word, roles=roles, types=types, since=since,
-                    until=until, cwd=cwd, files_only=files_only, count=count, max_count=max_count, session_path=path,
-                    agent=agent, agent_dir=place.agent_dir, no_cache=place.no_cache,
-                    option_names=("since", "until"))
-    return [rec for rec, _ in question.records()]
-
-
 def _grep_check(args):
     if args.get("files_only") and args.get("count"):
         raise Refused("{0} and {1} do not go together", "files_only", "count")
+    _dates_check(args)
 
 
-def list_sessions(place, query=None, all=False, limit=None):
-    from ..core.budget import shielded
-    from ..core.listing import session_paths, session_records
+def _stats_check(args):
+    if args.get("all") and args.get("revision"):
+        raise Refused("{0} sums every session; it takes no revision", "all",
+                      hint="'stree stats REV' for a path or range of one session")
+    from ..core.usage_totals import parse_bound
 
-    try:
-        current = os.path.abspath(place.path())
-    except (StreeError, OSError):
-        current = None
-    paths, listed, _ = session_paths(place.cwd, place.agent_dir, place.session_dir, all, place.agent)
-    with shielded():  # (the catalogue is brought up to date whole: never cut short)
-        infos = session_records(paths, listed, current, no_cache=place.no_cache, everything=all)
-    words = [w for w in (query or "").lower().split() if w]
-    if words:
-        def text(info):
-            return " ".join(str(info.get(k) or "") for k in ("id", "name", "firstMessage", "cwd", "path")).lower()
-        infos = [i for i in infos if _all_words(words, text(i))]
-    return infos[:limit] if limit is not None else infos
-
-
-def _all_words(words, text):
-    return all(w in text for w in words)  # (list_sessions's `all` is its argument)
+    for name in ("since", "until"):
+        if args.get(name) is not None:
+            try:
+                parse_bound(args[name], option="\0")
+            except StreeError as e:
+                raise Refused(_named(str(e)), name, hint=e.hint) from None
 
 
 def _paged(schema):
@@ -170,18 +114,26 @@ def _paged(schema):
     return schema
 
 
-REVISIONS = Arg("revisions", list, nonempty=True, positional=True, schema={
-    "type": "array", "items": {"type": "string"}, "description": "The entries to show, each a revision. " + REVISION_DOC})
+def _revisions(metavar, doc):
+    return Arg("revisions", list, nonempty=True, positional=True, metavar=metavar, schema={
+        "type": "array", "items": {"type": "string"}, "description": doc + " " + REVISION_DOC})
+
+
+SINCE = Arg("since", str, "Only entries written at or after this date (2026-01-31, 3d, 2 weeks ago).", metavar="DATE",
+            help="Only entries written at or after DATE (2026-01-31, 3d, 2 weeks ago).")
+UNTIL = Arg("until", str, "Only entries written at or before this date.", metavar="DATE",
+            help="Only entries written at or before DATE.")
 MAX_COUNT = Arg("max_count", int, MAX_COUNT_DOC, minimum=0)
 FILTER = Arg("filter", str, FILTER_DOC, choices=FILTERS)
 SEARCH = Arg("search", str, SEARCH_DOC)
 
 QUESTIONS = [
-    Question("list_sessions", list_sessions, [
+    Question("list_sessions", answers.list_sessions, [
         Arg("query", str, "Only sessions whose id, name, first message, cwd or path contains every one of these "
-                          "words (case-insensitive)."),
-        Arg("all", bool, "Sessions of every project, not only this directory's (default false)."),
-        Arg("limit", int, "At most this many sessions.", minimum=0)],
+                          "words (case-insensitive).", cli=False),
+        Arg("all", bool, "Sessions of every project, not only this directory's (default false).",
+            flags=("-a", "--all"), dest="all_", help="Sessions of every project, not only this directory's."),
+        Arg("limit", int, "At most this many sessions.", minimum=0, cli=False)],
         mcp=("list_sessions", "sessions", "List sessions",
              "List pi sessions, newest activity first: this project's (the directory the server runs in), or "
              "every project's with all=true. Each record has the session id, file path, cwd, display name, "
@@ -189,9 +141,30 @@ QUESTIONS = [
              "`query` to find a past session by words of its name, first message, cwd or id; pass a record's "
              "id or path as `session` to the other tools.",
              records("sessions", SESSION_FIELDS, "the sessions, newest activity first"))),
-    Question("log", log, [
-        _session(), Arg("revision", str, REVISION_DOC + " Or a range A..B / A...B.", default="@", positional=True),
-        Arg("graph", bool, mcp=False), MAX_COUNT, FILTER, SEARCH, Arg("reverse", bool, mcp=False)],
+    Question("log", answers.log, [
+        _session(),
+        Arg("revision", str, REVISION_DOC + " Or a range A..B / A...B.", default="@", positional=True,
+            metavar="[REV|RANGE]"),
+        Arg("graph", bool, mcp=False, dest="as_graph",
+            help="Draw the whole tree, as pi's /tree does. On a terminal each row is one line of its width: the "
+                 "outer levels of deep connectors fold into a marker (⋯12⋯: 12 levels); into a pipe rows are "
+                 "whole."),
+        Arg("filter", str, FILTER_DOC, choices=FILTERS, dest="filter_",
+            help="Which entries to show, as pi's /tree filters them (default: 'default' for --graph, 'all' for "
+                 "the path)."),
+        Arg("search", str, SEARCH_DOC, metavar="WORDS",
+            help="Only entries whose text holds every word (as /tree search); none found: exit 1."),
+        Arg("max_count", int, MAX_COUNT_DOC, minimum=0, flags=("-n", "--max-count"),
+            help="Show at most N entries (-N: the same)."),
+        SINCE, UNTIL,
+        Arg("roles", list, "Only messages of these roles (as grep's).", choices=ROLES, default=(), flags=("--role",),
+            metavar="ROLE", help="Only messages of this role, as grep's --role (user, assistant, toolResult, "
+                                 "bashExecution, custom, branchSummary, compactionSummary); repeatable."),
+        Arg("models", list, "Only assistant messages of a model matching one of these globs (on the model or "
+                            "provider/model: 'gpt-*', 'anthropic/*').", default=(), flags=("--model",),
+            metavar="PATTERN", help="Only assistant messages of a model matching PATTERN (a glob, on the model or "
+                                    "provider/model: 'gpt-*', 'anthropic/*'); repeatable."),
+        Arg("reverse", bool, mcp=False, help="Oldest first (not with --graph).")],
         check=_log_check, serve=("log", "records"),
         mcp=("log", "entries", "Entries on a path",
              "The entries on the path from the root to a revision (default @, the current leaf), newest first: "
@@ -200,7 +173,7 @@ QUESTIONS = [
              "has id, parentId, type, role, timestamp, label, a one-line preview and whether it is the leaf or on "
              "the active path. Use `show` for an entry's full content.",
              records("entries", ENTRY_FIELDS, "the entries, newest first"))),
-    Question("tree", tree, [
+    Question("tree", answers.tree, [
         _session(), FILTER, SEARCH, MAX_COUNT,
         Arg("cursor", str, "Where the page starts: the nextCursor of the previous page (default: the first row).")],
         mcp=("tree", "rows", "A session's tree",
@@ -211,7 +184,9 @@ QUESTIONS = [
              "is a record: on a long session narrow it (filter user-only, search, max_count). A long answer comes "
              "in pages: `nextCursor` is set when more rows follow; pass it as `cursor` for the next page.",
              _paged(records("rows", GRAPH_FIELDS, "the rows of the drawing, top to bottom")))),
-    Question("show", show, [_session(), REVISIONS], serve=("show", "records"),
+    Question("show", answers.show, [_session(), _revisions("[REV|RANGE...]", "The entries to show, each a revision, or a "
+                                                   "range A..B / A...B (its every entry, newest first).")],
+             serve=("show", "records"),
              mcp=("show", "entries", "Show entries in full",
                   "Entries in full, as they are in the session file (migrated to version 3): the message with all "
                   "its content blocks, tool calls and results, usage, summaries: `stree show --json REV...`. "
@@ -219,7 +194,23 @@ QUESTIONS = [
                   {"type": "object", "required": ["entries"], "properties": {"entries": {
                       "type": "array", "items": {"type": "object"},
                       "description": "the entries, in the order asked"}}})),
-    Question("context", context, [_session(), Arg("revision", str, REVISION_DOC, default="@", positional=True)],
+    Question("context", answers.context, [
+        _session(), Arg("revision", str, REVISION_DOC, default="@", positional=True, metavar="[REV]"),
+        Arg("as_", str, flags=("--as",), choices=("pi", "openai", "anthropic"), default="pi", serve=False, mcp=False,
+            help="Message format."),
+        Arg("model", str, metavar="ID", serve=False, mcp=False,
+            help="With --as: the model asked (default: the session's model)."),
+        Arg("provider", str, metavar="NAME", serve=False, mcp=False,
+            help="With --as: pi's provider of the model (openai, anthropic, openrouter, groq, ...)."),
+        Arg("base_url", str, metavar="URL", serve=False, mcp=False,
+            help="With --as: the server (default: the API's own)."),
+        Arg("max_tokens", int, minimum=1, serve=False, mcp=False,
+            help="With --as: the model's output limit (default 16384, as pi for a model it does not know)."),
+        Arg("system_prompt", str, metavar="FILE", dest="system_prompt_file", serve=False, mcp=False,
+            help="With --as: the instructions (text file; default: the config's system_prompt, else none)."),
+        Arg("tools", str, metavar="FILE", dest="tools_file", serve=False, mcp=False,
+            help="With --as: tool definitions, a JSON array (default: the config's tools, else pi's built-in).")],
+             check=_context_check,
              serve=("context", None),
              mcp=("context", None, "The LLM context at an entry",
                   "The context pi builds for the model at a revision (default @): {messages, thinkingLevel, model}, "
@@ -231,29 +222,39 @@ QUESTIONS = [
                                                   + ", ".join(MESSAGE_FIELDS) + " and the rest of pi's message)"},
                       "thinkingLevel": {"description": "the thinking level last set on the path"},
                       "model": {"description": "{provider, modelId} last used on the path, or null"}}})),
-    Question("labels", labels, [_session()],
+    Question("labels", answers.labels, [_session()],
              mcp=("labels", "labels", "List labels",
                   "The session's labels (named entries, usable as revisions), by name: `stree label --json`.",
                   records("labels", LABEL_FIELDS, "the labels, by name"))),
-    Question("grep", grep, [
+    Question("grep", answers.grep, [
         Arg("pattern", str, "What to look for: a fixed string, or a regular expression with regex=true.",
             required=True),
-        Arg("ignore_case", bool, "Ignore case (grep -i)."),
-        Arg("word", bool, "Match whole words only (grep -w)."),
-        Arg("regex", bool, "The pattern is a Python regular expression (grep -E)."),
-        Arg("files_only", bool, "One record per matching session instead (grep -l)."),
-        Arg("count", bool, "One record per matching session with its number of matching lines (grep -c)."),
-        Arg("max_count", int, "Stop after this many matching lines.", minimum=1),
+        Arg("ignore_case", bool, "Ignore case (grep -i).", flags=("-i", "--ignore-case"), help="Ignore case."),
+        Arg("word", bool, "Match whole words only (grep -w).", flags=("-w", "--word-regexp"),
+            help="Match whole words only."),
+        Arg("regex", bool, "The pattern is a Python regular expression (grep -E).", flags=("-E", "--extended-regexp"),
+            help="PATTERN is a (Python) regular expression."),
+        Arg("files_only", bool, "One record per matching session instead (grep -l).",
+            flags=("-l", "--files-with-matches"),
+            help="Print only the sessions that match (shortest id prefix; {path} with --format)."),
+        Arg("count", bool, "One record per matching session with its number of matching lines (grep -c).",
+            flags=("-c", "--count"), help="Print the number of matching lines per session."),
+        Arg("max_count", int, "Stop after this many matching lines.", minimum=1, flags=("-m", "--max-count"),
+            help="Stop after N matching lines in all."),
         Arg("roles", list, "Only messages of these roles: user, assistant, toolResult, bashExecution, custom, "
-                           "branchSummary, compactionSummary.", choices=ROLES, default=()),
+                           "branchSummary, compactionSummary.", choices=ROLES, default=(), flags=("--role",),
+            metavar="ROLE", help="Only messages of this role (user, assistant, toolResult, bashExecution, custom, "
+                                 "branchSummary, compactionSummary); repeatable."),
         Arg("types", list, f"Only entries of these types: {', '.join(grepped())}.",
-            choices=grepped(), default=()),
-        Arg("since", str, "Only entries written at or after this date (2026-01-31, 3d, 2 weeks ago)."),
-        Arg("until", str, "Only entries written at or before this date."),
-        Arg("cwd", str, "Only sessions whose working directory is this one."),
+            choices=grepped(), default=(), flags=("--type",), metavar="TYPE",
+            help=f"Only entries of this type ({', '.join(grepped())}); repeatable."),
+        SINCE, UNTIL,
+        Arg("cwd", str, "Only sessions whose working directory is this one.", metavar="DIR",
+            help="Only sessions whose working directory is DIR."),
         Arg("agent", str, f"Whose sessions: {agents.described()}, or all (default: serve's --agent, else all).",
-            choices=agents.choices()),
-        Arg("session", str, "Only this session: a path or a session id prefix (default: every session).")],
+            choices=agents.choices(), cli=False),
+        Arg("session", str, "Only this session: a path or a session id prefix (default: every session).",
+            cli=False)],
         check=_grep_check, serve=("grep", "records"),
         mcp=("grep", "results", "Search every session's text",
              "Find the lines of past sessions' text that match a pattern, across every session of every project "
@@ -265,6 +266,28 @@ QUESTIONS = [
              "string (case-sensitive unless ignore_case); regex=true makes it a Python regular expression.",
              records("results", GREP_FIELDS, "the matching lines (with files_only or count: the matching "
                                              "sessions), newest session first"))),
-    Question("rev_parse", rev_parse, [REVISIONS, Arg("verify", bool)], check=_rev_parse_check,
+    Question("stats", stats.stats, [
+        _session(),
+        Arg("revision", str, "Only the entries on the path root -> this revision, or in this range A..B / A...B "
+                             "(default: the whole session, split by path and branch). " + REVISION_DOC,
+            positional=True, metavar="[REV|RANGE]"),
+        Arg("all", bool, "Every session of every project instead (no revision), by session, model and day.",
+            flags=("-a", "--all"), dest="all_",
+            help="Every session of every project, of the agents --agent selects, as ls --all lists them (no REV)."),
+        Arg("since", str, "Only usage recorded on or after this date (YYYY-MM-DD or ISO time).", metavar="DATE",
+            help="Only usage recorded on or after DATE (YYYY-MM-DD or ISO time)."),
+        Arg("until", str, "Only usage recorded up to this date (a date: the whole day).", metavar="DATE",
+            help="Only usage recorded up to DATE (a date: the whole day).")],
+        check=_stats_check, serve=("stats", "records"),
+        mcp=("stats", "rows", "Tokens and cost",
+             "Tokens and cost as pi recorded them: of a session (in all, what a fork inherited, the active path, "
+             "the abandoned entries, each branch), of a path or range in it (revision), or of every session "
+             "(all=true, from stree's catalogue), then by model and by day; since/until narrow by date. The "
+             "records of `stree stats --json`: each row has its group (total, inherited, path, abandoned, branch, "
+             "session, model, day), key, input/output/cache tokens, cost and counts.",
+             records("rows", stats.STATS_FIELDS, "the rows, section by section"))),
+    Question("rev_parse", answers.rev_parse, [
+        _revisions("[REV...]", "The revisions to resolve (a range: its ends)."),
+        Arg("verify", bool, help="Require exactly one revision that names an entry.")], check=_rev_parse_check,
              serve=("rev_parse", "records")),
 ]

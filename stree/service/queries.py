@@ -5,6 +5,7 @@ the object of `stree context --json`. This is the adapter: a request's fields (c
 and checked from the question's arguments, a bad one a bad_params error naming the field."""
 
 from ..questions import questions
+from ..questions.base import whole
 from .protocol import RequestError, param
 
 
@@ -58,7 +59,7 @@ def handler(question):
     key = question.serve[1]
 
     def answer(served, request):
-        data = question.answer(_Place(served), **arguments(question, request))
+        data = whole(question.answer(_Place(served), **arguments(question, request)))
         return data if key is None else {key: data}
     answer.__doc__ = f"stree's {question.name}: the records of its --json."
     return answer

@@ -56,6 +56,11 @@ def test_bad_params_are_typed_errors(server):
         ("set_label", {"entryId": LEAF, "label": 3}, "'label' must be a string"),
         ("log", {"maxCount": -1}, "'maxCount' must be 0 or more"),
         ("show", {"revisions": "@"}, "'revisions' must be an array"),
+        ("log", {"since": "soonish"}, "since 'soonish': not a date"),
+        ("log", {"roles": ["robot"]}, "'roles' holds 'robot'"),
+        ("log", {"graph": True, "reverse": True}, "graph and reverse cannot be combined"),
+        ("stats", {"all": True, "revision": "@"}, "stats: all sums every session; it takes no revision"),
+        ("stats", {"until": "later"}, "until 'later': not a date"),
         ("switch_session", {}, "missing field 'sessionPath'"),
     ]:
         r = server.request(type, **fields)
@@ -94,11 +99,19 @@ def test_unknown_ids_and_ambiguous_revisions(tmp_path):
     ("log", {"graph": True}, ["log", "--graph"]),
     ("log", {"graph": True, "filter": "all", "maxCount": 9}, ["log", "--graph", "--filter", "all", "-n", "9"]),
     ("show", {"revisions": ["@", "bug-found", "@~2"]}, ["show", "@", "bug-found", "@~2"]),
+    ("show", {"revisions": ["bug-found..@", "root"]}, ["show", "bug-found..@", "root"]),
+    ("log", {"roles": ["assistant"], "maxCount": 3}, ["log", "--role", "assistant", "-n", "3"]),
+    ("log", {"models": ["gpt-*", "anthropic/*"]}, ["log", "--model", "gpt-*", "--model", "anthropic/*"]),
+    ("log", {"since": "2026-01-01", "roles": ["user", "toolResult"]},
+     ["log", "--since", "2026-01-01", "--role", "user", "--role", "toolResult"]),
+    ("log", {"graph": True, "roles": ["user"]}, ["log", "--graph", "--role", "user"]),
     ("rev_parse", {"revisions": ["@", "bug-found...@", "fix-verified..@"]},
      ["rev-parse", "@", "bug-found...@", "fix-verified..@"]),
     ("rev_parse", {"revisions": [":/Change of plan"], "verify": True}, ["rev-parse", "--verify", ":/Change of plan"]),
     ("context", {}, ["context"]),
     ("context", {"revision": "bug-found~1"}, ["context", "bug-found~1"]),
+    ("stats", {}, ["stats"]),
+    ("stats", {"revision": "bug-found..@", "since": "2026-11-20"}, ["stats", "bug-found..@", "--since", "2026-11-20"]),
 ])
 def test_stree_requests_answer_what_the_cli_prints_with_json(stree, demo, server, type, fields, argv):
     r = stree("-s", demo, *argv, "--json")
@@ -323,6 +336,24 @@ def test_grep_answers_what_stree_grep_json_prints(stree, agents_home, fields, ar
         one = stree("-s", "0199bbbb", *argv, "--json")
         assert s.data("grep", session="0199bbbb", **fields) == \
             {"records": [json.loads(x) for x in one.out.splitlines()]}
+    finally:
+        assert s.close() == 0
+
+
+@pytest.mark.parametrize("fields,argv", [
+    ({"all": True}, ["stats", "--all"]),
+    ({"all": True, "since": "2026-11-20", "until": "2026-11-20"}, ["stats", "--all", "--since", "2026-11-20",
+                                                                    "--until", "2026-11-20"]),
+])
+def test_stats_of_every_session_answers_what_stree_stats_all_json_prints(stree, agents_home, fields, argv):
+    r = stree(*argv, "--json")
+    assert r.code == 0, r
+    expected = [json.loads(line) for line in r.out.splitlines()]
+    sessions = [rec for rec in expected if rec["group"] == "session"]
+    assert {rec["path"] for rec in sessions} >= {str(agents_home["pi"])}  # (not vacuous: the demo's cost is there)
+    s = Server(agents_home["pi"])
+    try:
+        assert s.data("stats", **fields) == {"records": expected}
     finally:
         assert s.close() == 0
 

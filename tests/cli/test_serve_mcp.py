@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-READS = {"list_sessions", "grep", "log", "tree", "show", "context", "labels"}
+READS = {"list_sessions", "grep", "log", "tree", "show", "context", "labels", "stats"}
 WRITES = {"set_label", "checkout", "set_name"}
 
 
@@ -136,9 +136,13 @@ def test_read_tools_give_what_the_cli_json_gives(request, fixture):
         ("tree", {"filter": "user-only", "max_count": 4}),
         ("show", {}),
         ("show", {"revisions": ["@~3", "root"]}),
+        ("show", {"revisions": [f"{tip}..@"]}),
+        ("log", {"roles": ["user"], "max_count": 2}),
         ("context", {}),
         ("context", {"revision": "@~5"}),
         ("labels", {}),
+        ("stats", {}),
+        ("stats", {"revision": "@~3"}),
     ]
     expected = [
         {"entries": lines(cli_json("-s", path, "log", "--json"))},
@@ -152,14 +156,19 @@ def test_read_tools_give_what_the_cli_json_gives(request, fixture):
         {"rows": lines(cli_json("-s", path, "log", "--graph", "--json", "--filter", "user-only", "-n", "4"))},
         {"entries": lines(cli_json("-s", path, "show", "--json"))},
         {"entries": lines(cli_json("-s", path, "show", "--json", "@~3", "root"))},
+        {"entries": lines(cli_json("-s", path, "show", "--json", f"{tip}..@"))},
+        {"entries": lines(cli_json("-s", path, "log", "--json", "--role", "user", "-n", "2"))},
         json.loads(cli_json("-s", path, "context", "--json")),
         json.loads(cli_json("-s", path, "context", "--json", "@~5")),
         {"labels": lines(cli_json("-s", path, "label", "--json"))},
+        {"rows": lines(cli_json("-s", path, "stats", "--json"))},
+        {"rows": lines(cli_json("-s", path, "stats", "--json", "@~3"))},
     ]
     got, err = serve("-s", path, "serve", "--mcp", calls=call_all(requests))
     for (name, args), mine, cli in zip(requests, got, expected):
         assert mine == cli, (name, args)
-    assert all(v["entries"] for v in expected[:6]) and expected[6]["rows"] and expected[11]["messages"]
+    assert all(v["entries"] for v in expected[:6]) and expected[6]["rows"] and expected[13]["messages"]
+    assert len(expected[11]["entries"]) == 4 and {e["role"] for e in expected[12]["entries"]} == {"user"}
     assert {e["active"] for e in expected[5]["entries"]} == {True, False}  # not vacuous
     assert "Traceback" not in err
 

@@ -25,6 +25,29 @@ def test_every_handled_request_is_in_the_schema_and_nothing_else():
     assert refs == {k for k in SCHEMA["$defs"] if k.split(".")[0] in ("request", "response", "event", "error")}
 
 
+def test_each_read_question_s_request_has_its_arguments_and_nothing_else():
+    """serve's requests for stree's read questions (stree.questions) take the fields the
+    question's arguments declare: a field added to a question and not here fails."""
+    from stree.questions import questions
+
+    asked = [q for q in questions() if q.serve is not None]
+    assert {q.serve[0] for q in asked} == {"log", "show", "rev_parse", "context", "grep", "stats"}
+    for q in asked:
+        schema = SCHEMA["$defs"]["request." + q.serve[0]]
+        args = q.offered("serve")
+        assert list(schema["properties"])[2:] == [a.wire for a in args], q.name
+        assert schema["required"] == ["type"] + [a.wire for a in args if a.required], q.name
+        for a in args:
+            spec = schema["properties"][a.wire]
+            kind = {str: "string", bool: "boolean", int: "integer", list: "array"}[a.kind]
+            assert spec.get("type", "string") == kind, (q.name, a.name)
+            values = spec["items"] if a.kind is list else spec
+            if a.choices is not None:  # the choices, or a set left open (agents, entry types) and described
+                assert values.get("enum") == list(a.choices) or "description" in values, (q.name, a.name)
+            if a.minimum is not None:
+                assert spec["minimum"] == a.minimum, (q.name, a.name)
+
+
 def test_the_checker_refuses_what_breaks_the_schema():
     ok = {"id": "1", "type": "response", "command": "set_label", "success": True}
     assert check_record(ok, SCHEMA) == []
@@ -49,8 +72,11 @@ def test_documented_requests_validate():
         "set_label": {"entryId": "a", "label": "l"}, "abort_branch_summary": {}, "abort": {},
         "rename_session": {"sessionPath": "/s.jsonl", "name": "n"},
         "delete_session": {"sessionPath": "/s.jsonl", "confirm": True},
-        "log": {"revision": "@", "graph": True, "filter": "all", "search": "x", "maxCount": 3, "reverse": False},
-        "show": {"revisions": ["@"]}, "rev_parse": {"revisions": ["@"], "verify": True}, "context": {"revision": "@"},
+        "log": {"revision": "@", "graph": True, "filter": "all", "search": "x", "maxCount": 3, "since": "3d",
+                "until": "2026-01-31", "roles": ["assistant"], "models": ["gpt-*"], "reverse": False},
+        "show": {"revisions": ["@"]}, "stats": {"revision": "@~2", "all": False, "since": "2026-01-01",
+                                                "until": "2026-12-31"},
+        "rev_parse": {"revisions": ["@"], "verify": True}, "context": {"revision": "@"},
         "grep": {"pattern": "x", "ignoreCase": True, "word": True, "regex": False, "filesOnly": False, "count": True,
                  "maxCount": 3, "roles": ["user"], "types": ["message"], "since": "3d", "until": "2026-01-31",
                  "cwd": "/tmp", "agent": "all", "session": "abc"},

@@ -5,7 +5,8 @@ long-lived process; a request is timed from the line written to its response rea
 one request of each kind has warmed the server. Prints a markdown table (the Makefile's
 bench target appends it to bench/results.md).
 
-    python tools/bench/serve.py [ENTRIES] [--file F] [--mcp-only]   (default: bench/data's 100k session)
+    python tools/bench/serve.py [ENTRIES] [--file F] [--mcp-only | --keep-ab | --mcp-breakdown]
+    (default: bench/data's 100k session)
 
 Rows: get_state, get_entries (all), get_entries since 1k from the end (the page a client
 asks after an append), get_tree lightweight against stree's plain get_tree (pi's get_tree
@@ -13,7 +14,9 @@ overflows its stack on a long session); each the median of ROUNDS. get_state aga
 median of STEADY requests after those (Node's JIT has compiled pi's path by then). Then MCP:
 the tree tool paged through (a server that has read the session, not drawn it) against
 `stree log --graph --json` into a pipe (index warm, drawn: no kept output), time and peak RSS (--mcp-only: that row
-alone)."""
+alone). --keep-ab: get_entries (all) and the peak RSS of pi and of stree with STREE_SERVE_KEEP at 64
+and 256 MiB, in one run. --mcp-breakdown: where the MCP tree's time goes (the client's own parse of
+the answers, the wait on the server, and stree's pages made in-process)."""
 
 import json
 import os
@@ -124,9 +127,10 @@ def peak_kib(pid):
     return 0
 
 
-def mcp_tree(path, home):
+def mcp_tree(path, home, parsed=None):
     """(seconds, pages, peak RSS KiB) of the tree tool paged through by `stree serve --mcp`, the
-    session read first (a `context` call, untimed)."""
+    session read first (a `context` call, untimed). `parsed`: a list given the seconds the client
+    spent parsing the answers."""
     env = dict(ENV)  # (bench/data's cache: the index the CLI's runs built)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen([PY, "-m", "stree", "-s", str(path), "serve", "--mcp"], stdin=subprocess.PIPE,
@@ -142,7 +146,10 @@ def mcp_tree(path, home):
             raw = proc.stdout.readline()
             if not raw:
                 sys.exit(f"bench: stree serve --mcp ended before answering {method}")
+            begun = time.perf_counter()
             answer = json.loads(raw)
+            if parsed is not None:
+                parsed.append(time.perf_counter() - begun)
             if answer.get("id") == n[0]:
                 if "result" not in answer or answer["result"].get("isError"):
                     sys.exit(f"bench: MCP {method} failed: {raw[:500]!r}")
@@ -152,6 +159,8 @@ def mcp_tree(path, home):
                                                                                            "version": "0"}})
     proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     call("tools/call", {"name": "context", "arguments": {}})
+    if parsed is not None:
+        parsed.clear()
     start = time.perf_counter()
     cursor, pages = None, 0
     while True:
@@ -188,6 +197,56 @@ def mcp_rows(file, entries):
           f"| ≤ 1.2× {'✓' if ratio <= 1.2 else '✗'} |")
 
 
+def keep_ab(file):
+    """get_entries (all) of pi and of stree at two STREE_SERVE_KEEP budgets, with peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="stree-bench-keep-") as home:
+        path = prepared(file, home)
+        request = {"get_entries": ("get_entries", {})}
+        pi = pi_client(path, home)
+        theirs = timed(pi, request)["get_entries"]
+        pi_rss = peak_kib(pi.proc.pid)
+        pi.close()
+        print("\n| server | get_entries | vs pi | peak RSS | vs pi |\n|---|---|---|---|---|")
+        print(f"| pi {PI_VERSION} --mode rpc | {theirs * 1000:.0f} ms | | {pi_rss / 1024:.0f} MiB | |")
+        for keep in (64 << 20, 256 << 20):
+            ENV["STREE_SERVE_KEEP"] = str(keep)
+            try:
+                ours = stree_client(path, home)
+                seconds = timed(ours, request)["get_entries"]
+                rss = peak_kib(ours.proc.pid)
+                ours.close()
+            finally:
+                del ENV["STREE_SERVE_KEEP"]
+            print(f"| stree serve, STREE_SERVE_KEEP={keep >> 20} MiB | {seconds * 1000:.0f} ms | "
+                  f"{seconds / theirs:.2f}× | {rss / 1024:.0f} MiB | {rss / pi_rss:.2f}× |")
+
+
+def mcp_breakdown(file):
+    """The MCP tree's time split: the client's parse, the wait on the server, stree's own pages."""
+    from stree.mcp.reads import tree_page
+    from stree.mcp.tools import Workspace
+
+    parsed = []
+    with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
+        seconds, pages, _ = mcp_tree(file, home, parsed)
+    os.environ.setdefault("STREE_CACHE_DIR", ENV["STREE_CACHE_DIR"])
+    ws = Workspace(session=str(file))
+    ws.load(None)
+    start = time.perf_counter()
+    cursor, made = None, 0
+    while True:
+        text = tree_page(ws, cursor=cursor).text
+        made += 1
+        at = text.rfind('"nextCursor":"')
+        if at < 0:
+            break
+        cursor = text[at + 14:text.index('"', at + 14)]
+    own = time.perf_counter() - start
+    print(f"\nMCP tree, {pages} pages: {seconds:.2f} s in all; the client's parse {sum(parsed):.2f} s; "
+          f"stree's {made} pages made in-process {own:.2f} s; the rest (the SDK, the pipe) "
+          f"{seconds - sum(parsed) - own:.2f} s")
+
+
 def main(argv):
     file = None
     if "--file" in argv:
@@ -204,6 +263,11 @@ def main(argv):
         with open(file, "rb") as f:
             mcp_rows(file, sum(1 for _ in f) - 1)
         return
+    if "--keep-ab" in argv:
+        return keep_ab(file)
+    if "--mcp-breakdown" in argv:
+        sys.path.insert(0, str(ROOT))
+        return mcp_breakdown(file)
     with tempfile.TemporaryDirectory(prefix="stree-bench-serve-") as home:
         path = prepared(file, home)
         with open(path, "rb") as f:
