@@ -125,12 +125,15 @@ def run(argv):
 def _search(got, pattern):
     """(what grep prints, whether it found a line), or (None, 0) when a warning was said
     (on stderr: click would say it again); debug lines are said as they came."""
+    import gc
     import io
 
     from .core.grep_sessions import Grep
     from .errors import StreeError
     from .output.grepline import grep_line
 
+    enabled = gc.isenabled()
+    gc.disable()  # (thousands of candidates, matches and lines, no cycle: collections would only cost time)
     err, sys.stderr = sys.stderr, io.StringIO()  # (a warning: click's to say, once)
     try:
         try:
@@ -143,6 +146,8 @@ def _search(got, pattern):
         said = sys.stderr.getvalue()
     finally:
         sys.stderr = err
+        if enabled:
+            gc.enable()
     if any(not line.startswith("stree: debug: ") for line in said.splitlines()):
         return None, 0
     sys.stderr.write(said)  # (STREE_DEBUG_STATS's lines of the catalogue's work, as click's path says them)

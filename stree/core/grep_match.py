@@ -390,9 +390,10 @@ def search(pattern, sessions, candidates, keep):
     for c in candidates:
         if keep(c[4], c[5]):
             by_gen.setdefault(c[0], []).append(c)
-    if not pattern.regex:
-        yield from _search(pattern, sessions, by_gen)
-        return
+    return _watched(pattern, sessions, by_gen) if pattern.regex else _search(pattern, sessions, by_gen)
+
+
+def _watched(pattern, sessions, by_gen):
     from .budget import watch
 
     with watch():

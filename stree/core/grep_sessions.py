@@ -46,8 +46,14 @@ class Grep:
         Not `machine` (human output, which prints the Match): None for a matching line's record."""
         from .grep_match import search
 
+        matches = search(self.pattern, self.sessions, self.candidates, self.keep)
+        if not (self.files_only or self.count or self.max_count):  # (every line, as found)
+            for m in matches:
+                self.found += 1
+                yield (match_record(m) if machine else None), m
+            return
         per_session = {}
-        for m in search(self.pattern, self.sessions, self.candidates, self.keep):
+        for m in matches:
             self.found += 1
             if self.files_only or self.count:
                 gen = m.session["gen"]
