@@ -111,7 +111,11 @@ def run(argv):
     from .errors import NEGATIVE, OK, guarded
     from .format.terminal import write
 
-    code = guarded(lambda: write(text), inert)  # (stree's one error boundary: a reader gone is not an error)
+    def out():
+        write(text)
+        sys.stdout.flush()  # (here, not at exit: the process ends without finalization, stree.entrypoint)
+
+    code = guarded(out, inert)  # (stree's one error boundary: a reader gone is not an error)
     if code is not None:
         return code
     if os.environ.get("STREE_DEBUG_STATS"):

@@ -412,7 +412,7 @@ def _search(pattern, sessions, by_gen):
         found = by_gen.get(gen)
         if not found:
             continue
-        on_path = {c[1] for c in found}.intersection(array("i", row["path_rows"] or b""))  # (theirs: no set of the path)
+        on_path = {c[1] for c in found}.intersection(array("i", row.get("path_rows") or b""))  # (no set of the path)
         texts = ((c, c[7]) for c in found) if len(found[0]) > 7 else _texts(row, found)
         for c, text in texts:
             for number, line in lines(text):
