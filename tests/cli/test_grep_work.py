@@ -205,3 +205,25 @@ def test_the_plain_grep_does_not_load_click(stree, sessions, where):
     assert "stree.fastgrep" in imported and "click" not in imported
     # nor what a plain grep of the catalogue's kept text has no use for
     assert not imported & {"pathlib", "re", "json", "threading", "msgspec", "stree.core.entrytypes"}, imported
+
+
+@pytest.mark.parametrize("word", [PLANTED, "the"])  # (a few lines, still in the buffer; many)
+def test_the_plain_grep_ends_its_process_having_said_where_its_output_went(stree, sessions, word):
+    """The plain grep ends its process without the interpreter's finalization (stree.entrypoint):
+    its output is flushed first, inside stree's error boundary, so a reader gone is still no
+    error and a full disk still is one."""
+    import subprocess
+
+    assert stree("ls", "--all").code == 0
+    lines = stree("grep", word).out.count("\n")
+    assert lines > 0
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first write
+    p = subprocess.run([sys.executable, "-m", "stree", "grep", word], stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    assert (p.returncode, p.stderr) == (0, b"")
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "stree", "grep", word], stdout=full, stderr=subprocess.PIPE)
+    assert p.returncode == 4 and p.stderr.startswith(b"stree: error:") and b"Traceback" not in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, "-m", "stree", "grep", word], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert (p.returncode, p.stdout.count(b"\n"), p.stderr) == (0, lines, b"")
