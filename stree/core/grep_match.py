@@ -42,7 +42,6 @@ class Pattern:
             except re.error as e:
                 raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
             self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
-        self.search = self.re.search if self.re is not None else _Find(text).search  # (re's search and start())
         if regex:
             from .budget import configure_regex
 
@@ -53,7 +52,7 @@ class Pattern:
         expression is matched under its time budget (core.budget: RegexTimeout past it)."""
         if not self.regex:
             return self._fixed_lines(text)
-        search = self.search
+        search = self.re.search
         from .budget import regex
 
         with regex(self.text):
@@ -65,12 +64,10 @@ class Pattern:
         newline as a line's end sees nothing: neither is a word character)."""
         if "\n" in self.text:
             return []  # (no line holds a newline)
-        search = self.search
-        m = search(text)
+        at = self._next(text, 0)
         out = []
         number, counted, end = 1, 0, len(text)
-        while m is not None:
-            at = m.start()
+        while at >= 0:
             number += text.count("\n", counted, at)
             start = text.rfind("\n", 0, at) + 1
             stop = text.find("\n", at)
@@ -79,8 +76,15 @@ class Pattern:
                 break
             out.append((number, text[start:stop]))
             counted = stop
-            m = search(text, stop + 1) if stop + 1 <= end else None
+            at = self._next(text, stop + 1) if stop + 1 <= end else -1
         return out
+
+    def _next(self, text, pos):
+        """Where the pattern is next found in `text` from `pos`, or -1."""
+        if self.re is None:
+            return text.find(self.text, pos)  # (a fixed string without -i or -w)
+        m = self.re.search(text, pos)
+        return m.start() if m is not None else -1
 
     def query(self, terms):
         """The FTS5 query narrowing to entries that may match, None for no narrowing, or
@@ -103,22 +107,6 @@ class Pattern:
                         return False
                     parts.append("(" + " OR ".join(_quote(t) for t in found) + ")")
         return " AND ".join(parts) if parts else None
-
-
-class _Find:
-    """re's search() and a match's start() for a fixed string, by str.find."""
-
-    __slots__ = ("needle", "at")
-
-    def __init__(self, needle):
-        self.needle = needle
-
-    def search(self, text, pos=0):
-        self.at = text.find(self.needle, pos)
-        return self if self.at >= 0 else None
-
-    def start(self):
-        return self.at
 
 
 def _quote(word):
