@@ -31,18 +31,32 @@ SECTIONS = ("openai", "anthropic", "extractive")
 
 
 def config_path():
-    import os
     from pathlib import Path
+
+    return Path(_config_file())
+
+
+def _config_file():
+    """config_path() as a str: a plain grep reads the config, and pathlib's import would cost it
+    more than the reading."""
+    import os
 
     if sys.platform.startswith("linux"):  # platformdirs' rule where it is plain, without importing it
         base, home = os.environ.get("XDG_CONFIG_HOME", ""), os.environ.get("HOME", "")  # (as core.hooks)
         if os.path.isabs(base):
-            return Path(base) / "stree" / "config.toml"
+            return os.path.join(base, "stree", "config.toml")
         if not base and os.path.isabs(home):
-            return Path(home) / ".config" / "stree" / "config.toml"
+            return os.path.join(home, ".config", "stree", "config.toml")
     from platformdirs import user_config_dir
 
-    return Path(user_config_dir("stree")) / "config.toml"
+    return os.path.join(user_config_dir("stree"), "config.toml")
+
+
+def _named(path):
+    """The config file as a message names it: as pathlib writes it (imported only to say an error)."""
+    from pathlib import Path
+
+    return Path(path)
 
 
 def _toml():
@@ -55,23 +69,24 @@ def _toml():
 
 def load_config(path=None):
     """The config as a dict ({} when the file does not exist). Raises UsageError when invalid."""
-    path = path or config_path()
+    path = path or _config_file()
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         return {}
     except OSError as e:
-        raise UsageError(f"{path}: cannot read the config file: {e.strerror}") from None
+        raise UsageError(f"{_named(path)}: cannot read the config file: {e.strerror}") from None
     tomllib = _toml()
     try:
         config = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise UsageError(f"{path}: invalid TOML: {e}", hint="fix or remove the config file") from None
+        raise UsageError(f"{_named(path)}: invalid TOML: {e}", hint="fix or remove the config file") from None
     _check(config, path, "")
     for name in SECTIONS:
         if name in config:
             if not isinstance(config[name], dict):
-                raise UsageError(f"{path}: [{name}] must be a table")
+                raise UsageError(f"{_named(path)}: [{name}] must be a table")
             _check(config[name], path, f"{name}.")
     return config
 
@@ -83,8 +98,8 @@ def _check(table, path, prefix):
         kind = KEYS.get(key)
         if kind is None:
             known = ", ".join(list(KEYS) + [f"[{s}]" for s in SECTIONS])
-            raise UsageError(f"{path}: unknown setting {prefix}{key}", hint=f"known settings: {known}")
+            raise UsageError(f"{_named(path)}: unknown setting {prefix}{key}", hint=f"known settings: {known}")
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-            raise UsageError(f"{path}: {prefix}{key} has the wrong type ({type(value).__name__})")
+            raise UsageError(f"{_named(path)}: {prefix}{key} has the wrong type ({type(value).__name__})")
         if kind is list and (prefix or not all(isinstance(v, str) for v in value)):
-            raise UsageError(f"{path}: {prefix}{key} must be a top-level list of variable names")
+            raise UsageError(f"{_named(path)}: {prefix}{key} must be a top-level list of variable names")

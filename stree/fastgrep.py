@@ -1,8 +1,10 @@
 """`stree grep` answered without click (its import is half of a warm grep's time).
 
-Only `[--catalog URL] grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags apart, in any order,
-before or after PATTERN), no other global option, into a pipe or a file (a terminal has colour
-and a pager: click's). A shared catalogue (--catalog, STREE_CATALOG, the config) is asked as
+Only `grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags apart, in any order, before or after
+PATTERN), with no global option but --catalog URL, --agent-dir DIR and --session-dir DIR (each
+once, before or after `grep`, as click takes them; --session-dir only names where -s looks, so
+a grep of every session reads nothing of it), into a pipe or a file (a terminal has colour and
+a pager: click's). A shared catalogue (--catalog, STREE_CATALOG, the config) is asked as
 the command asks it; its server failing or refusing is said here (exit 5), not asked twice.
 The search is the command's (stree.core.grep_sessions.Grep) and so is each line
 (stree.output.grepline); nothing is written until it is done. Anything unusual (another
@@ -17,6 +19,7 @@ import sys
 from .format.terminal import inert
 
 FLAGS = {"-i": "ignore_case", "-w": "word", "-E": "regex", "-l": "files_only", "-c": "count"}
+GLOBAL = {"--catalog": "catalog", "--agent-dir": "agent_dir", "--session-dir": "session_dir"}  # (values)
 ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
 
 
@@ -28,6 +31,25 @@ def catalog_option(argv):
     if argv[:1] and argv[0].startswith("--catalog="):
         return argv[0][len("--catalog="):], argv[1:]
     return None, argv
+
+
+def global_options(argv):
+    """({dest: value} of the GLOBAL options in `argv`, `--opt VALUE` or `--opt=VALUE`, each
+    once; the rest of argv), or None."""
+    got, rest, i = {}, [], 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name not in GLOBAL:
+            rest.append(argv[i])
+        elif GLOBAL[name] in got or (not eq and i + 1 == len(argv)):
+            return None
+        else:
+            if not eq:
+                i += 1
+                value = argv[i]
+            got[GLOBAL[name]] = value
+        i += 1
+    return got, rest
 
 
 def parse(argv):
@@ -51,13 +73,15 @@ def run(argv):
     """The exit code of a grep answered here, or None: click answers it."""
     if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty():
         return None
-    url, argv = catalog_option(argv)
-    parsed = parse(argv)
-    if parsed is None or url == "":
+    options = global_options(argv)
+    parsed = parse(options[1]) if options is not None else None
+    if parsed is None or options[0].get("catalog") == "":
         return None
+    url = options[0].get("catalog")
     if url is not None:  # (as click's --catalog sets it, for every layer)
         os.environ["STREE_CATALOG"] = url
     got, pattern = parsed
+    got["agent_dir"] = options[0].get("agent_dir")
     from .errors import StreeError
 
     try:
@@ -87,7 +111,11 @@ def run(argv):
     from .errors import NEGATIVE, OK, guarded
     from .format.terminal import write
 
-    code = guarded(lambda: write(text), inert)  # (stree's one error boundary: a reader gone is not an error)
+    def out():
+        write(text)
+        sys.stdout.flush()  # (here, not at exit: the process ends without finalization, stree.entrypoint)
+
+    code = guarded(out, inert)  # (stree's one error boundary: a reader gone is not an error)
     if code is not None:
         return code
     if os.environ.get("STREE_DEBUG_STATS"):
@@ -101,12 +129,15 @@ def run(argv):
 def _search(got, pattern):
     """(what grep prints, whether it found a line), or (None, 0) when a warning was said
     (on stderr: click would say it again); debug lines are said as they came."""
+    import gc
     import io
 
     from .core.grep_sessions import Grep
     from .errors import StreeError
     from .output.grepline import grep_line
 
+    enabled = gc.isenabled()
+    gc.disable()  # (thousands of candidates, matches and lines, no cycle: collections would only cost time)
     err, sys.stderr = sys.stderr, io.StringIO()  # (a warning: click's to say, once)
     try:
         try:
@@ -115,16 +146,14 @@ def _search(got, pattern):
             e.said = sys.stderr.getvalue()
             raise
         count = bool(got.get("count"))
-        lines = [inert(grep_line(grep, rec, m, _plain, count)) for rec, m in grep.records(machine=False)]
+        lines = [grep_line(grep, rec, m, None, count) for rec, m in grep.records(machine=False)]  # (inert text)
         said = sys.stderr.getvalue()
     finally:
         sys.stderr = err
+        if enabled:
+            gc.enable()
     if any(not line.startswith("stree: debug: ") for line in said.splitlines()):
         return None, 0
     sys.stderr.write(said)  # (STREE_DEBUG_STATS's lines of the catalogue's work, as click's path says them)
     return "".join(line + "\n" for line in lines), grep.found
 
-
-def _plain(name, text):
-    """Output.style without colour."""
-    return inert(text)

@@ -26,8 +26,9 @@ another branch. A plain PATTERN is a fixed string, matched case-sensitively anyw
 a line (as git grep -F); -E makes it a Python regular expression. The text searched is
 what :/TEXT searches: user and assistant text (thinking too), tool calls (name and
 arguments as JSON), tool results, bash executions, custom messages, branch summaries
-and compactions. The catalogue's word index narrows the entries read; each candidate is
-read again from its file and matched by the pattern itself. Exit 1 when nothing matches.
+and compactions. The catalogue's word index narrows the entries; each candidate is
+matched by the pattern itself, against the text the catalogue keeps of it. Exit 1 when
+nothing matches.
 
 \b
 Fields for --json / --format:

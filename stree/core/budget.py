@@ -16,8 +16,6 @@ Only the main thread gets signals: off it, watch() is a no-op and work runs unbo
 CLI commands, serve's requests and MCP's tool calls all run on the main thread."""
 
 import os
-import signal
-import threading
 import time
 
 from ..errors import Stopped, UsageError
@@ -93,6 +91,9 @@ class watch:
     thread or where there is no interval timer)."""
 
     def __enter__(self):
+        import signal
+        import threading  # (here: a command that watches nothing, a plain grep, does not import them)
+
         self.active = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
         if not self.active:
             return self
@@ -107,6 +108,8 @@ class watch:
     def __exit__(self, *exc):
         if not self.active:
             return False
+        import signal
+
         s = _state
         s.depth -= 1
         if s.depth == 0:
@@ -176,6 +179,9 @@ def settle():
     s = _state
     s.deadline = s.cancelled = s.regex = None
     s.shield = 0
+    import signal
+    import threading
+
     if s.depth and threading.current_thread() is threading.main_thread():
         s.depth = 0
         signal.setitimer(signal.ITIMER_REAL, 0)

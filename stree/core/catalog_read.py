@@ -13,14 +13,11 @@ only its row) has only its entries read: decoded from where its per-session inde
 are, or the file parsed again."""
 
 import os
-from binascii import crc32
 from itertools import count
 
 from ..errors import StreeError
-from ..format.header import CURRENT_VERSION
 from ..format.timestamp import activity_millis, ts_millis
 from ..storage import register_counters
-from .entrytypes import grepped, may_have_usage, usage_of
 
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
 USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
@@ -43,6 +40,8 @@ def unchanged(row, st):
 
 def crc_range(fd, start, end):
     start = max(0, start)
+    from binascii import crc32
+
     return crc32(os.pread(fd, end - start, start)) if end > start else 0
 
 
@@ -155,6 +154,8 @@ def _fill(cat, session, tree, fd, st, old, row, content):
     was or with lines appended (only the rows appended are read for the row then, only the
     entries not in yet for the index); else None (all of it read)."""
     from array import array
+
+    from ..format.header import CURRENT_VERSION
 
     nodes = session.nodes
     n = len(nodes)
@@ -269,6 +270,7 @@ def _read_entries(nodes, start, since, load_at, models, totals, first, activity)
     catalogue (put_entries, put_usage; the models they name added to `models`, their usage to
     `totals`), and the messages from row `start` on for `ls` (_message). `load_at(row, offset,
     length)`: the entry of a row."""
+    from .entrytypes import grepped, may_have_usage, usage_of
     from .preview import entry_text
 
     items, usages = [], []  # (the usage of each entry: what `stats --all` sums, stree.core.stats_catalog)

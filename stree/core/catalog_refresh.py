@@ -41,11 +41,17 @@ BATCH_BYTES = 32 << 20  # ... or fewer, once their size comes to this
 FAST_BYTES = 8 << 20  # files to read that come to this: the fast decoder from the first (storage.scan.FAST_MIN_BYTES)
 
 
-def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False, content=False):
+CHECKED = ("path", "root", "agent", "state", "ok", "gen", "rows", "dev", "ino", "size", "mtime_ns", "ctime_ns",
+           "racy_crc")
+# (the columns of a session row the freshness check reads: sync(columns=...) reads these and those)
+
+
+def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=False, content=False, columns=None):
     """Bring the catalogue up to date for `files` ((path, agent, state, root) each) and
     return (catalog, {abspath: row}); rows of files gone from `prune_roots` are dropped.
     With `content`, the sessions' entries too (their text, usage and ids: grep, stats, a push);
-    without, their rows (ls).
+    without, their rows (ls). `columns`: what the caller reads of an unchanged file's row,
+    besides CHECKED (default: every column; a row read again is whole).
     catalog.stale lists the files ((abspath, agent, state)) left out: changed while another
     process held the write lock, which a reading command does not wait for (`wait` is for
     `stree catalog --update`); the caller reads them directly (a warning says so).
@@ -58,18 +64,18 @@ def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=
 
     files = list(files)
     try:
-        return _sync(files, prune_roots, progress, rebuild, wait, quiet, content)
+        return _sync(files, prune_roots, progress, rebuild, wait, quiet, content, columns)
     except (Unavailable, sqlite3.DatabaseError) as e:
         if "locked" in str(e) or "busy" in str(e) or getattr(e, "hint", None):
             raise
         debug(f"catalogue damaged ({e}): rebuilt")
     try:
-        return _sync(files, prune_roots, progress, True, wait, quiet, content)
+        return _sync(files, prune_roots, progress, True, wait, quiet, content, columns)
     except sqlite3.DatabaseError as e:
         raise Unavailable(str(e)) from None
 
 
-def _sync(files, prune_roots, progress, rebuild, wait, quiet, content):
+def _sync(files, prune_roots, progress, rebuild, wait, quiet, content, columns):
     from ..storage.catalog import Busy, Unavailable
     from ..storage.catalog import Catalog
 
@@ -83,7 +89,7 @@ def _sync(files, prune_roots, progress, rebuild, wait, quiet, content):
         wanted = {}
         for path, agent, state, root in files:
             wanted[os.path.abspath(str(path))] = (agent, state, str(root))
-        rows = cat.rows()
+        rows = cat.rows() if columns is None else cat.rows(columns=CHECKED + tuple(columns))
         indexed = cat.indexed() if content else None  # (None: the entries are not asked for)
         todo = []
         for full, (agent, state, root) in wanted.items():

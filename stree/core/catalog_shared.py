@@ -117,28 +117,6 @@ def _sort(row):
         return last_activity({**row, "activity": row["mtime_ns"] // 1_000_000 if row["mtime_ns"] else 0})
 
 
-def search_stored(pattern, sessions, candidates, keep):
-    """grep.search for candidates that carry their text (a shared catalogue's): the same
-    Matches in the same order (sessions as `sessions` orders them, entries in file order),
-    matched against the text kept rather than read again from a file."""
-    from array import array
-
-    from .grep_match import Match
-
-    by_gen = {}
-    for c in candidates:
-        if keep(c[4], c[5]):
-            by_gen.setdefault(c[0], []).append(c)
-    for gen, row in sessions.items():
-        found = by_gen.get(gen)
-        if not found:
-            continue
-        on_path = set(array("i", row["path_rows"] or b""))
-        for c in sorted(found, key=lambda c: c[1]):
-            for number, line in pattern.lines(c[7]):
-                yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
-
-
 def push_record(url, agent=None, agent_dir=None, since=None):
     """`stree catalog push`: the sessions of the agents `agent` selects (--agent, STREE_AGENT),
     with `since` (--since) those active at or after it, sent to the shared catalogue at `url`;

@@ -9,17 +9,17 @@ stree.core.preview.entry_text), as grep matches lines. A plain pattern is a fixe
 The full-text index only narrows: it holds words (Unicode letters and digits, folded to
 lower case), so the words a pattern must contain are looked up (a word cut by the
 pattern's ends may be longer in the text: found among the indexed words that end with,
-start with or contain it), and every candidate entry is read again from its session file
-and matched by the pattern itself. A pattern without a word to look for reads them all."""
+start with or contain it), and every candidate entry is matched by the pattern itself,
+against the text the catalogue keeps of it (without one, its text read again from its
+session file). A pattern without a word to look for reads them all from their files.
 
-import re
+A plain grep (a fixed string, no -i, -w or -E, the catalogue's text) imports neither `re`
+nor the entry types' table: both are loaded when a pattern or a candidate needs them."""
 
 from ..errors import UsageError
-from .entrytypes import grepped
 
 TERMS_MAX = 300  # indexed words a cut word may stand for before it is not worth narrowing by
-FAST_FROM = 64  # candidates from which the fast decoder is taken at once (format.decode.fast_decoder)
-_RUN = re.compile(r"[A-Za-z0-9]+")
+FAST_FROM = 64  # candidates read from files from which the fast decoder is taken at once
 
 
 class Pattern:
@@ -27,17 +27,21 @@ class Pattern:
         if text == "":
             raise UsageError("grep needs a non-empty PATTERN")
         self.text = text
-        self.ignore_case = ignore_case
-        body = text if regex else re.escape(text)
-        if word:
-            body = rf"(?<!\w)(?:{body})(?!\w)"
-        try:
-            self.re = re.compile(body, re.IGNORECASE if ignore_case else 0)
-        except re.error as e:
-            raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
-        self.literals = required_literals(text) if regex else [text]
-        self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
         self.regex = regex
+        self.literals = required_literals(text) if regex else [text]
+        self.ignore_case = ignore_case
+        self.re = None  # a fixed string without -i or -w: found by str.find
+        if regex or ignore_case or word:
+            import re
+
+            body = text if regex else re.escape(text)
+            if word:
+                body = rf"(?<!\w)(?:{body})(?!\w)"
+            try:
+                self.re = re.compile(body, re.IGNORECASE if ignore_case else 0)
+            except re.error as e:
+                raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
+            self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
         if regex:
             from .budget import configure_regex
 
@@ -46,9 +50,9 @@ class Pattern:
     def lines(self, text):
         """(line number from 1, line) of the lines of `text` the pattern matches. A regular
         expression is matched under its time budget (core.budget: RegexTimeout past it)."""
-        search = self.re.search
         if not self.regex:
             return self._fixed_lines(text)
+        search = self.re.search
         from .budget import regex
 
         with regex(self.text):
@@ -60,12 +64,10 @@ class Pattern:
         newline as a line's end sees nothing: neither is a word character)."""
         if "\n" in self.text:
             return []  # (no line holds a newline)
-        search = self.re.search
-        m = search(text)
+        at = self._next(text, 0)
         out = []
         number, counted, end = 1, 0, len(text)
-        while m is not None:
-            at = m.start()
+        while at >= 0:
             number += text.count("\n", counted, at)
             start = text.rfind("\n", 0, at) + 1
             stop = text.find("\n", at)
@@ -74,8 +76,15 @@ class Pattern:
                 break
             out.append((number, text[start:stop]))
             counted = stop
-            m = search(text, stop + 1) if stop + 1 <= end else None
+            at = self._next(text, stop + 1) if stop + 1 <= end else -1
         return out
+
+    def _next(self, text, pos):
+        """Where the pattern is next found in `text` from `pos`, or -1."""
+        if self.re is None:
+            return text.find(self.text, pos)  # (a fixed string without -i or -w)
+        m = self.re.search(text, pos)
+        return m.start() if m is not None else -1
 
     def query(self, terms):
         """The FTS5 query narrowing to entries that may match, None for no narrowing, or
@@ -111,13 +120,24 @@ def words(literal):
     characters (any non-ASCII one) bound nothing: the index may count them as letters."""
     out = []
     n = len(literal)
-    for m in _RUN.finditer(literal):
-        a, b = m.start(), m.end()
+    a = 0
+    while a < n:
+        if not _ascii_alnum(literal[a]):
+            a += 1
+            continue
+        b = a + 1
+        while b < n and _ascii_alnum(literal[b]):
+            b += 1
         left = a > 0 and _separator(literal[a - 1])
         right = b < n and _separator(literal[b])
         kind = "exact" if left and right else "prefix" if left else "end" if right else "in"
-        out.append((kind, m.group().lower()))
+        out.append((kind, literal[a:b].lower()))
+        a = b
     return out
+
+
+def _ascii_alnum(ch):
+    return ch < "\x80" and ch.isalnum()  # ([A-Za-z0-9]: the ASCII letters and digits)
 
 
 def _separator(ch):
@@ -125,13 +145,16 @@ def _separator(ch):
 
 
 _META = set(".^$*+?{}[]()|\\")
-_BOUNDS = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+_BOUNDS = r"\{(\d*)(?:,(\d*))?\}"
 
 
 def required_literals(pattern):
     """Substrings any match of a Python regular expression must contain (conservative: an
     alternation at the top gives none; groups, classes and escapes other than a quoted
     punctuation character cut the runs; a character made optional by ?, * or {0 is left out)."""
+    import re
+
+    bounds_at = re.compile(_BOUNDS).match
     if _top_level_bar(pattern) or re.search(r"\(\?[a-zA-Z]*x", pattern):
         return []  # (verbose mode: spaces in the pattern are not literal)
     runs, cur = [], []
@@ -162,7 +185,7 @@ def required_literals(pattern):
             continue
         elif ch == "{":
             cut()
-            bounds = _BOUNDS.match(pattern, i)
+            bounds = bounds_at(pattern, i)
             i = bounds.end() if bounds else i + 1
             continue
         elif ch in _META:
@@ -173,7 +196,7 @@ def required_literals(pattern):
             char, i = ch, i + 1
         quant = pattern[i] if i < n else ""
         if quant == "{":
-            bounds = _BOUNDS.match(pattern, i)
+            bounds = bounds_at(pattern, i)
             if bounds and not int(bounds.group(1) or 0):
                 cut()  # {0,n} or {,n}: the character may be absent
                 continue
@@ -270,7 +293,7 @@ def _skip_group(pattern, i):
     return i
 
 
-_AGO = re.compile(r"(\d+)\s*(s|sec|second|m|min|minute|h|hour|d|day|w|week)s?(?:\s+ago)?", re.IGNORECASE)
+_AGO = r"(\d+)\s*(s|sec|second|m|min|minute|h|hour|d|day|w|week)s?(?:\s+ago)?"
 _UNIT = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
          "d": 86400, "day": 86400, "w": 604800, "week": 604800}
 
@@ -278,11 +301,12 @@ _UNIT = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3
 def parse_when(value, option, now=None):
     """--since / --until: an ISO date or time (UTC unless it says otherwise), unix seconds,
     or an age ("3d", "2 weeks ago"); milliseconds since the epoch."""
+    import re
     import time
     from datetime import datetime, timezone
 
     text = value.strip()
-    m = _AGO.fullmatch(text)
+    m = re.fullmatch(_AGO, text, re.IGNORECASE)
     if m:
         now = time.time() if now is None else now
         return int((now - int(m.group(1)) * _UNIT[m.group(2).lower()]) * 1000)
@@ -298,19 +322,29 @@ def parse_when(value, option, now=None):
     return int(dt.timestamp() * 1000)
 
 
-TEXT_TYPES = grepped()  # what --type takes: the types whose rows say grep searches them (core.entrytypes)
-ENTRY_TYPES = tuple(t for t in TEXT_TYPES if t != "message")  # the other indexed entries are messages
+def text_types():
+    """What --type takes: the types whose rows say grep searches them (core.entrytypes, imported
+    when asked)."""
+    from .entrytypes import grepped
+
+    return grepped()
+
+
+def entry_type(kind):
+    """The type of an indexed entry of `kind` (its type; a message's kind is its role)."""
+    return kind if kind != "message" and kind in text_types() else "message"
+
+
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")  # --role
 
 
 class Match:
-    __slots__ = ("session", "entry", "kind", "type", "ts", "on_path", "number", "line")
+    __slots__ = ("session", "entry", "kind", "ts", "on_path", "number", "line")
 
     def __init__(self, session, entry, kind, ts, on_path, number, line):
         self.session = session  # the catalogue row of the session (a dict)
         self.entry = entry
-        self.kind = kind
-        self.type = kind if kind in ENTRY_TYPES else "message"
+        self.kind = kind  # a message's role, another entry's type (entry_type: its type)
         self.ts = ts
         self.on_path = on_path
         self.number = number
@@ -324,7 +358,7 @@ def entry_filter(roles=(), types=(), since=None, until=None):
     def keep(kind, ts):
         if roles and kind not in roles:
             return False
-        if types and (kind if kind in ENTRY_TYPES else "message") not in types:
+        if types and entry_type(kind) not in types:
             return False
         if since is not None and (ts is None or ts < since):
             return False
@@ -336,14 +370,20 @@ def entry_filter(roles=(), types=(), since=None, until=None):
 
 def search(pattern, sessions, candidates, keep):
     """The Matches of `pattern` among `candidates` ((gen, row, offset, length, kind, ts, id)
-    each, grouped by session) in `sessions` (gen -> catalogue row, in the order wanted):
-    each candidate is read again from its file and matched line by line."""
-    from .budget import watch
-
+    each, and the entry's text when the catalogue keeps it; in file order within a session)
+    in `sessions` (gen -> catalogue row, in the order wanted), matched line by line against
+    the text kept, else against the text read again from the file. A regular expression
+    runs under its time budget (stree.core.budget), which a fixed string does not need."""
     by_gen = {}
     for c in candidates:
         if keep(c[4], c[5]):
             by_gen.setdefault(c[0], []).append(c)
+    return _watched(pattern, sessions, by_gen) if pattern.regex else _search(pattern, sessions, by_gen)
+
+
+def _watched(pattern, sessions, by_gen):
+    from .budget import watch
+
     with watch():
         yield from _search(pattern, sessions, by_gen)
 
@@ -351,26 +391,28 @@ def search(pattern, sessions, candidates, keep):
 def _search(pattern, sessions, by_gen):
     from array import array
 
-    from ..format.decode import fast_decoder
+    if sum(len(found) for found in by_gen.values() if len(found[0]) < 8) >= FAST_FROM:
+        from ..format.decode import fast_decoder
 
-    if sum(len(found) for found in by_gen.values()) >= FAST_FROM:
         fast_decoder(now=True)  # (its import costs less than decoding this many entries without it)
     lines = pattern.lines
     for gen, row in sessions.items():
         found = by_gen.get(gen)
         if not found:
             continue
-        on_path = set(array("i", row["path_rows"] or b""))
-        for c, text in _texts(row, found):
+        on_path = {c[1] for c in found}.intersection(array("i", row.get("path_rows") or b""))  # (no set of the path)
+        texts = ((c, c[7]) for c in found) if len(found[0]) > 7 else _texts(row, found)
+        for c, text in texts:
             for number, line in lines(text):
                 yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
 
 
 def _texts(row, found):
-    """(candidate, its text) of the candidates of one session, each read again from the file
-    and decoded (format.decode: the fast decoder where it agrees); an entry without text, or
-    changed since, is left out. Counted among the entries decoded (storage.scan.STATS: the
-    line STREE_DEBUG_STATS prints)."""
+    """(candidate, its text) of candidates the catalogue keeps no text of (no catalogue, a
+    file changed while another process wrote it, a pattern without a word to narrow by),
+    each read again from the file and decoded (format.decode: the fast decoder where it
+    agrees); an entry without text, or changed since, is left out. Counted among the entries
+    decoded (storage.scan.STATS: the line STREE_DEBUG_STATS prints)."""
     import os
 
     from ..errors import StreeError
@@ -406,6 +448,7 @@ def direct(files):
     from ..format.timestamp import ts_millis
     from .loading import open_session
 
+    grepped = text_types()
     sessions, candidates = {}, []
     for gen, (path, agent, state) in enumerate(files):
         try:
@@ -423,7 +466,7 @@ def direct(files):
                              "path_rows": array("i", rows).tobytes()}
             for r in range(len(nodes)):
                 node = nodes[r]
-                if node.type in TEXT_TYPES:
+                if node.type in grepped:
                     kind = node.role if node.type == "message" else node.type
                     candidates.append((gen, r, node.offset, node.length, kind, ts_millis(node.ts), node.id))
         finally:

@@ -5,10 +5,8 @@ MCP grep tool all ask it (stree.core.grep_match holds the pattern and the search
 command is stree.commands.grep: one concept at three depths)."""
 
 import os
-import re
 
 from ..errors import UsageError
-from ..format.timestamp import iso_millis
 
 
 class Grep:
@@ -20,7 +18,6 @@ class Grep:
                  until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
                  agent=None, agent_dir=None, no_cache=False, option_names=("--since", "--until")):
         from .grep_match import Pattern, entry_filter, parse_when
-        from .store import resolved
 
         if files_only and count:
             raise UsageError("-l and -c do not go together")
@@ -35,6 +32,8 @@ class Grep:
         with shielded():  # (the catalogue is brought up to date whole, or not at all: never cut short)
             self.sessions, self.candidates = candidates(session_path, agent, agent_dir, self.pattern, no_cache)
         if cwd is not None:
+            from .store import resolved
+
             want = resolved(os.path.expanduser(cwd))
             self.sessions = {g: r for g, r in self.sessions.items()
                              if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
@@ -46,11 +45,15 @@ class Grep:
         """(record, Match) per matching line, or (session record, None) with -l / -c, as found.
         Not `machine` (human output, which prints the Match): None for a matching line's record."""
         from .grep_match import search
-        from .catalog_shared import search_stored
 
+        matches = search(self.pattern, self.sessions, self.candidates, self.keep)
+        if not (self.files_only or self.count or self.max_count):  # (every line, as found)
+            for m in matches:
+                self.found += 1
+                yield (match_record(m) if machine else None), m
+            return
         per_session = {}
-        stored = bool(self.candidates) and len(self.candidates[0]) > 7  # (a shared catalogue's: with their text)
-        for m in (search_stored if stored else search)(self.pattern, self.sessions, self.candidates, self.keep):
+        for m in matches:
             self.found += 1
             if self.files_only or self.count:
                 gen = m.session["gen"]
@@ -76,7 +79,7 @@ class Grep:
         if short is None:
             from bisect import bisect_left
 
-            from .store import shortest_prefix
+            from .sessionfiles import shortest_prefix
 
             i = bisect_left(self.ids, sid)
             short = shortest_prefix(self.ids, sid) if i < len(self.ids) and self.ids[i] == sid else sid
@@ -85,10 +88,14 @@ class Grep:
 
 
 def match_record(m):
+    from ..format.timestamp import iso_millis
+    from .grep_match import entry_type
+
     sid = m.session["id"] or ""
+    etype = entry_type(m.kind)
     return {"session": sid, "path": m.session["path"], "agent": m.session["agent"], "state": m.session["state"],
-            "entry": m.entry, "rev": session_rev(sid, m.entry), "role": m.kind if m.type == "message" else None,
-            "type": m.type, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
+            "entry": m.entry, "rev": session_rev(sid, m.entry), "role": m.kind if etype == "message" else None,
+            "type": etype, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
             "timestamp": iso_millis(m.ts) if m.ts is not None else None}
 
 
@@ -106,14 +113,14 @@ def session_record(row, n):
 # a session. The resolver (split_rev) decodes it; `stree grep` prints it, and its `rev` field
 # holds it, so every SESSION:ENTRY grep shows resolves back to its entry.
 
-_PLAIN = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.-]{3,}")
 _SAFE = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-")
-_REV = re.compile(r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}|[0-9A-Za-z_.%-]*%[0-9A-Fa-f]{2}[0-9A-Za-z_.%-]*):([^/].*)", re.S)
+_SAFE_TEXT = frozenset(map(chr, _SAFE))
+_REV = r"([0-9A-Za-z][0-9A-Za-z_.-]{3,}|[0-9A-Za-z_.%-]*%[0-9A-Fa-f]{2}[0-9A-Za-z_.%-]*):([^/].*)"
 
 
 def session_part(sid):
     """The session id (or its prefix) as SESSION:ENTRY writes it."""
-    if _PLAIN.fullmatch(sid):
+    if len(sid) >= 4 and sid[0] not in "_.-" and _SAFE_TEXT.issuperset(sid):  # (written as it is)
         return sid
     data = sid.encode("utf-8", errors="surrogatepass")
     every = len(sid) < 4
@@ -127,7 +134,9 @@ def session_rev(sid, entry):
 def split_rev(text):
     """(session id or prefix, entry revision, encoded) of a SESSION:ENTRY, or None when `text`
     is not one (a label may hold a colon)."""
-    m = _REV.fullmatch(text)
+    import re
+
+    m = re.fullmatch(_REV, text, re.S)
     if m is None:
         return None
     part = m.group(1)
@@ -159,13 +168,17 @@ def _cwd_of(row):
 def files(session_path=None, agent=None, agent_dir=None):
     """((path, agent, state) of the sessions searched, the directories listed whole): the one
     session `session_path` names, else every session of the agents `agent` selects."""
-    from .store import agent_files, agent_of, selected_agents
+    from .sessionfiles import agent_files, agent_of, selected_agents
 
     if session_path is not None:
         path = str(session_path)
         return [(path, *agent_of(path))], set()
     found = agent_files(selected_agents(agent), agent_dir)
     return [(p, a, s) for p, a, s, _ in found], {os.path.dirname(p) for p, *_ in found}
+
+
+ROW_COLUMNS = ("gen", "id", "cwd", "created", "activity")  # what grep reads of a session row (and path_rows:
+#                                                            the active path, of the sessions with candidates)
 
 
 def candidates(session_path, agent, agent_dir, pattern, no_cache=False):
@@ -191,12 +204,15 @@ def candidates(session_path, agent, agent_dir, pattern, no_cache=False):
     found, listed = files(session_path, agent, agent_dir)
     try:
         cat, rows = catalog.sync([(p, a, s, os.path.dirname(os.path.abspath(p))) for p, a, s in found],
-                                 prune_roots=listed, content=True)
+                                 prune_roots=listed, content=True, columns=ROW_COLUMNS)
         try:
             live = [r for r in rows.values() if r["ok"]]
             live.sort(key=catalog.last_activity, reverse=True)
             sessions = {r["gen"]: r for r in live}
             found_entries = cat.candidates(pattern, sessions)
+            kept = cat.path_rows({c[0] for c in found_entries})  # (only where a line may be printed)
+            for gen, blob in kept.items():
+                sessions[gen]["path_rows"] = blob
             if cat.stale:  # (changed while another process wrote the catalogue: read directly)
                 more, extra = direct(cat.stale)
                 sessions.update({-1 - gen: {**row, "gen": -1 - gen} for gen, row in more.items()})

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from ..errors import BadFile, NotFound, StreeError
 from ..format import agents as registry
+from .sessionfiles import (agent_files, agent_of, agent_roots, homes, selected_agents,  # noqa: F401  (for callers)
+                           shortest_prefix, shortest_prefixes)
 
 DEMO_NAME = "demo"
 HEADER_PROBE = 4096  # oh-my-pi's 256-byte title slot plus a header fit easily
@@ -26,14 +28,9 @@ def agent_dir(override=None):
 
 
 def agent_homes(agent, override=None):
-    """The directories an agent (a stree.format.agents record) keeps its sessions under:
-    --agent-dir for pi, else the first of its environment variables set, else its homes."""
-    if override and agent.name == registry.PI:
-        return [expand(override)]
-    for var in agent.env:
-        if os.environ.get(var):
-            return [expand(os.environ[var])]
-    return [Path.home() / home for home in agent.homes]
+    """The directories an agent (a stree.format.agents record) keeps its sessions under
+    (stree.core.agentfiles.homes), as Paths."""
+    return [Path(home) for home in homes(agent, override)]
 
 
 def encode_cwd(cwd):
@@ -362,117 +359,14 @@ def _name_or_first_message(data, scan):
 
 # -- other agents that write this format (their records: stree.format.agents) -----------
 
-def selected_agents(choice=None):
-    """--agent NAME|all (or $STREE_AGENT): the names of the agents whose sessions are listed
-    and searched; by default all of them (an agent without a directory contributes none)."""
-    choice = choice or os.environ.get("STREE_AGENT") or "all"
-    return registry.names() if choice == "all" else (choice,)
-
-
-def agent_roots(names=None, agent=None):
-    """(agent, root) of every directory tree holding sessions of the selected agents (all by
-    default): below each home, its `sessions` pattern (pi's <agent dir>/sessions, oh-my-pi's
-    ~/.omp/agent/sessions, OpenClaw's ~/.openclaw|.clawdbot|.moltbot/agents/<name>/sessions)."""
-    out = []
-    for record in registry.AGENTS:
-        if names is not None and record.name not in names:
-            continue
-        for home in agent_homes(record, agent):
-            roots = [home]
-            for part in record.sessions.split("/"):
-                if part != "*":
-                    roots = [root / part for root in roots]
-                    continue
-                below = []
-                for root in roots:
-                    try:
-                        below += [root / name for name in sorted(os.listdir(root))]
-                    except OSError:
-                        continue
-                roots = below
-            out += [(record, root) for root in roots]
-    return out
-
-
-def agent_files(names=None, agent=None):
-    """(path, agent, state, root) of every session file of the selected agents: pi and
-    oh-my-pi keep one directory per project, OpenClaw one flat directory per agent (with
-    its reset / deleted copies). Paths are as listed, not resolved."""
-    out = []
-    for record, root in agent_roots(names, agent):
-        if not record.per_project:
-            dirs = [root]
-        else:
-            try:
-                dirs = sorted(p for p in root.iterdir() if p.is_dir())
-            except OSError:
-                dirs = []
-        for directory in dirs:
-            try:
-                with os.scandir(directory) as found:
-                    files = [(e.name, e) for e in found]
-            except OSError:
-                continue
-            for file, e in files:
-                state = registry.file_state(record, file)
-                if state is None:
-                    continue
-                try:
-                    regular = e.is_file()  # (os.path.isfile without a stat where the directory says)
-                except OSError:
-                    regular = False
-                if regular:
-                    out.append((os.path.join(directory, file), record.name, state, str(root)))
-    return out
-
-
 def project_agent_files(names, cwd):
     """(path, agent, "live", None) of this project's sessions of the selected agents that keep
     one directory per project, other than pi (oh-my-pi's ~/.omp/agent/sessions/<project>)."""
     out = []
     for record, root in agent_roots([n for n in names if n != registry.PI]):
         if record.per_project:
-            out += [(str(p), record.name, "live", None) for p in session_files(root / encode_cwd(cwd))]
+            out += [(str(p), record.name, "live", None) for p in session_files(Path(root) / encode_cwd(cwd))]
     return out
-
-
-def agent_of(path, agent=None):
-    """(agent, state) of a session file by where it lives (pi for anything else)."""
-    path = os.path.abspath(str(path))
-    name = os.path.basename(path)
-    for record in registry.AGENTS:
-        if record.name == registry.PI:
-            continue
-        top = record.sessions.split("/")[0]
-        for home in agent_homes(record):
-            if path.startswith(os.path.join(str(home), top) + os.sep):
-                return record.name, registry.file_state(record, name) or "live"
-    return registry.PI, "live"
-
-
-def shortest_prefixes(ids, minimum=8):
-    """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
-    ordered = sorted(set(ids))
-    return {id: shortest_prefix(ordered, id, minimum) for id in ordered}
-
-
-def shortest_prefix(ordered, id, minimum=8):
-    """The shortest prefix of `id` (at least `minimum` characters) that no other id of
-    `ordered` (sorted, without repeats, `id` among them) starts with."""
-    from bisect import bisect_left
-
-    i = bisect_left(ordered, id)
-    need = minimum
-    for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
-        if other is None:
-            continue
-        common = 0
-        for a, b in zip(id, other):
-            if a != b:
-                break
-            common += 1
-        need = max(need, common + 1)
-    return id[:need]
 
 
 def resolved(path):

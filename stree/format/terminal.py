@@ -1,20 +1,27 @@
 """Text made safe to print on a terminal (session text is untrusted)."""
 
-import re
 import sys
 
 # Characters that could act on a terminal: C0 controls (but \n and \t), DEL, C1
 # controls, bidi overrides that reorder what follows them, and lone surrogates
-# (from \ud800 escapes in JSON) that no terminal encoding can carry.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                     "\ud800-\udfff]")
-_UNSAFE_ONELINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# (from \ud800 escapes in JSON) that no terminal encoding can carry: code point ranges,
+# escaped by str.translate (tables made when first needed: a plain grep imports no re).
+_UNSAFE = ((0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0x61C, 0x61C), (0x200E, 0x200F), (0x202A, 0x202E),
+           (0x2066, 0x2069), (0xD800, 0xDFFF))
+_ONELINE = ((0x09, 0x0A),)  # also unsafe on one line: \t and \n
+_TABLES = {}
 
 
-def _escape_char(m):
-    c = m.group(0)
-    o = ord(c)
+def _escape(o):
     return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def _table(oneline):
+    table = _TABLES.get(oneline)
+    if table is None:
+        table = _TABLES[oneline] = {o: _escape(o) for lo, hi in _UNSAFE + (_ONELINE if oneline else ())
+                                    for o in range(lo, hi + 1)}
+    return table
 
 
 def inert(text, oneline=False):
@@ -23,7 +30,7 @@ def inert(text, oneline=False):
         text = str(text)
     if text.isprintable():  # no control, format (bidi) or surrogate character: nothing to escape
         return text
-    return (_UNSAFE_ONELINE if oneline else _UNSAFE).sub(_escape_char, text)
+    return text.translate(_table(oneline))
 
 
 def write(text):

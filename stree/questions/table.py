@@ -5,7 +5,7 @@ command's --json). Their answers are answers.py's."""
 
 from . import answers, stats
 from ..core.entrytypes import grepped
-from ..core.grep_match import ROLES, TEXT_TYPES
+from ..core.grep_match import ROLES
 from ..errors import StreeError
 from ..format import agents
 from ..output.fields import ENTRY_FIELDS, GREP_FIELDS, LABEL_FIELDS, MESSAGE_FIELDS, SESSION_FIELDS
@@ -246,8 +246,8 @@ QUESTIONS = [
             metavar="ROLE", help="Only messages of this role (user, assistant, toolResult, bashExecution, custom, "
                                  "branchSummary, compactionSummary); repeatable."),
         Arg("types", list, f"Only entries of these types: {', '.join(grepped())}.",
-            choices=TEXT_TYPES, default=(), flags=("--type",), metavar="TYPE",
-            help=f"Only entries of this type ({', '.join(TEXT_TYPES)}); repeatable."),
+            choices=grepped(), default=(), flags=("--type",), metavar="TYPE",
+            help=f"Only entries of this type ({', '.join(grepped())}); repeatable."),
         SINCE, UNTIL,
         Arg("cwd", str, "Only sessions whose working directory is this one.", metavar="DIR",
             help="Only sessions whose working directory is DIR."),

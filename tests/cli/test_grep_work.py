@@ -1,11 +1,13 @@
-"""The work a warm `stree grep` does, counted (STREE_DEBUG_STATS), never timed: it decodes only
-the entries it prints (none when the word index rules every entry out), a session that grew
-is read only for its appended lines, and the words it looks cut words up in (the catalogue's
+"""The work a warm `stree grep` does, counted (STREE_DEBUG_STATS), never timed: it decodes no
+entry (the catalogue keeps each entry's text: a hit is confirmed against it, no file read
+again; without a word to narrow by, only the entries it reads from their files), a session
+that grew is read only for its appended lines, and the words it looks cut words up in (the catalogue's
 terms table) follow the index. The plain grep answered without click (stree.fastgrep) says
 exactly what the click command says. Real files in a temporary HOME, stree run as a user
 runs it."""
 
 import json
+import os
 import sqlite3
 import sys
 
@@ -65,7 +67,7 @@ def printed_entries(out):
     return {line.split(" ", 1)[0] for line in out.splitlines()}
 
 
-def test_a_warm_grep_decodes_only_the_entries_it_prints(stree, sessions):
+def test_a_warm_grep_decodes_no_entry(stree, sessions):
     env = {"STREE_DEBUG_STATS": "1"}
     # (the catalogue and its text built by a grep, `ls` reading only the rows; then a file read
     # in the tick it was written read again)
@@ -76,14 +78,18 @@ def test_a_warm_grep_decodes_only_the_entries_it_prints(stree, sessions):
         assert r.code == 0, r
         entries = printed_entries(r.out)
         assert len(entries) == 4
-        assert stats(r) == (0, len(entries))  # no session parsed; one decode per entry printed
-        # a word no entry holds: the index rules every entry out, nothing is decoded
+        assert stats(r) == (0, 0)  # no session parsed, no entry decoded: the text the catalogue keeps
+        # (what the files say; --no-cache lists the sessions in another order: the files')
+        assert sorted(r.out.splitlines()) == sorted(stree("grep", "--no-cache", PLANTED).out.splitlines())
+        # a word no entry holds: the index rules every entry out
         r = stree("grep", "qqxjzvv", env={**env, **fast})
         assert r.code == 1 and r.out == "" and stats(r) == (0, 0), r
-    # -l and -c decode the same entries, and no more
-    for flag in ("-l", "-c"):
+    for flag in ("-l", "-c", "-i", "-w"):
         r = stree("grep", flag, PLANTED, env=env)
-        assert r.code == 0 and stats(r) == (0, 4), r
+        assert r.code == 0 and stats(r) == (0, 0), r
+    # without a word to narrow by, every entry with text is read again from its file
+    r = stree("grep", "-E", r"z\w{10}x", env=env)
+    assert r.code == 0 and len(printed_entries(r.out)) == 4 and stats(r)[1] > 100, r
 
 
 def grow(path, text, id="feed0001"):
@@ -103,9 +109,52 @@ def test_a_grown_session_is_read_only_for_its_appended_lines(stree, sessions):
     r = stree("grep", "lophon", env=env)
     assert r.code == 0 and r.out.splitlines() == [r.out.splitlines()[0]], r
     assert r.out.split(" ", 1)[0].endswith(":feed0001") and "xylophonists" in r.out
-    # one line parsed (the appended one), two decodes: the catalogue's, and the match's
-    assert stats(r) == (1, 2)
-    assert stats(stree("grep", "lophon", env=env)) == (0, 1)  # warm again
+    # one line parsed (the appended one), one decode: the catalogue's (the match: from its text kept)
+    assert stats(r) == (1, 1)
+    assert stats(stree("grep", "lophon", env=env)) == (0, 0)  # warm again
+
+
+OTHER = "quixoticwren"  # (as long as PLANTED: an edit that keeps the file's size)
+
+
+@pytest.mark.parametrize("change", ["edited in place, mtime put back", "grown", "replaced, same size", "deleted"])
+def test_the_text_kept_is_the_files_after_any_change(stree, sessions, tmp_path, change):
+    """A hit is confirmed against the text the catalogue keeps, not the file: whatever happens to a
+    session file, the next grep answers what the file says now (as --no-cache does), reading again
+    only that file, and the one after it reads nothing."""
+    env = {"STREE_DEBUG_STATS": "1"}
+    for _ in range(2):  # (the catalogue built, then settled)
+        assert stree("grep", PLANTED).code == 0
+    target = sessions[1]  # (PLANTED in one of its entries)
+    before = target.stat()
+    data = target.read_bytes()
+    if change.startswith("edited"):
+        with open(target, "r+b") as f:
+            f.write(data.replace(PLANTED.encode(), OTHER.encode()))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert (target.stat().st_size, target.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    elif change == "grown":
+        grow(target, f"and then {OTHER}")
+    elif change.startswith("replaced"):
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(data.replace(PLANTED.encode(), OTHER.encode()))
+        os.replace(other, target)
+        assert target.stat().st_size == before.st_size
+    else:
+        target.unlink()
+    if target.exists():
+        past_the_tick(target)
+    expected = {PLANTED: 4 if change == "grown" else 3, OTHER: 0 if change == "deleted" else 1}
+    for word in (PLANTED, OTHER):
+        r = stree("grep", word, env=env)
+        files = stree("grep", "--no-cache", word)
+        assert (r.code, sorted(r.out.splitlines())) == (files.code, sorted(files.out.splitlines())), (word, r)
+        assert len(r.out.splitlines()) == expected[word], r.out
+        if word == PLANTED:  # (the first grep after the change: only that file read again, whole or its tail)
+            lines = len(target.read_text().splitlines()) if target.exists() else 0
+            assert stats(r)[0] == (1 if change == "grown" else lines), r.err
+        else:
+            assert stats(r) == (0, 0), r.err
 
 
 def terms_and_vocab(home):
@@ -138,6 +187,8 @@ def test_the_words_grep_looks_up_follow_the_index(stree, sessions, isolated_home
 @pytest.mark.parametrize("args", [
     [PLANTED], ["-i", "ZANZIBARQUUX"], ["-w", "timeout"], ["-E", r"zanzi\w+ \w+"], ["-l", "parse_line"],
     ["-c", "quote"], ["-i", "-w", "-c", "The"], ["nothing-like-this-anywhere"], ["-E", "("], ["-l", "-c", "x"],
+    ["--session-dir", "/nowhere", PLANTED], ["--agent-dir=/nowhere", PLANTED], ["--agent-dir", "~/.pi/agent", PLANTED],
+    ["--agent-dir", "/a", "--agent-dir", "/b", PLANTED],
 ])
 def test_the_plain_grep_without_click_says_what_click_says(stree, sessions, args):
     stree("ls", "--all")
@@ -147,9 +198,35 @@ def test_the_plain_grep_without_click_says_what_click_says(stree, sessions, args
     assert fast.code in (0, 1, 2)
 
 
-def test_the_plain_grep_does_not_load_click(stree, sessions):
-    stree("ls", "--all")
-    r = stree("grep", PLANTED, env={"PYTHONPROFILEIMPORTTIME": "1"})
+@pytest.mark.parametrize("where", [[], ["--session-dir", "/nowhere"], ["--agent-dir", "~/.pi/agent"]])
+def test_the_plain_grep_does_not_load_click(stree, sessions, where):
+    stree("ls", "--all")  # (the sessions' rows: their entries are read by the first grep, this one)
+    assert stree("grep", "-l", PLANTED).code == 0
+    r = stree(*where, "grep", PLANTED, env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert r.code == 0 and PLANTED in r.out
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.err.splitlines() if line.startswith("import time:")}
     assert "stree.fastgrep" in imported and "click" not in imported
+    # nor what a plain grep of the catalogue's kept text has no use for
+    assert not imported & {"pathlib", "re", "json", "threading", "msgspec", "stree.core.entrytypes"}, imported
+
+
+@pytest.mark.parametrize("word", [PLANTED, "the"])  # (a few lines, still in the buffer; many)
+def test_the_plain_grep_ends_its_process_having_said_where_its_output_went(stree, sessions, word):
+    """The plain grep ends its process without the interpreter's finalization (stree.entrypoint):
+    its output is flushed first, inside stree's error boundary, so a reader gone is still no
+    error and a full disk still is one."""
+    import subprocess
+
+    assert stree("ls", "--all").code == 0
+    lines = stree("grep", word).out.count("\n")
+    assert lines > 0
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first write
+    p = subprocess.run([sys.executable, "-m", "stree", "grep", word], stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    assert (p.returncode, p.stderr) == (0, b"")
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "stree", "grep", word], stdout=full, stderr=subprocess.PIPE)
+    assert p.returncode == 4 and p.stderr.startswith(b"stree: error:") and b"Traceback" not in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, "-m", "stree", "grep", word], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert (p.returncode, p.stdout.count(b"\n"), p.stderr) == (0, lines, b"")

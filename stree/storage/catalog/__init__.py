@@ -22,6 +22,6 @@ from .sqlite import Catalog  # noqa: F401  (the default backend; sqlite3 itself 
 
 def is_own(path):
     """True when the file at `path` is a catalogue stree made (by its content, not its name)."""
-    from .sqlite import probe
+    from .identity import probe
 
     return probe(path)[0] == "own"

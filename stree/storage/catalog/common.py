@@ -82,35 +82,50 @@ def index_text(text):
     return re.sub("[\ud800-\udfff\x00]", "\ufffd", text)
 
 
-def row_of(values):
-    import json
-
-    row = dict(zip(SESSION_COLUMNS, values))
-    texts = [row[c] for c in JSON_COLUMNS]  # (one JSON array decoded, not one text a column)
-    for c, value in zip(JSON_COLUMNS, json.loads("[" + ",".join("null" if t is None else t for t in texts) + "]")):
-        row[c] = value
-    return row
+def row_of(values, columns=SESSION_COLUMNS):
+    """The session row of the values of `columns` as the database holds them."""
+    return rows_of([values], columns)[0]
 
 
-def rows_of(many):
-    """row_of for many rows: their JSON columns decoded in one json.loads (the catalogue's
-    freshness check reads every session row on each command)."""
-    import json
-
-    many = list(many)
-    jsons = [SESSION_COLUMNS.index(c) for c in JSON_COLUMNS]
-    text = ",".join("null" if values[i] is None else values[i] for values in many for i in jsons)
-    decoded = json.loads("[" + text + "]")
-    if len(decoded) != len(many) * len(jsons):  # (a damaged column holding two values: row by row,
-        return [row_of(values) for values in many]  # so that it shifts no other row's columns)
-    decoded = iter(decoded)
-    out = []
+def rows_of(many, columns=SESSION_COLUMNS):
+    """row_of for many rows (the catalogue's freshness check reads every session row on each
+    command): a JSON column holding a plain string is read as it is, the others decoded in one
+    json.loads (json is not even imported when there are none)."""
+    jsons = [(i, c) for i, c in enumerate(columns) if c in JSON_COLUMNS]
+    out, rest = [], []  # rest: (row, [(column, text)]) of what was left to json
     for values in many:
-        row = dict(zip(SESSION_COLUMNS, values))
-        for c, value in zip(JSON_COLUMNS, decoded):
-            row[c] = value
+        row = dict(zip(columns, values))
+        left = []
+        for i, c in jsons:
+            text = values[i]
+            if text is None:
+                continue
+            inner = text[1:-1] if text.__class__ is str and len(text) > 1 and text[0] == '"' == text[-1] else None
+            if inner is not None and inner.isprintable() and '"' not in inner and "\\" not in inner:
+                row[c] = inner  # (a string without escapes: enc writes every other one with a backslash)
+            else:
+                left.append((c, text))
+        if left:
+            rest.append((row, left))
         out.append(row)
+    if rest:
+        import json
+
+        texts = [text for _, left in rest for _, text in left]
+        decoded = json.loads("[" + ",".join(texts) + "]")
+        if len(decoded) != len(texts):  # (a damaged column holding two values: row by row,
+            for row, left in rest:      # so that it shifts no other row's columns)
+                _decoded(row, left, json.loads("[" + ",".join(text for _, text in left) + "]"))
+        else:
+            decoded = iter(decoded)
+            for row, left in rest:
+                _decoded(row, left, decoded)
     return out
+
+
+def _decoded(row, left, values):
+    for (c, _), value in zip(left, values):
+        row[c] = value
 
 
 def values_of(row):

@@ -4,19 +4,20 @@ directory, this user's.
     <cache>/catalog.sqlite          (+ -wal, -shm while open)
 
 It is stree's by its content, not its name: SQLite's application id (PRAGMA application_id,
-APP_ID) is set when stree makes it, and read from the file's header before anything is
-written to it. A file of that name that is not stree's (another program's database, an
+APP_ID) is set when stree makes it, and read from the file's header (storage.catalog.identity)
+before anything is written to it. A file of that name that is not stree's (another program's database, an
 empty file, a directory) is never written, switched to WAL or deleted: the command warns,
 names it, and answers from the session files. A new catalogue is made whole under a temp
 name (application id, WAL mode, tables) and linked into place, never over a file.
 
 The text index is FTS5, contentless and without positions (`detail=none`): it holds which
-entries contain which words and nothing else, so it stays small; the text itself is read
-again from the session file (by the offset kept per entry) to show and confirm a match.
-A contentless table cannot forget a row, so the rows of a session read again are left in
-it, unreachable: every entry row is numbered <generation> << 32 | <row>, and only the
-entries table (an ordinary table) says which numbers are alive. When dead rows outnumber
-the living, the catalogue is rebuilt.
+entries contain which words and nothing else. Each living entry's text is kept beside it
+(table texts), so a candidate is confirmed and its lines shown without reading the session
+file again or decoding the entry (what a grep of a common word spends its time on: the
+sessions' text is about half their size). A contentless table cannot forget a row, so the
+rows of a session read again are left in it, unreachable: every entry row is numbered
+<generation> << 32 | <row>, and only the entries table (an ordinary table) says which
+numbers are alive. When dead rows outnumber the living, the catalogue is rebuilt.
 
 A session's entries (their text in the index, their usage and ids: stree.storage.catalog.usage)
 are read after its row, by the first command that needs them (grep, `stats --all`, a push):
@@ -33,16 +34,14 @@ the write lock taken does not wait for it (Busy): it answers from what the catal
 and built again; if that fails too the caller reads the files directly (Unavailable)."""
 
 import os
-import stat
 
 from . import usage as usagedb
+from .identity import APP_ID, probe
 from .vocabulary import fresh
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
                      row_of, rows_of, values_of, warn)
 
-SCHEMA = 11  # bump when a table or the meaning of a column changes: the database is rebuilt
-APP_ID = 0x73747265  # "stre": PRAGMA application_id, bytes 68-71 of the file
-MAGIC = b"SQLite format 3\x00"
+SCHEMA = 12  # bump when a table or the meaning of a column changes: the database is rebuilt
 WAIT_MS = 60_000  # `stree catalog --update` waits this long for another writer
 READ_MS = 200  # a reading command: what SQLite itself may take (a checkpoint), never a writer's transaction
 
@@ -57,69 +56,16 @@ _DDL = [
     " parent_session TEXT, headerless INTEGER, path_rows BLOB, error TEXT)",
     "CREATE INDEX sessions_gen ON sessions(gen)",
     "CREATE TABLE entries(rowid INTEGER PRIMARY KEY, off INTEGER, len INTEGER, kind TEXT, ts INTEGER, id TEXT)",
-    "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none,"
+    # each living entry's text and what grep prints with it (a hit is one lookup: fts, then this)
+    "CREATE TABLE texts(rowid INTEGER PRIMARY KEY, kind TEXT, ts INTEGER, id TEXT, text TEXT)",
+    "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none, columnsize=0,"
     " tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
     "CREATE TABLE terms(term TEXT PRIMARY KEY) WITHOUT ROWID",  # the words of vocab, as a plain table
     "CREATE TABLE fresh(rowid INTEGER PRIMARY KEY, text TEXT)",  # text terms does not hold the words of yet
     "CREATE TABLE indexed(rowid INTEGER PRIMARY KEY, rows INTEGER)",  # by generation: the rows whose text is in
 ] + usagedb.DDL  # (the usage of each entry, stats --all's; storage/catalog/usage.py)
-_TABLES = {"meta", "sessions", "entries", "fts", "vocab", "terms", "fresh", "indexed"} | usagedb.TABLES
-# how a catalogue of stree before the application id (schema 7 and older) begins: stree's too
-_LEGACY = ("CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
-           "CREATE TABLE sessions(path TEXT PRIMARY KEY, root TEXT, agent TEXT, state TEXT, gen INTEGER")
-
-
-def probe(path):
-    """('absent' | 'own' | 'legacy' | 'foreign', why): whose file `path` is, from its first
-    100 bytes (SQLite's header), read without SQLite (which might write)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return "absent", None
-    except OSError as e:
-        return "foreign", str(e)
-    if not stat.S_ISREG(st.st_mode):
-        return "foreign", "not a regular file"
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        return "foreign", str(e)
-    try:
-        head = os.pread(fd, 100, 0)
-    finally:
-        os.close(fd)
-    if not head:
-        return "foreign", "an empty file"
-    if len(head) < 100 or not head.startswith(MAGIC):
-        return "foreign", "not an SQLite database"
-    app = int.from_bytes(head[68:72], "big")
-    if app == APP_ID:
-        return "own", None
-    if app == 0 and _legacy(path):
-        return "legacy", None
-    if app:
-        return "foreign", f"an SQLite database of another program, application id 0x{app:08x}"
-    return "foreign", "an SQLite database stree did not make (no application id)"
-
-
-def _legacy(path):
-    """True for a catalogue of an older stree (no application id yet): read-only, immutable
-    (no lock, no -shm made), its schema compared with what that stree wrote."""
-    import sqlite3
-    from urllib.parse import quote
-
-    try:
-        db = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True)
-        try:
-            sql = {r[0]: r[1] or "" for r in db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'")}
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return False
-    return sql.get("meta") == _LEGACY[0] and sql.get("sessions", "").startswith(_LEGACY[1])
-
-
+_TABLES = {"meta", "sessions", "entries", "texts", "fts", "vocab", "terms", "fresh", "indexed"} | usagedb.TABLES
 FOREIGN_HINT = ("move it out of stree's cache directory (stree then makes its own there), "
                 "or set STREE_CACHE_DIR to another directory")
 
@@ -293,15 +239,27 @@ class Catalog:
         except _errors() as e:
             raise Unavailable(f"catalogue {self.path}: {e}") from None
 
-    def rows(self, paths=None):
-        """path -> session row (a dict of SESSION_COLUMNS), for `paths` or all."""
+    def rows(self, paths=None, columns=SESSION_COLUMNS):
+        """path -> session row (a dict of `columns`: all of SESSION_COLUMNS unless fewer are
+        wanted), for `paths` or all."""
         def read():
-            cur = self.db.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions")
+            cur = self.db.execute(f"SELECT {', '.join(columns)} FROM sessions")
             out = {}
             wanted = None if paths is None else set(paths)
-            for row in rows_of(cur):
+            for row in rows_of(cur, columns):
                 if wanted is None or row["path"] in wanted:
                     out[row["path"]] = row
+            return out
+        return self.guard(read)
+
+    def path_rows(self, gens):
+        """{gen: path_rows} of the sessions of `gens` (the rows of their active paths)."""
+        def read():
+            wanted, out = sorted(gens), {}
+            for i in range(0, len(wanted), 500):  # (SQLite's limit of parameters is far above)
+                part = wanted[i:i + 500]
+                marks = ",".join("?" * len(part))
+                out.update(self.db.execute(f"SELECT gen, path_rows FROM sessions WHERE gen IN ({marks})", part))
             return out
         return self.guard(read)
 
@@ -372,6 +330,7 @@ class Catalog:
         if gen is not None:
             lo = gen << ROW_BITS
             n = db.execute("DELETE FROM entries WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << ROW_BITS))).rowcount
+            db.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << ROW_BITS)))
             if n > 0:
                 db.execute("UPDATE meta SET value=value+? WHERE key='dead'", (n,))
             usagedb.forget(db, gen)
@@ -390,6 +349,9 @@ class Catalog:
         db.executemany("INSERT OR REPLACE INTO entries(rowid, off, len, kind, ts, id) VALUES (?, ?, ?, ?, ?, ?)",
                        [(base + row, off, length, as_text(kind), ts, as_text(id))
                         for row, off, length, kind, ts, id, _ in items])
+        db.executemany("INSERT OR REPLACE INTO texts(rowid, kind, ts, id, text) VALUES (?, ?, ?, ?, ?)",
+                       [(base + row, as_text(kind), ts, as_text(id), as_text(text))
+                        for row, _, _, kind, ts, id, text in items])
         db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)",
                        [(base + row, index_text(text)) for row, _, _, _, _, _, text in items])
         fresh(db, base, items)
@@ -469,19 +431,24 @@ class Catalog:
 
     def matching(self, query, gens):
         """(gen, row, offset, length, kind, ts, id) of the living entries the FTS5 `query`
-        matches (every living entry when query is None), in the sessions of `gens`."""
+        matches, in the sessions of `gens`, each with its text kept (offset and length None: the
+        file is not read again); every living entry when query is None, without its text (the
+        file read again, a session at a time: the whole catalogue's text is not held at once)."""
         def read():
+            mask, out = (1 << ROW_BITS) - 1, []
             if query is None:
-                cur = self.db.execute("SELECT rowid, off, len, kind, ts, id FROM entries ORDER BY rowid")
-            else:
-                cur = self.db.execute("SELECT e.rowid, e.off, e.len, e.kind, e.ts, e.id FROM fts JOIN entries e "
-                                      "ON e.rowid = fts.rowid WHERE fts MATCH ? ORDER BY e.rowid", (query,))
-            mask = (1 << ROW_BITS) - 1
-            out = []
-            for rowid, off, length, kind, ts, id in cur:
-                gen = rowid >> ROW_BITS
-                if gen in gens:
-                    out.append((gen, rowid & mask, off, length, from_text(kind), ts, from_text(id)))
+                for rowid, off, length, kind, ts, id in self.db.execute("SELECT rowid, off, len, kind, ts, id "
+                                                                        "FROM entries ORDER BY rowid"):
+                    if rowid >> ROW_BITS in gens:
+                        out.append((rowid >> ROW_BITS, rowid & mask, off, length, from_text(kind), ts, from_text(id)))
+                return out
+            for rowid, kind, ts, id, text in self.db.execute("SELECT t.rowid, t.kind, t.ts, t.id, t.text FROM fts JOIN "
+                                                             "texts t ON t.rowid = fts.rowid WHERE fts MATCH ? "
+                                                             "ORDER BY fts.rowid", (query,)):
+                if rowid >> ROW_BITS in gens:
+                    if str is not kind.__class__ or str is not id.__class__ or str is not text.__class__:
+                        kind, id, text = from_text(kind), from_text(id), from_text(text)  # (lone surrogates)
+                    out.append((rowid >> ROW_BITS, rowid & mask, None, None, kind, ts, id, text))
             return out
         return self.guard(read)
 

@@ -13,8 +13,6 @@ Values are kept as they were read (an int stays an int, a float a float: the col
 type affinity), so the sums are the file's to the last bit; an int SQLite cannot hold is kept
 as its text."""
 
-import json
-
 from .common import ROW_BITS, as_text, from_text
 
 DDL = [
@@ -43,6 +41,8 @@ def put(db, gen, start, usages, ids, sums):
         db.executemany("INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        [(base + row, as_text(key), ms, *map(_value, values)) for row, key, ms, values in usages])
     if ids:
+        import json
+
         db.execute("INSERT OR REPLACE INTO ids VALUES (?, ?)", (base + start, json.dumps(ids)))
     db.execute("INSERT OR REPLACE INTO sums VALUES (?, ?)", (gen, sums))
 
@@ -75,6 +75,8 @@ def sums(db, gens):
 
 def ids_of(db, gen):
     """The ids of the session `gen`'s entries, by row."""
+    import json
+
     lo = gen << ROW_BITS
     out = []
     for (chunk,) in db.execute("SELECT ids FROM ids WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
