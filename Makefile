@@ -86,7 +86,7 @@ apt-tools:
 man: $(VENV)/.installed
 	$(BIN)/python tools/gen_man.py man
 
-# stree/data/complete_table.json (what `stree __complete` reads) and argv_table.txt (what the fast
+# stree/data/complete_table.json (what `stree __complete` reads) and stree/argv_table.py (what the fast
 # paths read a command line with: stree.argv) from the click definitions
 complete-table: $(VENV)/.installed
 	$(BIN)/python tools/gen_complete_table.py

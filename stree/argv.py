@@ -1,47 +1,42 @@
 """A command line read without click, for the fast paths (stree.entrypoint, stree.fastread,
-stree.fastwrite), from the grammar generated from the click definitions
-(data/argv_table.txt, written with the completion table by tools/gen_complete_table.py; a
-test fails when it is stale): the same spellings, dests, choices and operand counts as
-click's, so a plain command line gives what click would give the command.
+stree.fastwrite, stree.fastgrep, stree.fastpush), from the grammar generated from the click
+definitions (stree/argv_table.py, written with the completion table by
+tools/gen_complete_table.py; a test fails when it is stale): the same spellings, dests,
+choices and operand counts as click's, so a plain command line gives what click would give
+the command.
 
 Only plain spellings are read: `--opt VALUE`, `--opt=VALUE`, `-o VALUE`, flags alone. Anything
 else (another option, an option given twice, a value click would refuse, `--`, `-oVALUE`,
 --help) is None: click reads the command line again and does the whole job, errors included.
-The global options read here are those stree.globalopts marks `fast`. Imports no click."""
-
-import os
-
-TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "argv_table.txt")
+The global options read here are those stree.globalopts marks `fast`, or those the caller
+answers (fastgrep: --catalog, --agent-dir, --session-dir). Imports no click, nor json."""
 
 
 def grammar(command):
     """({spelling: [dest, takes, choices]} of the global options, {"options": {...}, "operands":
     most or None} of `command`, or None when there is no such command). `takes`: flag, off (a
     flag's --no- spelling), value, count (a number, 0 or more)."""
-    import json
+    from .argv_table import COMMANDS, GLOBAL
 
-    with open(TABLE, encoding="utf-8") as f:
-        version, _, options = f.readline().partition("\t")
-        lead = command + "\t"
-        for line in f:
-            if line.startswith(lead):
-                return json.loads(options), json.loads(line[len(lead):])
-    return json.loads(options), None
+    return GLOBAL, COMMANDS.get(command)
 
 
-def parse(argv, commands):
+def parse(argv, commands, answered=None):
     """(command, {dest: value}, operands) of a plain `[global options] COMMAND [options]
     [operands]` (global options may also follow the command, as click takes them), or None.
-    `commands`: {command: the dests of its options the caller answers}."""
-    from .globalopts import fast_dests
-
+    `commands`: {command: the dests of its options the caller answers}; `answered`: the dests
+    of the global options it answers (default: those stree.globalopts marks `fast`)."""
     i = 0
     got = {}
     start = [w for w in argv if w in commands][:1]
     if not start:
         return None
     globals_, spec = grammar(start[0])
-    fast = fast_dests()
+    if answered is None:
+        from .globalopts import fast_dests
+
+        answered = fast_dests()
+    fast = answered
     globals_ = {s: row for s, row in globals_.items() if row[0] in fast}
     while i < len(argv) and argv[i] not in commands:
         i = _option(argv, i, globals_, got)

@@ -195,7 +195,7 @@ def _value_kind(source, row, param, command):
         row["choices"] = source.choices(param)
 
 
-# -- the command line's grammar, for the fast paths (stree.argv: data/argv_table.txt) ----------------------
+# -- the command line's grammar, for the fast paths (stree.argv: stree/argv_table.py) ----------------------
 
 def argv_table():
     """What stree.argv reads a command line with, without click: each option's spelling ->
@@ -233,13 +233,13 @@ def argv_table():
 
 
 def argv_table_text():
-    """The text of stree/data/argv_table.txt: a first line `version TAB global options (JSON)`,
-    then a line `command TAB its grammar (JSON)` for each command (a command line is read
-    with two of them decoded: stree.argv)."""
+    """The source of stree/argv_table.py: the grammar as Python literals, a command a line (a
+    module: its bytecode is cached, and reading it needs no json, which the plainest grep does
+    without)."""
     table = argv_table()
-
-    def dumps(data):
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    lines = [f"{table['version']}\t{dumps(table['global'])}"]
-    lines += [f"{name}\t{dumps(grammar)}" for name, grammar in table["commands"].items()]
-    return "\n".join(lines) + "\n"
+    lines = ['"""The command line\'s grammar the fast paths read (stree.argv), generated from the click',
+             "definitions by tools/gen_complete_table.py (`make complete-table`; a test fails when it is",
+             'stale). Do not edit."""', "",
+             f"GLOBAL = {table['global']!r}", "COMMANDS = {"]
+    lines += [f"    {name!r}: {grammar!r}," for name, grammar in table["commands"].items()]
+    return "\n".join(lines + ["}"]) + "\n"

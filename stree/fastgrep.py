@@ -1,9 +1,10 @@
 """`stree grep` answered without click (its import is half of a warm grep's time).
 
-Only `grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags apart, in any order, before or after
-PATTERN), with no global option but --catalog URL, --agent-dir DIR and --session-dir DIR (each
-once, before or after `grep`, as click takes them; --session-dir only names where -s looks, so
-a grep of every session reads nothing of it), into a pipe or a file (a terminal has colour and
+Only `grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags, in their short or long spellings,
+in any order, before or after PATTERN), with no global option but --catalog URL, --agent-dir
+DIR and --session-dir DIR (each once, before or after `grep`, as click takes them;
+--session-dir only names where -s looks, so a grep of every session reads nothing of it), read
+by stree.argv with the grammar generated from click, into a pipe or a file (a terminal has colour and
 a pager: click's). A shared catalogue (--catalog, STREE_CATALOG, the config) is asked as
 the command asks it; its server failing or refusing is said here (exit 5), not asked twice.
 The search is the command's (stree.core.grep_sessions.Grep) and so is each line
@@ -18,54 +19,22 @@ import sys
 
 from .format.terminal import inert
 
-FLAGS = {"-i": "ignore_case", "-w": "word", "-E": "regex", "-l": "files_only", "-c": "count"}
-GLOBAL = {"--catalog": "catalog", "--agent-dir": "agent_dir", "--session-dir": "session_dir"}  # (values)
+OPTIONS = {"ignore_case", "word", "regex", "files_only", "count"}  # grep's, answered here (-i -w -E -l -c and
+#   their long spellings: stree.argv's table, generated from click)
+GLOBAL = {"catalog", "agent_dir", "session_dir"}  # the global options answered here
 ENV_OFF = ("STREE_NO_FAST", "STREE_DEBUG", "STREE_NO_CACHE")
 
 
-def catalog_option(argv):
-    """(the URL of a leading `--catalog URL` or `--catalog=URL`, the rest of `argv`), else
-    (None, argv)."""
-    if argv[:1] == ["--catalog"] and len(argv) > 1:
-        return argv[1], argv[2:]
-    if argv[:1] and argv[0].startswith("--catalog="):
-        return argv[0][len("--catalog="):], argv[1:]
-    return None, argv
-
-
-def global_options(argv):
-    """({dest: value} of the GLOBAL options in `argv`, `--opt VALUE` or `--opt=VALUE`, each
-    once; the rest of argv), or None."""
-    got, rest, i = {}, [], 0
-    while i < len(argv):
-        name, eq, value = argv[i].partition("=")
-        if name not in GLOBAL:
-            rest.append(argv[i])
-        elif GLOBAL[name] in got or (not eq and i + 1 == len(argv)):
-            return None
-        else:
-            if not eq:
-                i += 1
-                value = argv[i]
-            got[GLOBAL[name]] = value
-        i += 1
-    return got, rest
-
-
 def parse(argv):
-    """({flag: True}, PATTERN) of a plain `grep` command line, or None."""
-    if argv[:1] != ["grep"]:
+    """({dest: value}, PATTERN) of a plain grep command line (stree.argv), or None."""
+    from .argv import parse as plain
+
+    parsed = plain(argv, {"grep": OPTIONS}, GLOBAL)
+    if parsed is None:
         return None
-    got, operands = {}, []
-    for arg in argv[1:]:
-        if arg in FLAGS:
-            got[FLAGS[arg]] = True
-        elif arg.startswith("-") or operands:
-            return None
-        else:
-            operands.append(arg)
-    if len(operands) != 1 or (got.get("files_only") and got.get("count")):
-        return None
+    _, got, operands = parsed
+    if len(operands) != 1 or (got.get("files_only") and got.get("count")) or got.get("catalog") == "":
+        return None  # (click's to say)
     return got, operands[0]
 
 
@@ -73,15 +42,14 @@ def run(argv):
     """The exit code of a grep answered here, or None: click answers it."""
     if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty():
         return None
-    options = global_options(argv)
-    parsed = parse(options[1]) if options is not None else None
-    if parsed is None or options[0].get("catalog") == "":
+    parsed = parse(argv)
+    if parsed is None:
         return None
-    url = options[0].get("catalog")
+    got, pattern = parsed
+    url = got.pop("catalog", None)
     if url is not None:  # (as click's --catalog sets it, for every layer)
         os.environ["STREE_CATALOG"] = url
-    got, pattern = parsed
-    got["agent_dir"] = options[0].get("agent_dir")
+    got.pop("session_dir", None)  # (it only names where -s looks: a grep of every session reads nothing of it)
     from .errors import StreeError
 
     try:

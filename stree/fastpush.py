@@ -1,7 +1,7 @@
 """`stree catalog push` answered without click (its import is a fifth of a push that sends
 one grown file; psycopg's is most of the rest).
 
-Only `[--catalog URL] catalog push`, no other option, into a pipe or a file (a terminal:
+Only `[--catalog URL] catalog push` (--catalog before or after, read by stree.argv), no other option, into a pipe or a file (a terminal:
 click's). The push is the command's (stree.core.catalog_shared.push_record) and so is what it
 prints (stree.output.catalog_push); errors are said by stree's one boundary
 (stree.errors.guarded), as click's path says them. STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE/
@@ -18,11 +18,12 @@ def run(argv):
     """The exit code of a push answered here, or None: click answers it."""
     if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty():
         return None
-    from .fastgrep import catalog_option
+    from .argv import parse
 
-    url, argv = catalog_option(argv)
-    if argv != ["catalog", "push"] or url == "":
+    parsed = parse(argv, {"catalog": set()}, {"catalog"})  # (stree.argv: the grammar generated from click)
+    if parsed is None or parsed[2] != ["push"] or parsed[1].get("catalog") == "":
         return None
+    url = parsed[1].get("catalog")
     if url is not None:  # (as click's --catalog sets it, for every layer)
         os.environ["STREE_CATALOG"] = url
     from .core.catalog_shared import configured

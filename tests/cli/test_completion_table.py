@@ -14,7 +14,7 @@ from conftest import ROOT, run_stree
 from test_completion import project  # noqa: F401  (the fixture: two sessions of a project, one elsewhere)
 
 TABLE = ROOT / "stree" / "data" / "complete_table.json"
-ARGV_TABLE = ROOT / "stree" / "data" / "argv_table.txt"
+ARGV_TABLE = ROOT / "stree" / "argv_table.py"
 
 
 def test_checked_in_table_is_a_fresh_generation():
@@ -29,7 +29,7 @@ def test_the_generator_writes_the_table(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text()) == json.loads(TABLE.read_text())
-    assert (tmp_path / "argv_table.txt").read_text() == ARGV_TABLE.read_text()
+    assert (tmp_path / "argv_table.py").read_text() == ARGV_TABLE.read_text()
 
 
 def test_checked_in_argv_table_is_a_fresh_generation():
