@@ -3,11 +3,11 @@
 Only `grep [-i] [-w] [-E] [-l] [-c] PATTERN` (those flags, in their short or long spellings,
 in any order, before or after PATTERN), with no global option but --catalog URL, --agent-dir
 DIR and --session-dir DIR (each once, before or after `grep`, as click takes them;
---session-dir only names where -s looks, so a grep of every session reads nothing of it), read
-by stree.argv with the grammar generated from click, into a pipe or a file (a terminal has colour and
-a pager: click's). A shared catalogue (--catalog, STREE_CATALOG, the config) is asked as
-the command asks it; its server failing or refusing is said here (exit 5), not asked twice.
-The search is the command's (stree.core.grep_sessions.Grep) and so is each line
+--session-dir only names where -s looks, so a grep of every session reads nothing of it),
+read by stree.argv with the grammar generated from click, into a pipe or a file (a terminal
+has colour and a pager: click's). A shared catalogue (--catalog, STREE_CATALOG, the config)
+is asked as the command asks it; its server failing or refusing is said here (exit 5), not
+asked twice. The search is the command's (stree.core.grep_sessions.Grep) and so is each line
 (stree.output.grepline); nothing is written until it is done. Anything unusual (another
 option or spelling, a PATTERN starting with '-', an error or a warning of any kind,
 STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE) returns None before a byte is
