@@ -1,8 +1,8 @@
 """`stree catalog push` answered without click (its import is a fifth of a push that sends
 one grown file; psycopg's is most of the rest).
 
-Only `[--catalog URL] catalog push` (--catalog before or after, read by stree.argv), no other option, into a pipe or a file (a terminal:
-click's). The push is the command's (stree.core.catalog_shared.push_record) and so is what it
+Only `[--catalog URL] catalog push` (--catalog before or after, read by stree.argv), no other
+option, into a pipe or a file (a terminal: click's). The push is the command's (stree.core.catalog_shared.push_record) and so is what it
 prints (stree.output.catalog_push); errors are said by stree's one boundary
 (stree.errors.guarded), as click's path says them. STREE_NO_FAST/STREE_DEBUG/STREE_NO_CACHE/
 STREE_DEBUG_STATS: click does the whole job; tests/cli/test_catalog_push_fast.py compares the

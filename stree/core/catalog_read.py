@@ -214,7 +214,8 @@ def _fill(cat, session, tree, fd, st, old, row, content):
                name=tree.name(), first_message=first, created=header.get("timestamp"),
                activity=activity, entries=n, messages=list(nodes.col("type")).count("message"),
                branch_points=sum(1 for c in parents.values() if c > 1),
-               labels=json.dumps(sorted({v for v in tree.labels.values() if isinstance(v, str)})), models=json.dumps(sorted(models)),
+               labels=json.dumps(sorted({v for v in tree.labels.values() if isinstance(v, str)})),
+               models=json.dumps(sorted(models)),
                parent_session=header.get("parentSession"), headerless=int(session.headerless),
                path_rows=array("i", path_rows).tobytes(), **totals)
     _identity(row, fd, st, covered)

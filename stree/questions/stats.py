@@ -127,8 +127,9 @@ def _all(place, shown, usage, since, until):
     sessions = sorted(across.sessions, key=lambda s: (-s[2].cost, -s[2].tokens, s[1]))
     rows = [(f"{str(sid)[:8]}  {title}",
              t.record("session", sid, path=path, name=name, cwd=cwd)) for sid, path, t, name, cwd, title in sessions]
-    return ([("all sessions", [(f"{len(sessions)} session" + ("" if len(sessions) == 1 else "s"), across.total.record("total", None))]),
-             ("by session", rows)] + _model_day_sections(across.models, across.days))
+    counted = f"{len(sessions)} session" + ("" if len(sessions) == 1 else "s")
+    return ([("all sessions", [(counted, across.total.record("total", None))]), ("by session", rows)]
+            + _model_day_sections(across.models, across.days))
 
 
 def _read_all(shown, usage, found, since, until):

@@ -184,8 +184,10 @@ QUESTIONS = [
              "is a record: on a long session narrow it (filter user-only, search, max_count). A long answer comes "
              "in pages: `nextCursor` is set when more rows follow; pass it as `cursor` for the next page.",
              _paged(records("rows", GRAPH_FIELDS, "the rows of the drawing, top to bottom")))),
-    Question("show", answers.show, [_session(), _revisions("[REV|RANGE...]", "The entries to show, each a revision, or a "
-                                                   "range A..B / A...B (its every entry, newest first).")],
+    Question("show", answers.show, [
+        _session(),
+        _revisions("[REV|RANGE...]", "The entries to show, each a revision, or a range A..B / A...B (its every "
+                                     "entry, newest first).")],
              serve=("show", "records"),
              mcp=("show", "entries", "Show entries in full",
                   "Entries in full, as they are in the session file (migrated to version 3): the message with all "
