@@ -1,3 +1,7 @@
+"""`stree context`: the context question's command (stree.questions: its arguments and
+answer), drawn for people. The same concept one layer down, the context itself:
+stree.core.context."""
+
 import click
 
 from .adapter import answer, parameters, question

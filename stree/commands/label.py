@@ -1,3 +1,6 @@
+"""`stree label`: the label list (the labels question) and the label writes. The same concept one
+layer down, the label entries appended under the lock: stree.writing.label."""
+
 import click
 
 from .adapter import answer, question

@@ -1,3 +1,7 @@
+"""`stree replay`: re-ask a model at each turn and compare, or serve the recording. The same
+concept one layer down, what it prints: stree.output.replay; the replay itself:
+stree.core.replay_*."""
+
 import json
 import signal
 import sys

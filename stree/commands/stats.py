@@ -1,3 +1,6 @@
+"""`stree stats`: the stats question's command, drawn as tables (stree.output.usage_tables). The
+same concept one layer down, the sections themselves: stree.questions.stats."""
+
 import click
 
 from .adapter import Place, checked, parameters, question

@@ -1,4 +1,5 @@
-"""The context pi sends to the model: messages projected from entries, and the latest edits."""
+"""The context pi sends to the model: messages projected from entries, and the latest edits.
+The same concept one layer up is the command that shows it, stree.commands.context."""
 
 from ..format.timestamp import ts_millis
 from ..storage import register_counters

@@ -1,7 +1,8 @@
 """The read tools: each read question MCP is offered (stree.questions: list_sessions, log, tree,
 show, context, labels, grep) as a Tool whose arguments' schema is made from the question's, and
 whose result is the records of the matching CLI command's --json. This is the adapter: a bad
-argument is a usage error naming it; tree's answer comes in pages."""
+argument is a usage error naming it; tree's answer comes in pages. (The same word, the reads,
+one layer down: stree.output.reads, the lines the read commands print for people.)"""
 
 from ..errors import UsageError
 from ..questions import questions

@@ -1,5 +1,6 @@
 """The MCP server over stdio, with the official `mcp` SDK (2.x, its low-level Server: stree gives
-each tool's schemas itself). Imported only by `stree serve --mcp`.
+each tool's schemas itself). Imported only by `stree serve --mcp`. The same concept for pi's
+RPC framing is stree.service.server (`stree serve` without --mcp).
 
 The SDK's event loop runs on a thread of its own, so it answers `ping` and reads
 `notifications/cancelled` while a tool runs; every tool call runs on the main thread, one at a

@@ -1,4 +1,5 @@
-"""What `stree replay` prints: the table of turns, its summary, and the JUnit XML report."""
+"""What `stree replay` prints: the table of turns, its summary, and the JUnit XML report. The
+same concept one layer up is the command, stree.commands.replay."""
 
 from ..format.terminal import inert
 

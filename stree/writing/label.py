@@ -1,5 +1,6 @@
 """Setting and clearing labels: the write of `stree label NAME [REV]` and `label -d`, shared by
-the click command and the fast path (stree.fastwrite)."""
+the click command and the fast path (stree.fastwrite). The same concept one layer up is the
+command, stree.commands.label."""
 
 from ..core.labels import clear_changes, label_changes, label_entries
 from ..format.terminal import inert

@@ -107,6 +107,25 @@ def test_no_module_is_over_500_lines():
     assert not long, long
 
 
+def test_modules_that_share_a_name_say_why():
+    """Two modules of one name in two layers are the same concept at two depths, and one of
+    their docstrings names the other (issue 23: core/context.py and commands/context.py); a
+    new module that takes a name already used elsewhere fails here until its docstring says
+    how the two relate."""
+    by_name = {}
+    for path in sorted((ROOT / "stree").rglob("*.py")):
+        if "__pycache__" not in path.parts and path.name not in ("__init__.py", "__main__.py"):
+            by_name.setdefault(path.name, []).append(path)
+    silent = []
+    for name, paths in by_name.items():
+        for a, b in ((a, b) for i, a in enumerate(paths) for b in paths[i + 1:]):
+            dotted = {p: ".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (a, b)}
+            docs = {p: ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or "" for p in (a, b)}
+            if dotted[b] not in docs[a] and dotted[a] not in docs[b]:
+                silent.append(f"{dotted[a]} / {dotted[b]}")
+    assert not silent, silent
+
+
 @pytest.mark.skipif(not shutil.which("lint-imports", path=str(Path(sys.executable).parent)),
                     reason="import-linter is not installed (pip install -e .[test])")
 def test_the_layer_contracts_are_kept():

@@ -1,6 +1,6 @@
 """pi-ai 1.6.0's anthropic-messages convertMessages and buildParams (an API key, not an
 OAuth token; cache retention "short"): messages added one at a time, the body taken at any
-point."""
+point. The same API one layer down, the body sent over HTTP: stree.providers.anthropic."""
 
 from .transform import blocks, sanitize, text_of
 

@@ -1,5 +1,6 @@
 """pi-ai 1.6.0's openai-completions convertMessages and buildParams, with the defaults
-detectCompat gives a server: messages added one at a time, the body taken at any point."""
+detectCompat gives a server: messages added one at a time, the body taken at any point. The
+same API one layer down, the body sent over HTTP: stree.providers.openai."""
 
 import json
 

@@ -1,8 +1,9 @@
 """The usage the SQLite catalogue keeps per entry, so that `stats --all` sums every session
 without reading its file (stree.core.catalog_refresh fills it, stree.core.stats_catalog reads it).
 
-    usage   one row per entry that records usage (format.usage.usage_of): its model key,
-            its time (epoch ms) and its five values, as stats reads them from the file;
+    usage   one row per entry that records usage (stree.format.usage.usage_of, the same
+            concept one layer down: an entry's usage as read): its model key, its time
+            (epoch ms) and its five values, as stats reads them from the file;
             numbered as the entries are (<generation> << 32 | <row>)
     ids     the ids of every entry of a session in file order, a chunk per read (numbered
             <generation> << 32 | <first row>): what a family of forks shares is counted once

@@ -1,6 +1,7 @@
 """A patched `log --graph` output added to the end of the kept file it patches
 (stree.storage.keptgraph.file: the layout), so that a patch
-writes what it drew, never the ranges it keeps."""
+writes what it drew, never the ranges it keeps. (The same act on another file as
+stree.writing.append, which appends entries to a session file.)"""
 
 import os
 from binascii import crc32
