@@ -1,7 +1,7 @@
-"""The read questions, each once: log rows, tree, show, context, labels, rev-parse, grep and the
-session list, with their arguments, the checks of arguments that do not go together, and their
+"""The read questions, each once: log rows, tree, show, context, labels, rev-parse, grep, the
+session list and stats, with their arguments, the checks of arguments that do not go together, and their
 records' schemas (what `stree serve`, MCP and the commands answer, the records of the matching
-command's --json). Their answers are answers.py's."""
+command's --json). Their answers are answers.py's (stats: stats.py)."""
 
 from . import answers, stats
 from ..core.entrytypes import grepped
@@ -46,14 +46,23 @@ def _log_check(args):
     _dates_check(args)
 
 
-def _dates_check(args):
-    """since and until, each a date (core.grep_match.parse_when) or refused."""
-    from ..core.grep_match import parse_when
+def _dates_check(args, usage=False):
+    """since and until, each a date or refused: as grep and log read them (core.grep_match.
+    parse_when: ages too), or with `usage` as stats does (core.usage_totals.parse_bound)."""
+    if usage:
+        from ..core.usage_totals import parse_bound
 
+        def parse(value, name):
+            return parse_bound(value, end=name == "until", option="\0")
+    else:
+        from ..core.grep_match import parse_when
+
+        def parse(value, name):
+            return parse_when(value, "\0")
     for name in ("since", "until"):
         if args.get(name) is not None:
             try:
-                parse_when(args[name], "\0")
+                parse(args[name], name)
             except StreeError as e:
                 raise Refused(_named(str(e)), name, hint=e.hint) from None
 
@@ -95,14 +104,7 @@ def _stats_check(args):
     if args.get("all") and args.get("revision"):
         raise Refused("{0} sums every session; it takes no revision", "all",
                       hint="'stree stats REV' for a path or range of one session")
-    from ..core.usage_totals import parse_bound
-
-    for name in ("since", "until"):
-        if args.get(name) is not None:
-            try:
-                parse_bound(args[name], option="\0")
-            except StreeError as e:
-                raise Refused(_named(str(e)), name, hint=e.hint) from None
+    _dates_check(args, usage=True)
 
 
 def _paged(schema):
