@@ -24,8 +24,9 @@ EXIT_CODES = [
 ]
 
 
-class StreeError(Exception):
-    """An error to print as one line on stderr and exit with `code`."""
+class _Said:
+    """What stree's error boundaries print: one line on stderr (a hint below it), then exit with
+    `code`."""
 
     code = BAD_FILE
     traceback = True  # --debug shows where it was raised
@@ -37,11 +38,20 @@ class StreeError(Exception):
         self.hint = hint
 
 
-class Stopped(StreeError):
+class StreeError(_Said, Exception):
+    """An error to print as one line on stderr and exit with `code`."""
+
+
+class Stopped(_Said, BaseException):
     """Work stopped from outside while under way: a client's cancellation, a request's deadline,
     a regular expression past its time (stree.core.budget raises them from a timer, wherever the
-    work is). Never news about a file: code that treats a failure as "not there" (a damaged
-    cache is a miss) lets these through."""
+    work is). Never news about a file, so a BaseException, as KeyboardInterrupt is: code that
+    treats a failure as "not there" (`except Exception`, `except StreeError`: a damaged cache is
+    a miss, an unreadable file is listed as such) cannot take one for that. The error
+    boundaries catch REPORTED."""
+
+
+REPORTED = (StreeError, Stopped)  # what an error boundary says as stree's one line (and exit code)
 
 
 class NotFound(StreeError):
@@ -119,7 +129,7 @@ def guarded(work, clean, debug=False):
     except KeyboardInterrupt:
         say("stree: interrupted")
         return INTERRUPTED
-    except StreeError as e:
+    except REPORTED as e:
         if debug and e.traceback:
             import traceback
 

@@ -50,7 +50,7 @@ def run(argv):
     if url is not None:  # (as click's --catalog sets it, for every layer)
         os.environ["STREE_CATALOG"] = url
     got.pop("session_dir", None)  # (it only names where -s looks: a grep of every session reads nothing of it)
-    from .errors import StreeError
+    from .errors import REPORTED
 
     try:
         text, found = _search(got, pattern)
@@ -59,7 +59,7 @@ def run(argv):
         from .errors import INTERRUPTED
 
         return INTERRUPTED
-    except StreeError as e:
+    except REPORTED as e:
         from .core.catalog_shared import EXIT
 
         said = getattr(e, "said", "")

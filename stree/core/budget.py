@@ -18,15 +18,17 @@ CLI commands, serve's requests and MCP's tool calls all run on the main thread."
 import os
 import time
 
-from ..errors import Stopped, UsageError
+from ..errors import USAGE, Stopped
 
 TICK = 0.05  # seconds between checks while something is watched
 REGEX_TIMEOUT = 5.0  # seconds one regular expression may spend on one line (STREE_REGEX_TIMEOUT)
 REQUEST_TIMEOUT = 300.0  # seconds a server request may run (STREE_REQUEST_TIMEOUT)
 
 
-class RegexTimeout(UsageError, Stopped):
-    """A regular expression that took longer than its budget on one line (exit 2)."""
+class RegexTimeout(Stopped):
+    """A regular expression that took longer than its budget on one line (exit 2, a usage error)."""
+
+    code = USAGE
 
 
 class Cancelled(Stopped):
@@ -64,26 +66,41 @@ def regex_limit():
     return env_seconds("STREE_REGEX_TIMEOUT", REGEX_TIMEOUT)
 
 
+def _finalizing(frame):
+    """True when the tick came inside a finalizer (a `__del__` the collector ran in the middle
+    of the work): what is raised there is printed and dropped by Python, the stop lost."""
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _tick(signum, frame):
     s = _state
     now = time.monotonic()
-    if s.regex is not None and now - s.regex[1] > s.regex_limit:
+    regex = s.regex is not None and now - s.regex[1] > s.regex_limit
+    cancelled = not s.shield and s.cancelled is not None and s.cancelled.is_set()
+    late = not s.shield and s.deadline is not None and now > s.deadline
+    # (under shield: a write to a shared file under way, stopped after it, at the next tick)
+    if not (regex or cancelled or late) or _finalizing(frame):
+        return  # (nothing to stop; or stopped at the next tick, once the finalizer is done)
+    if regex:
         text = s.regex[0]
         s.regex = None
         raise RegexTimeout(f"grep -E {text!r}: the pattern ran for more than {s.regex_limit:g} s on one line "
                            "(it backtracks without end: nested repetition like (a+)+)",
                            hint="simplify the pattern (no repetition inside a repetition), or raise "
                                 "STREE_REGEX_TIMEOUT")
-    if s.shield:
-        return  # (a write to a shared file under way: stopped after it, at the next tick)
-    if s.cancelled is not None and s.cancelled.is_set():
+    if cancelled:
         s.cancelled = None
         raise Cancelled("the request was cancelled by the client")
-    if s.deadline is not None and now > s.deadline:
-        what, s.deadline = s.deadline_what, None
-        raise DeadlineExceeded(f"{what} ran past its deadline and was stopped",
-                               hint="ask for less (maxCount, a narrower revision or pattern), or raise "
-                                    "STREE_REQUEST_TIMEOUT")
+    what, s.deadline = s.deadline_what, None
+    raise DeadlineExceeded(f"{what} ran past its deadline and was stopped",
+                           hint="ask for less (maxCount, a narrower revision or pattern), or raise "
+                                "STREE_REQUEST_TIMEOUT")
 
 
 class watch:

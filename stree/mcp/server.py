@@ -14,7 +14,7 @@ import queue
 import threading
 
 from .. import __version__
-from ..errors import INTERNAL, StreeError
+from ..errors import INTERNAL, REPORTED, StreeError
 from ..format.terminal import inert
 from ..output.modes import to_json
 from .reads import offered
@@ -52,7 +52,7 @@ def sdk():
 
 def error_result(types, e):
     """A tool error (isError) carrying stree's message, its hint and its exit code."""
-    if isinstance(e, StreeError):
+    if isinstance(e, REPORTED):
         message, hint, code = str(e), e.hint, e.code
     else:  # a bug in stree: the server goes on, the client hears what broke
         message, hint, code = f"internal error: {type(e).__name__}: {e}", None, INTERNAL
@@ -88,7 +88,7 @@ class Job:
         except MemoryError:
             self.error = StreeError(f"the {self.tool.name} tool's answer did not fit in memory", code=2,
                                     hint="ask for less: max_count, filter, search, or a cursor page")
-        except Exception as e:
+        except (Exception, *REPORTED) as e:
             self.error = e
         finally:
             from ..core.budget import settle

@@ -6,7 +6,7 @@ tick raises in it); it then fails alone (errorCode timeout / cancelled), as it d
 runs out of memory (too_large), and the server answers the next request. A write is never
 cut short: appends are quick, and navigate_tree's summary has abort_branch_summary."""
 
-from ..errors import StreeError
+from ..errors import REPORTED
 from . import browse, navigate_tree, pi, queries
 from .protocol import UNSET, RequestError, error_code, failure, success
 
@@ -52,7 +52,7 @@ def handle(served, request, reply, cancelled=None):
             else:
                 data = HANDLERS[kind](served, request)
         return success(id, kind, data)
-    except (RequestError, StreeError) as e:
+    except (RequestError, *REPORTED) as e:
         return failure(id, kind, str(e), error_code(e), getattr(e, "hint", None))
     except MemoryError:
         return failure(id, kind, f"{kind}: the answer did not fit in memory", "too_large",

@@ -5,7 +5,7 @@ A response repeats the request's id (left out when the request had none: pass UN
 A failure is `success: false` with `error` (pi's message text), and, stree's addition,
 `errorCode` (what kind of failure, for clients to branch on) and sometimes `hint`."""
 
-from ..errors import Ambiguous, NOT_FOUND, USAGE, MODEL, CONFLICT, BAD_FILE, StreeError
+from ..errors import Ambiguous, NOT_FOUND, USAGE, MODEL, CONFLICT, BAD_FILE, REPORTED
 
 UNSET = object()
 
@@ -56,7 +56,7 @@ def error_code(exc):
         return "too_large"
     if isinstance(exc, Ambiguous):
         return "ambiguous"
-    if isinstance(exc, StreeError):
+    if isinstance(exc, REPORTED):
         return {NOT_FOUND: "not_found", USAGE: "bad_params", MODEL: "model", CONFLICT: "conflict",
                 BAD_FILE: "bad_file"}.get(exc.code, "bad_file")
     return "internal"

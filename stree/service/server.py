@@ -18,9 +18,9 @@ import signal
 import sys
 import threading
 
-from ..errors import INTERRUPTED
+from ..errors import INTERRUPTED, Stopped
 from .handlers import handle
-from ..core.budget import Cancelled, DeadlineExceeded, settle
+from ..core.budget import settle
 from ..core.warm import Counted
 from .protocol import UNSET, RequestError, encode, error_code, failure, parse_line, success
 from .kept import KEPT
@@ -104,7 +104,7 @@ def serve(served, stdin=None, stdout=None):
             try:
                 with counted(item.get("type")):
                     record = handle(served, item, emit, cancelled)
-            except (Cancelled, DeadlineExceeded) as e:  # (a tick that fired as the request ended)
+            except Stopped as e:  # (a tick that fired as the request ended)
                 record = failure(item.get("id", UNSET), item.get("type", UNSET), str(e), error_code(e))
             finally:
                 under_way[0] = None

@@ -105,9 +105,9 @@ class Session:
         return obj
 
     def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        fd, self.fd = self.fd, None  # (forgotten first: a stop raised here leaks it, never closes it twice,
+        if fd is not None:  #         which would close whatever file the number was given to since)
+            os.close(fd)
 
     def __del__(self):  # a session dropped without close() (a library caller) does not keep its file open
         try:

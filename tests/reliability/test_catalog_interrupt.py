@@ -62,16 +62,21 @@ def answers(stree, *extra):
     return sorted(g.out.splitlines()), [json.loads(x) for x in ls.out.splitlines()]
 
 
+def grow(path, rng, step):
+    """A user message appended to the session file at `path`, as pi appends it."""
+    last = json.loads(path.read_text().splitlines()[-1])
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "message", "id": f"{rng.getrandbits(32):08x}", "parentId": last["id"],
+                            "timestamp": "2027-01-01T00:00:00.000Z",
+                            "message": {"role": "user", "content": f"{WORD} again {step}",
+                                        "timestamp": 1798761600000}}) + "\n")
+
+
 def change(paths, rng, step):
     """Work for the next update: lines appended to some files (read incrementally), others
     rewritten (read whole)."""
     for p in rng.sample(paths, len(paths) // 3):
-        last = json.loads(p.read_text().splitlines()[-1])
-        with open(p, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"type": "message", "id": f"{rng.getrandbits(32):08x}", "parentId": last["id"],
-                                "timestamp": "2027-01-01T00:00:00.000Z",
-                                "message": {"role": "user", "content": f"{WORD} again {step}",
-                                            "timestamp": 1798761600000}}) + "\n")
+        grow(p, rng, step)
     for p in rng.sample(paths, len(paths) // 10):
         tmp = p.with_suffix(".tmp")
         tmp.write_text(p.read_text().replace("filler", f"padding{step}"))
@@ -159,6 +164,66 @@ def test_an_update_cancelled_anywhere_is_redone_by_the_next_command(stree, isola
         outcomes.append(r.stdout.decode().strip())
         assert answers(stree) == expected, (step, at, outcomes[-1])  # (the update redone by this grep)
     assert "cancelled" in outcomes, outcomes  # (the update was stopped part-way at least once)
+
+
+def stopped_at_each_line(home, mode, stride):
+    """tests/lib/stop_anywhere.py: an update of the catalogue stopped at every `stride`-th line
+    of stree's code that it runs (the budget's own tick, raised there by a trace function), each
+    from the same catalogue, then run again whole; its report."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(__file__)), "lib")
+    r = subprocess.run([sys.executable, os.path.join(lib, "stop_anywhere.py"), str(home), mode, str(stride)],
+                       capture_output=True, timeout=1200, env=dict(os.environ, PYTHONPATH=lib))
+    assert r.returncode == 0 and b"Traceback" not in r.stderr and b"Exception ignored" not in r.stderr, r
+    return json.loads(r.stdout)
+
+
+def a_history(home):
+    """Sessions as a day of work leaves them for the next update: small and large ones (over the
+    per-session index's threshold), read before by `ls` and `grep`, half of them grown twice since
+    (the second time, their index is read, then the lines appended), some rewritten in place."""
+    import clock
+
+    paths = corpus(home, n=12, big=4)
+    rng = random.Random(3)
+
+    def command(*args):
+        clock.settle(home)  # (each file past its tick of the clock: its row and index proved current)
+        r = subprocess.run(stree_cmd(*args), capture_output=True, timeout=120)
+        assert r.returncode == 0, r
+
+    command("grep", "-c", WORD)
+    for path in paths[::2]:
+        grow(path, rng, 1)
+    command("ls", "--all")
+    command("grep", "-c", WORD)
+    for path in paths[::2]:
+        grow(path, rng, 2)
+    change(paths, rng, 2)
+    clock.settle(home)
+
+
+@pytest.mark.parametrize("mode", ["rows", "content"])
+def test_a_stop_at_any_line_of_an_update_is_never_taken_for_news_about_a_file(isolated_home, mode):
+    """A cancellation or deadline comes wherever the work is (a timer), inside code that takes a
+    failure for news about a file or a cache too (`except Exception`: a damaged index is a miss,
+    an unreadable file is listed as such): stopped at each line of an update in turn (`ls`'s: the
+    rows; grep's: the entries too), the next update leaves the catalogue the uninterrupted one
+    leaves, with no session kept as unreadable. Every 4th line here; every line under
+    `make soak`."""
+    a_history(isolated_home)
+    report = stopped_at_each_line(isolated_home, mode, 4)
+    assert report["wrong"] == [], report["wrong"]
+    assert report["lines"] > 200 and report["outcomes"]["cancelled"] > 200, report
+    assert {"stree/core/catalog_read.py", "stree/storage/index.py", "stree/storage/columns.py",
+            "stree/storage/catalog/sqlite.py"} <= set(report["files"]), report["files"]  # (the index was read)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("mode", ["rows", "content"])
+def test_a_stop_at_every_line_of_an_update(isolated_home, mode):
+    a_history(isolated_home)
+    report = stopped_at_each_line(isolated_home, mode, 1)
+    assert report["wrong"] == [], report["wrong"]
 
 
 @pytest.mark.pg
