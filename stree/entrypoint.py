@@ -22,21 +22,25 @@ def main(hard_exit=True):
     click loads, a bug here) is said by stree's one boundary (stree.errors.guarded), as every
     error is. `hard_exit=False`: never end the process without the interpreter's finalization
     (a caller running stree inside its own process: the tests' in-process fixture)."""
-    from .errors import guarded
+    try:
+        from .errors import guarded
 
-    debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
-    status = []  # what the path that answered returned, or gave sys.exit (None: 0)
+        debug = "--debug" in sys.argv[1:] or bool(os.environ.get("STREE_DEBUG"))
+        status = []  # what the path that answered returned, or gave sys.exit (None: 0)
 
-    def work():
-        try:
-            status.append(_main())
-        except SystemExit as e:  # (click's path exits with the command's status: stree.cli.run)
-            status.append(e.code)
+        def work():
+            try:
+                status.append(_main())
+            except SystemExit as e:  # (click's path exits with the command's status: stree.cli.run)
+                status.append(e.code)
 
-    code = guarded(work, _inert, debug=debug)
-    code = code if code is not None else status[0] if status else None
-    if hard_exit:
-        _leave_threads(code)
+        code = guarded(work, _inert, debug=debug)
+        code = code if code is not None else status[0] if status else None
+        if hard_exit:
+            _leave_threads(code)
+    except KeyboardInterrupt:  # (Ctrl-C just outside the boundary: said as it says it)
+        sys.stderr.write("stree: interrupted\n")
+        code = 130
     sys.exit(code or 0)
 
 

@@ -14,6 +14,7 @@ update `ls` makes) or `content` (grep's: entries too); STRIDE: every STRIDE-th l
 stdout: one JSON object, {"lines": tried, "files": the modules they are in, "outcomes":
 {"cancelled": n, "finished": n}, "wrong": [{"line": "file:n", "outcome", "sessions": ...}]}."""
 
+import dis
 import json
 import os
 import shutil
@@ -74,6 +75,7 @@ def restore():
 count = [0]
 at = [None]  # the line event the stop is raised at (None: only counting)
 first = {}  # (file, line) -> the line event it first ran at
+NOP = dis.opmap["NOP"]
 
 
 def local(frame, event, arg):
@@ -81,7 +83,8 @@ def local(frame, event, arg):
         count[0] += 1
         if at[0] is None:
             first.setdefault((frame.f_code.co_filename, frame.f_lineno), count[0])
-        elif count[0] >= at[0] and budget._state.cancelled is not None:
+        elif count[0] >= at[0] and budget._state.cancelled is not None \
+                and frame.f_code.co_code[frame.f_lasti] != NOP:  # (a `try:` line: never a signal at its NOP)
             budget._tick(signal.SIGALRM, frame)  # (a tick here; inside a finalizer it waits for the next line)
     return local
 
