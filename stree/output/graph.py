@@ -292,7 +292,7 @@ def _walked(tree, filter, search, leaf, previewer, keep):
             order[-1]  # (a row not reached yet: the rest of the tree walked)
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
         prefix = prefix_of(indent, show_connector, is_last, gutters, virtual_root_child, counts["roots"] > 1)
-        return prefix, active[r] == 1, labels.get(value("id", r)), r == marked
+        return prefix, active[r] == 1, labels.get(value("id", r) if tested[1] is None else tested[1][0][r]), r == marked
 
     def draw(r):
         prefix, on_path, label, leaf_mark = state(r)
