@@ -255,7 +255,6 @@ def _walked(tree, filter, search, leaf, previewer, keep):
     value = nodes.value
     tokens = [t for t in (search or "").lower().split() if t]
     leaf_row = tree._row(leaf) if leaf is not None else None
-    path = tree.path_rows(leaf) if leaf_row is not None else []
     tested = [0, None]  # rows tested, then the columns (decoded whole once many rows were)
 
     def test(r):
@@ -282,10 +281,8 @@ def _walked(tree, filter, search, leaf, previewer, keep):
         marked = j if j >= 0 else None
     layout = [None] * len(nodes)
     counts = {}
-    active = bytearray(len(nodes))
-    for r in path:
-        active[r] = 1
-    order = Rows(walk(tree, test, active, bool(path), layout, counts))
+    active = path_flags(tree, leaf, leaf_row)
+    order = Rows(walk(tree, test, active, leaf_row is not None, layout, counts))
 
     def state(r):
         if layout[r] is None:
@@ -315,6 +312,23 @@ def _walked(tree, filter, search, leaf, previewer, keep):
         return (marked, layout[marked], below, beside, marked == leaf_row, counts["roots"] > 1)
 
     return Drawing(order, draw, IdColumn(nodes), state, chain, _id_width(nodes))
+
+
+def path_flags(tree, leaf, row):
+    """1 for each row of tree.path_rows(leaf) (`row`: the leaf's, or None), walked up once (no list:
+    a path as long as a million-entry session is a good part of a first screen's cost)."""
+    prow = tree.shape.prow
+    n = len(prow)
+    active = bytearray(n)
+    steps = 0
+    while row is not None and row >= 0:
+        active[row] = 1
+        row = prow[row]
+        steps += 1
+        if steps > n:  # (a loop of parents: path_rows raises CycleError, naming it)
+            tree.path_rows(leaf)
+            break
+    return active
 
 
 COLUMNS_AFTER = 1 << 14  # rows tested one value at a time before the columns are decoded whole
