@@ -315,8 +315,8 @@ def _walked(tree, filter, search, leaf, previewer, keep):
 
 
 def path_flags(tree, leaf, row):
-    """1 for each row of tree.path_rows(leaf) (`row`: the leaf's, or None), walked up once (no list:
-    a path as long as a million-entry session is a good part of a first screen's cost)."""
+    """1 for each row of tree.path_rows(leaf) (`row`: the leaf's, or None), walked up once (no list
+    of a million rows: a path as long as the session is a good part of a first screen's cost)."""
     prow = tree.shape.prow
     n = len(prow)
     active = bytearray(n)

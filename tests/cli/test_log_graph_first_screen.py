@@ -72,7 +72,7 @@ def test_the_first_rows_on_a_terminal_are_the_whole_drawings(stree, tmp_path):
 # -- the walk's layout is the whole layout ------------------------------------------------------
 
 STEPS = st.lists(st.tuples(st.integers(min_value=0, max_value=11), st.integers(min_value=0, max_value=60),
-                           st.integers(min_value=-2, max_value=2)), min_size=1, max_size=40)
+                           st.integers(min_value=-2, max_value=2)), min_size=1, max_size=60)
 
 
 def _session(steps):
@@ -141,6 +141,8 @@ def test_the_walks_layout_is_the_whole_layout(tmp_path_factory, steps, cached, l
     try:
         if limits:
             graph_walk.SEARCH_BUDGET = graph_walk.MEMO_ROWS = drawing.COLUMNS_AFTER = -1
+        flags = drawing.path_flags(tree, tree.leaf, tree._row(tree.leaf))
+        assert [r for r, on in enumerate(flags) if on] == sorted(tree.path_rows(tree.leaf))
         for filter_ in FILTERS:
             for search, keep in ((None, None), ("word", None), (None, lambda r: r % 3 != 1)):
                 walked = graph(tree, filter_, search, keep=keep)
