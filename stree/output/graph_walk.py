@@ -123,11 +123,12 @@ def roots_of(prow, data):
 
 def walk(tree, test, on_path, path, layout, counts):
     """The shown rows in pi's order, each laid out in `layout` (row -> place, as graph() lays it
-    out) before it is given. `test(r)`: whether row r is shown (filter, search, keep); `on_path`:
-    1 for the rows from a root to the leaf (`path`: whether there are any). `counts` gets "roots" (how many rows are drawn without a
-    shown row above them) before the first row, and for each shown row of the path (r: (how
-    many rows are drawn under it, the nearest shown row above it or -1)): what chain() needs. A
-    generator: nothing is done before the first row is asked."""
+    out) before it is given. `test(r)`: whether row r is shown (filter, search, keep);
+    `on_path`: 1 for the rows from a root to the leaf (`path`: whether there are any). `counts`
+    gets "roots" (how many rows are drawn without a shown row above them) before the first row,
+    and for each shown row of the path r: (how many rows are drawn under it, the nearest shown
+    row above it or -1), what chain() needs. A generator: nothing is done before the first row
+    is asked."""
     from ..format.timestamp import ts_millis
 
     shape = tree.shape
