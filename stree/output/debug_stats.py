@@ -17,6 +17,11 @@ def stats_line(report):
         line += f", graph rows drawn {graph['drawn']}, kept {graph['kept']} ({graph['how']})"
         if report.levels is not None:
             line += f", connector levels walked {report.levels}"
+        from ..storage import counters
+
+        walk = counters("walk")
+        if walk is not None and walk["given"]:  # (stree.output.graph_walk: the layout made as rows are read)
+            line += f", entries tested {walk['given']} and parent bytes searched {walk['searched']} for the rows laid out"
     if report.indexed is not None:
         line += f", sessions indexed {report.indexed}"
     if report.walked is not None:

@@ -6,10 +6,9 @@ kept for the next identical command: stree.output.keptgraph (its docstring has t
 sequence); `log --graph --follow`: stree.output.graph_follow.
 """
 
-from ..storage import register_counters
+from .graph_prefix import child_layout, prefix, prefix_of  # noqa: F401 (child_layout, prefix: keptgraph.patch's)
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
-STATS = register_counters("render", {"levels": 0})  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
 _SETTINGS = _NEVER = None  # the types of the filter classes setting and never (stree.core.entrytypes)
 
 
@@ -47,14 +46,15 @@ class Drawing:
     drawing is quadratic in the tree's size and is never held at once. Iterate, index,
     slice, reverse(); what is kept per entry is its place in the layout."""
 
-    __slots__ = ("order", "_draw", "_ids", "state", "chain")
+    __slots__ = ("order", "_draw", "_ids", "state", "chain", "width")
 
-    def __init__(self, order, draw, ids, state=None, chain=None):
-        self.order = order  # rows of the tree, in the order they are shown
+    def __init__(self, order, draw, ids, state=None, chain=None, width=None):
+        self.order = order  # rows of the tree, in the order they are shown (an array, or graph_walk.Rows)
         self._draw = draw
         self._ids = ids
         self.state = state  # row -> (prefix, active, label, leaf mark): what a row shows besides its entry
         self.chain = chain  # () -> what a patch after an append to the leaf needs (stree.output.keptgraph.patch)
+        self.width = width  # the width of every id, when all have one (known without reading them)
 
     def __len__(self):
         return len(self.order)
@@ -69,7 +69,14 @@ class Drawing:
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return Drawing(self.order[i], self._draw, self._ids, self.state, self.chain)
+            order, chain = self.order[i], self.chain
+            if chain is not None and hasattr(order, "holds"):  # (laid out as read: graph_walk.Rows)
+                whole = chain
+
+                def chain():  # (None when the marked row is past the slice, as a patch would find it)
+                    found = whole(reach=False)
+                    return found if found is not None and order.holds(found[0]) else None
+            return Drawing(order, self._draw, self._ids, self.state, chain, self.width)
         return self._draw(self.order[i])
 
     def reverse(self):
@@ -77,6 +84,8 @@ class Drawing:
 
     def id_width(self, default=8):
         """The width of the longest id shown."""
+        if self.width is not None and self.order:
+            return self.width
         ids = self._ids
         return max((len(ids[r]) for r in self.order), default=default)
 
@@ -100,12 +109,14 @@ def passes(etype, role, hidden, id, filter, label, leaf):
     return not settings
 
 
-def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=None):
+def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=None, whole=False):
     """Rows of the graph, in pi's order, as a Drawing (each row drawn as it is read).
     `leaf` defaults to the session's leaf; `keep` (row -> bool), when given, shows only the rows
     it passes besides the filter and search (log's --since, --until, --role, --model).
 
-    Works on rows and columns; a Node is made only for the rows shown."""
+    Works on rows and columns; a Node is made only for the rows shown. Laid out as the rows
+    are read (stree.output.graph_walk), or with `whole` (and for entries that shadow others)
+    all at once before the first row."""
     from array import array
 
     from ..core.preview import Previewer, searchable_text
@@ -114,6 +125,9 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=N
         raise ValueError(filter)
     leaf = tree.leaf if leaf is None else leaf
     previewer = previewer or Previewer(tree)
+    shape = tree.shape
+    if not whole and not shape.shadowed and len(shape.prow) < 1 << 31 and hasattr(tree._nodes, "value"):
+        return _walked(tree, filter, search, leaf, previewer, keep)
     labels = tree.labels
     leaf_row = tree._row(leaf) if leaf is not None else None
     flat = preorder(tree, leaf if leaf_row is not None else None)
@@ -212,7 +226,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=N
 
     def state(r):
         indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
-        prefix = _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
+        prefix = prefix_of(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
         return prefix, active[r] == 1, labels.get(ids[r]), r == marked
 
     def draw(r):
@@ -228,6 +242,102 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=N
         return (marked, layout[marked], below, beside, marked == leaf_row, multiple_roots)
 
     return Drawing(visible, draw, ids, state, chain)
+
+
+def _walked(tree, filter, search, leaf, previewer, keep):
+    """graph() laid out as its rows are read (stree.output.graph_walk): the first rows are
+    written before the rest of the tree is walked."""
+    from ..core.preview import searchable_text
+    from .graph_walk import STATS as WALK, IdColumn, Rows, walk
+
+    nodes = tree._nodes
+    labels = tree.labels
+    value = nodes.value
+    tokens = [t for t in (search or "").lower().split() if t]
+    leaf_row = tree._row(leaf) if leaf is not None else None
+    tested = [0, None]  # rows tested, then the columns (decoded whole once many rows were)
+
+    def test(r):
+        cols = tested[1]
+        if cols is not None:
+            entry_id, etype, role, hidden = cols[0][r], cols[1][r], cols[2][r], cols[3][r]
+        else:
+            tested[0] += 1
+            if tested[0] > COLUMNS_AFTER:
+                tested[1] = tuple(nodes.col(name) for name in ("id", "type", "role", "hidden"))
+            entry_id, etype, role, hidden = value("id", r), value("type", r), value("role", r), value("hidden", r)
+        label = labels.get(entry_id)
+        if not passes(etype, role, hidden, entry_id, filter, label, leaf):
+            return False
+        if tokens:
+            text = searchable_text(tree.load(nodes[r]), label).lower()
+            if not all(t in text for t in tokens):
+                return False
+        return keep is None or keep(r)
+
+    marked = leaf_row  # the leaf, or the nearest visible entry above a hidden one
+    while marked is not None and not test(marked):
+        j = tree.shape.prow[marked]
+        marked = j if j >= 0 else None
+    layout = [None] * len(nodes)
+    counts = {}
+    active = path_flags(tree, leaf, leaf_row)
+    order = Rows(walk(tree, test, active, leaf_row is not None, layout, counts))
+
+    def state(r):
+        if layout[r] is None:
+            order[-1]  # (a row not reached yet: the rest of the tree walked)
+        indent, show_connector, is_last, gutters, virtual_root_child = layout[r]
+        prefix = prefix_of(indent, show_connector, is_last, gutters, virtual_root_child, counts["roots"] > 1)
+        return prefix, active[r] == 1, labels.get(value("id", r) if tested[1] is None else tested[1][0][r]), r == marked
+
+    def draw(r):
+        prefix, on_path, label, leaf_mark = state(r)
+        node = nodes[r]
+        return Row(node, prefix, on_path, label, previewer.segments(node), leaf_mark)
+
+    def chain(reach=True):
+        """As graph()'s; `reach`: walk on to the marked row when the rows read so far end above it
+        (not counted in WALK), else None then."""
+        if marked is None or (not reach and marked not in counts):
+            return None
+        if marked not in counts:
+            given = dict(WALK)
+            for r in order:
+                if r == marked:
+                    break
+            WALK.update(given)
+        below, up = counts.get(marked, (0, -1))
+        beside = counts[up][0] if up >= 0 else counts["roots"]
+        return (marked, layout[marked], below, beside, marked == leaf_row, counts["roots"] > 1)
+
+    return Drawing(order, draw, IdColumn(nodes), state, chain, _id_width(nodes))
+
+
+def path_flags(tree, leaf, row):
+    """1 for each row of tree.path_rows(leaf) (`row`: the leaf's, or None), walked up once (no list
+    of a million rows: a path as long as the session is a good part of a first screen's cost)."""
+    prow = tree.shape.prow
+    n = len(prow)
+    active = bytearray(n)
+    steps = 0
+    while row is not None and row >= 0:
+        active[row] = 1
+        row = prow[row]
+        steps += 1
+        if steps > n:  # (a loop of parents: path_rows raises CycleError, naming it)
+            tree.path_rows(leaf)
+            break
+    return active
+
+
+COLUMNS_AFTER = 1 << 14  # rows tested one value at a time before the columns are decoded whole
+
+
+def _id_width(nodes):
+    """The width of every id when all have one (an index knows it), else None."""
+    width = getattr(nodes, "fixed_width", None)
+    return width("id") if width is not None else None
 
 
 def preorder(tree, first=None):
@@ -285,126 +395,6 @@ def preorder(tree, first=None):
 
 def _ts_key(ms):
     return ms if ms is not None else float("-inf")
-
-
-def child_layout(layout, multiple_roots):
-    """The layout of the only row drawn under a row of `layout` (as graph() lays it out)."""
-    indent, show_connector, is_last, gutters, virtual_root_child = layout
-    child_indent = indent + 1 if show_connector and indent > 0 else indent  # (just branched: connector shown)
-    display_indent = max(0, indent - 1) if multiple_roots else indent
-    if show_connector and not virtual_root_child:
-        gutters = (max(0, display_indent - 1), not is_last, gutters)
-    return (child_indent, False, True, gutters, False)
-
-
-def prefix(layout, multiple_roots):
-    """The drawing before a row of `layout`."""
-    return _prefix(*layout, multiple_roots)
-
-
-_MEMO_CHARS = 1 << 20  # drawings kept for reuse, in characters (a comb's are as long as it is deep)
-_memo = {}
-_memo_chars = [0]
-
-
-def _prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
-    # rows under one parent share their gutters: the drawing is computed once per shape
-    key = (indent, show_connector, is_last, id(gutters), virtual_root_child, multiple_roots)
-    hit = _memo.get(key)
-    if hit is not None and hit[0] is gutters:
-        return hit[1]
-    text = _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots)
-    if _memo_chars[0] + len(text) > _MEMO_CHARS:
-        _memo.clear()
-        _memo_chars[0] = 0
-    _memo[key] = (gutters, text)
-    _memo_chars[0] += len(text)
-    return text
-
-
-_GUTTER_CHARS = 1 << 19  # gutter drawings kept, in characters
-_gutter_memo = {}
-_gutter_chars = [0]
-
-
-def _gutter_text(gutters):
-    """(the drawing of `gutters`' levels 0..its newest position, that position), or None when
-    a position is out of order (then _draw_prefix draws level by level). Each gutter list
-    extends the one above it: its drawing is the one above plus a few levels, kept."""
-    chain = []
-    cell = gutters
-    text = ""
-    top = -1
-    while cell is not None:
-        hit = _gutter_memo.get(id(cell))
-        if hit is not None and hit[0] is cell:
-            text, top = hit[1], hit[2]
-            break
-        chain.append(cell)
-        cell = cell[2]
-    STATS["levels"] += len(chain)
-    if len(chain) > 64:  # many levels not drawn yet (a patch's first row): joined once, kept for the newest
-        parts = [text]
-        for cell in reversed(chain):
-            position, show = cell[0], cell[1]
-            if position < top:
-                return None
-            if position > top:
-                parts.append("   " * (position - top - 1) + ("│  " if show else "   "))
-                top = position
-        text = "".join(parts)
-        if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
-            _gutter_memo.clear()
-            _gutter_chars[0] = 0
-        _gutter_memo[id(chain[0])] = (chain[0], text, top)
-        _gutter_chars[0] += len(text)
-        return text, top
-    for cell in reversed(chain):  # oldest first
-        position, show = cell[0], cell[1]
-        if position < top:
-            return None
-        if position > top:  # (at the same position the older gutter wins)
-            text = text + "   " * (position - top - 1) + ("│  " if show else "   ")
-            top = position
-        if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
-            _gutter_memo.clear()
-            _gutter_chars[0] = 0
-        _gutter_memo[id(cell)] = (cell, text, top)
-        _gutter_chars[0] += len(text)
-    return text, top
-
-
-def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
-    display_indent = max(0, indent - 1) if multiple_roots else indent
-    connector = show_connector and not virtual_root_child
-    connector_at = display_indent - 1 if connector else -1
-    drawn = _gutter_text(gutters) if gutters is not None else ("", -1)
-    if drawn is not None:
-        text, top = drawn
-        if top < display_indent and (connector_at < 0 or connector_at > top):
-            if connector_at < 0:
-                return text + "   " * (display_indent - top - 1)
-            return text + "   " * (connector_at - top - 1) + ("└─ " if is_last else "├─ ") + \
-                "   " * (display_indent - connector_at - 1)
-    return _draw_levels(display_indent, connector_at, is_last, gutters)
-
-
-def _draw_levels(display_indent, connector_at, is_last, gutters):
-    gutter_at = {}
-    cell = gutters
-    while cell is not None:  # newest first: the oldest written last, so pi's first gutter at a level wins
-        position, show, cell = cell
-        gutter_at[position] = show
-    STATS["levels"] += len(gutter_at) + display_indent
-    out = []
-    for level in range(display_indent):
-        if level in gutter_at:
-            out.append("│  " if gutter_at[level] else "   ")
-        elif level == connector_at:
-            out.append("└─ " if is_last else "├─ ")
-        else:
-            out.append("   ")
-    return "".join(out)
 
 
 def shown(tree, row, filter="default", tokens=(), leaf=None):

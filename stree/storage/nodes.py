@@ -4,6 +4,8 @@ The parse keeps only the *structure* of each entry (a Node); the content of an
 entry is loaded again from its byte range when a command needs it.
 """
 
+import marshal
+
 from ..format.entry import entry_fields
 
 
@@ -136,6 +138,31 @@ class Nodes:
                 return values[row]
             row -= len(values)
         raise IndexError("entry index out of range")
+
+    def fixed_width(self, name):
+        """The length of every value of a text column when all have one and none is missing,
+        known without decoding the column (an index stores such a column as one text), else None."""
+        width = None
+        if self._nbase:
+            base = self._base  # (an index's columns, stree.storage.columns.IndexColumns: its "f" kind)
+            try:
+                for _, segment in base.segments:
+                    kind, where = segment[name]
+                    if kind != "f" or marshal.loads(base.blobs.get(where[2])):
+                        return None
+                    found = int.from_bytes(base.blobs.get(where[1]), "little")
+                    if width is not None and found != width:
+                        return None
+                    width = found
+            except (AttributeError, KeyError, TypeError, ValueError):
+                return None
+        for p in self._parts:
+            values = getattr(p, name)
+            if width is None and values:
+                width = len(values[0]) if values[0].__class__ is str else -1
+            if any(v.__class__ is not str or len(v) != width for v in values):
+                return None
+        return width
 
     def column_chunks(self, name):
         """The column of one field as consecutive lists (an index's decoded a block at a time and

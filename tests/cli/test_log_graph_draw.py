@@ -125,7 +125,7 @@ GUTTERS = st.lists(st.tuples(st.integers(min_value=0, max_value=3), st.booleans(
 def test_connectors_drawn_from_kept_gutters_are_the_level_by_level_drawing(steps, indent, connector, is_last,
                                                                           virtual, roots):
     """Any gutter list (newest first; positions usually growing, sometimes not)."""
-    from stree.output import graph as drawing
+    from stree.output import graph_prefix as drawing
 
     gutters = None
     for step, show, jump in steps:

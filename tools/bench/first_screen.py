@@ -14,7 +14,7 @@ from measure import ENV, ROOT, STATS_ENV, STREE, clear_graphs, rounds, run
 
 
 def first_row(argv, deadline=120.0):
-    """Seconds until the first line `argv` prints on a pseudo-terminal (80×24, its pager `less`
+    """Seconds until the first line `argv` prints on a pseudo-terminal (120×40, its pager `less -R`
     as a user's), then the process and its pager are stopped."""
     master, slave = os.openpty()
     env = dict(ENV, TERM="xterm-256color", COLUMNS="120", LINES="40", PAGER="less -R")
