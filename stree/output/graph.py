@@ -275,13 +275,13 @@ def _walked(tree, filter, search, leaf, previewer, keep):
                 return False
         return keep is None or keep(r)
 
+    active = path_flags(tree, leaf, leaf_row)  # (first: a loop of the leaf's parents raises CycleError here)
     marked = leaf_row  # the leaf, or the nearest visible entry above a hidden one
     while marked is not None and not test(marked):
         j = tree.shape.prow[marked]
         marked = j if j >= 0 else None
     layout = [None] * len(nodes)
     counts = {}
-    active = path_flags(tree, leaf, leaf_row)
     order = Rows(walk(tree, test, active, leaf_row is not None, layout, counts))
 
     def state(r):

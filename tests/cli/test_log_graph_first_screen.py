@@ -5,6 +5,8 @@ the whole layout's, byte for byte."""
 
 import re
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from builders import SessionBuilder
@@ -164,3 +166,25 @@ def test_the_walks_layout_is_the_whole_layout(tmp_path_factory, steps, cached, l
     finally:
         session.close()
         graph_walk.SEARCH_BUDGET, graph_walk.MEMO_ROWS, drawing.COLUMNS_AFTER = saved
+
+
+@pytest.mark.parametrize("filter_", ["default", "no-tools", "user-only", "labeled-only", "all"])
+def test_a_loop_of_parents_above_the_leaf_is_an_error_under_every_filter(tmp_path, filter_):
+    """The walk looks for the nearest shown entry above a hidden leaf; when the leaf's parents
+    loop (a damaged file), that is exit 4 naming the loop, as before the walk, never a hang."""
+    import json
+    import subprocess
+    import sys
+
+    lines = [{"type": "session", "version": 3, "id": "0199aaaa-0000-7000-8000-000000000001",
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
+             {"type": "message", "id": "aaaa0001", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+              "message": {"role": "user", "content": "hi", "timestamp": 1}}]
+    for i, (me, parent) in enumerate((("bbbb0002", "cccc0003"), ("cccc0003", "bbbb0002"))):
+        lines.append({"type": "message", "id": me, "parentId": parent, "timestamp": f"2026-01-01T00:00:0{i + 2}.000Z",
+                      "message": {"role": "assistant", "content": [{"type": "text", "text": me}], "timestamp": i}})
+    path = tmp_path / "loop.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    r = subprocess.run([sys.executable, "-m", "stree", "-s", str(path), "log", "--graph", "--filter", filter_],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 4 and b"parent chain loops" in r.stderr and b"Traceback" not in r.stderr, r
