@@ -16,6 +16,7 @@ Only the main thread gets signals: off it, watch() is a no-op and work runs unbo
 CLI commands, serve's requests and MCP's tool calls all run on the main thread."""
 
 import os
+import sys
 import time
 
 from ..errors import USAGE, Stopped
@@ -49,6 +50,8 @@ class _State:
         self.deadline_what = None
         self.cancelled = None  # a threading.Event set by the client's cancellation
         self.shield = 0  # inside shielded(): a cancellation or deadline waits for its end
+        self.lost = None  # a stop Python dropped where it came (_unraisable): raised again at the next tick
+        self.hook = None  # sys.unraisablehook before the outermost watch
 
 
 _state = _State()
@@ -78,8 +81,25 @@ def _finalizing(frame):
     return False
 
 
+def _unraisable(info):
+    """sys.unraisablehook while something is watched: a stop raised inside a finalizer or a
+    weakref callback (the collector runs them wherever the work is; seen: importlib's module
+    locks) is printed and dropped by Python, the work going on as if never stopped; it is kept
+    instead, and raised again by the next tick."""
+    from ..errors import Stopped
+
+    if isinstance(info.exc_value, Stopped) and _state.depth:
+        _state.lost = info.exc_value
+        return
+    (_state.hook or sys.__unraisablehook__)(info)
+
+
 def _tick(signum, frame):
     s = _state
+    lost = s.lost
+    if lost is not None and (not s.shield or isinstance(lost, RegexTimeout)) and not _finalizing(frame):
+        s.lost = None
+        raise lost
     now = time.monotonic()
     regex = s.regex is not None and now - s.regex[1] > s.regex_limit
     cancelled = not s.shield and s.cancelled is not None and s.cancelled.is_set()
@@ -116,6 +136,7 @@ class watch:
             return self
         s = _state
         if s.depth == 0:
+            s.hook, sys.unraisablehook = sys.unraisablehook, _unraisable
             s.previous = signal.signal(signal.SIGALRM, _tick)
             signal.siginterrupt(signal.SIGALRM, False)  # (system calls under way restart: SQLite's too)
             signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
@@ -133,7 +154,14 @@ class watch:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, s.previous or signal.SIG_DFL)
             s.previous = None
+            _unhook(s)
         return False
+
+
+def _unhook(s):
+    s.lost = None
+    if s.hook is not None:
+        sys.unraisablehook, s.hook = s.hook, None
 
 
 class regex:
@@ -173,7 +201,7 @@ class request:
 
     def __exit__(self, *exc):
         s = _state
-        s.deadline = s.cancelled = s.regex = None  # (from here on no tick raises)
+        s.deadline = s.cancelled = s.regex = s.lost = None  # (from here on no tick raises)
         self.watch.__exit__(*exc)
         return False
 
@@ -194,7 +222,7 @@ def settle():
     """Between two requests: nothing watched any more, whatever a tick that fired as the last
     one ended cut short (its conditions cleared first: no tick raises after that)."""
     s = _state
-    s.deadline = s.cancelled = s.regex = None
+    s.deadline = s.cancelled = s.regex = s.lost = None
     s.shield = 0
     import signal
     import threading
@@ -204,6 +232,7 @@ def settle():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, s.previous or signal.SIG_DFL)
         s.previous = None
+        _unhook(s)
 
 
 def configure_regex():

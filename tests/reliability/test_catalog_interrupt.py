@@ -94,8 +94,12 @@ def test_ctrl_c_or_sigkill_at_any_point_of_an_update_leaves_grep_and_ls_right(st
     start = time.monotonic()
     assert stree("grep", "-c", WORD).code == 0  # (how long a whole update takes here, to spread the signals over)
     span = time.monotonic() - start
-    for step in range(9):
-        if step % 3 == 0:
+    step = 0
+    while step < 9 or landed < 2 and step < 15:
+        # (at any point of the update: before, during, after; once the 9 are done, more first builds
+        # stopped early until two signals came while a command was under way, whatever this machine's speed)
+        late = step >= 9
+        if step % 3 == 0 or late:
             for suffix in ("", "-wal", "-shm"):  # (a first build: every file read)
                 path = str(catalogue(isolated_home)) + suffix
                 if os.path.exists(path):
@@ -108,14 +112,15 @@ def test_ctrl_c_or_sigkill_at_any_point_of_an_update_leaves_grep_and_ls_right(st
         proc = subprocess.Popen(stree_cmd(*command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 preexec_fn=interruptible)
         try:
-            proc.communicate(timeout=rng.uniform(0.05, 1.2) * span)  # (at any point: before, during, after)
+            proc.communicate(timeout=rng.uniform(0.02, 0.2 if late else 1.2) * span)
         except subprocess.TimeoutExpired:
             proc.send_signal(sig)
         proc.communicate(timeout=60)
         landed += proc.returncode in (130, -signal.SIGINT, -signal.SIGKILL)
         for _ in range(2):  # the next run repairs what was left; the one after agrees too
             assert answers(stree) == expected, (step, sig, command)
-    assert landed >= 2, landed  # (most signals came before the command was done)
+        step += 1
+    assert landed >= 2, landed  # (signals came while the command was under way)
 
 
 CANCEL = r"""
