@@ -23,6 +23,7 @@ import time
 PROVIDER = "stree-replay"
 CLOSE_GRACE = 10.0  # seconds the agent has to exit once its stdin is closed (then SIGTERM, SIGKILL)
 STDERR_TAIL = 4000  # characters of the agent's stderr kept for error messages
+EXIT_GRACE = 5.0  # seconds an agent whose input was found closed has to show its exit status
 
 
 class AgentFailed(Exception):
@@ -100,7 +101,10 @@ class Agent:
             raise AgentFailed(self._gone()) from None
 
     def _gone(self):
-        code = self.proc.poll()
+        try:  # (its input is closed as it exits, a moment before its exit status is there to read)
+            code = self.proc.wait(EXIT_GRACE)
+        except subprocess.TimeoutExpired:
+            code = None  # (it closed its input and runs on)
         tail = self.stderr.strip().splitlines()[-3:]
         return (f"the agent exited (code {code})" if code is not None else "the agent closed its input") + \
             (": " + " | ".join(tail) if tail else "")

@@ -3,6 +3,8 @@ cancelled with pi's `abort` while it runs and fails alone (errorCode cancelled);
 deadline (STREE_REQUEST_TIMEOUT) fails alone (timeout); the next request is answered; the end
 of input ends the server even while a request runs."""
 
+import time
+
 from builders import SessionBuilder
 from serve_kit import Server
 
@@ -23,12 +25,13 @@ def test_abort_cancels_the_request_under_way_and_the_next_is_answered(tmp_path):
     try:
         s.send({"id": "evil", "type": "grep", "pattern": EVIL, "regex": True, "session": str(session)})
         aborts = 0
+        end = time.monotonic() + 300  # (a deadline no loaded machine comes near, not a count of round trips)
         while "evil" not in s.pending:  # abort until the grep has answered (an abort before it starts does nothing)
             aborts += 1
             s.send({"id": f"abort{aborts}", "type": "abort"})
             r = s.wait(f"abort{aborts}", timeout=60)
             assert r == {"id": f"abort{aborts}", "type": "response", "command": "abort", "success": True}
-            assert aborts < 10_000
+            assert time.monotonic() < end, f"{aborts} aborts and the grep still runs"
             while not s.lines.empty():
                 record = s.lines.get()
                 s.pending[record.get("id")] = record
