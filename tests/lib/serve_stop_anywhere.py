@@ -22,6 +22,7 @@ request that runs under the budget). stdout: one JSON object, {"kinds": {kind: {
 "stopped": n}}, "files": the modules the tried lines are in, "wrong": [{"kind", "line", "outcome",
 "problem"}]}."""
 
+import dis
 import gc
 import json
 import os
@@ -41,6 +42,7 @@ from builders import SessionBuilder, dumps  # noqa: E402  (tests/lib, on the pat
 from clock import past_the_tick  # noqa: E402
 from stree.core import budget  # noqa: E402
 from stree.storage import index  # noqa: E402
+from stree.storage.scan import STATS  # noqa: E402
 
 WORD = "zebra"
 d = os.path.join(home, ".pi", "agent", "sessions", "--home-dev-proj--")
@@ -253,10 +255,15 @@ def stop_state():
     return None
 
 
+# No tick comes at a NOP (a `try` line's): the interpreter acts on a signal at a call or a jump
+# back, never there; and what a trace function raises at one escapes every handler of the frame
+# (the NOP is in no range of its exception table), which no code could defend against.
+NOP = dis.opmap["NOP"]
 count = [0]
 at = [None]  # the line event the stop is raised at (None: only counting)
 event = [None]  # the request's cancellation Event
 first = {}  # (file, line) -> the line event it first ran at
+stop = [None]  # (file, line) where the last tick was raised at
 
 
 def local(frame, evt, arg):
@@ -264,8 +271,9 @@ def local(frame, evt, arg):
         count[0] += 1
         if at[0] is None:
             first.setdefault((frame.f_code.co_filename, frame.f_lineno), count[0])
-        elif count[0] >= at[0] and budget._state.cancelled is not None:
+        elif count[0] >= at[0] and budget._state.cancelled is not None and frame.f_code.co_code[frame.f_lasti] != NOP:
             event[0].set()  # (the client's cancel, arrived here)
+            stop[0] = (frame.f_code.co_filename, frame.f_lineno)
             budget._tick(signal.SIGALRM, frame)  # (a tick here; inside a finalizer it waits for the next line)
     return local
 
@@ -294,7 +302,9 @@ report = {"kinds": {}, "files": set(), "wrong": []}
 for kind in only or REQUESTS:
     grow()
     first.clear()
+    decoded = STATS["decoded"]
     attempt(server, kind, None)  # (counting: the lines it runs, the file grown since it last read it)
+    warm = STATS["decoded"] - decoded  # (the entries it decodes: the appended one, what is not kept)
     chosen = sorted(set(first.values()))[::stride]
     shown = {n: f"{os.path.relpath(f, root)}:{line}" for (f, line), n in first.items()}
     stops = 0
@@ -304,7 +314,14 @@ for kind in only or REQUESTS:
         outcome = "stopped" if stopped(attempt(server, kind, n)) else "finished"
         stops += outcome == "stopped"
         problem = stop_state() or held(server)
-        for other in [kind] + [k for k in OTHERS if k != kind][:2]:
+        decoded = STATS["decoded"]
+        got = answer(server, kind)
+        if problem is None and STATS["decoded"] - decoded > warm:
+            problem = (f"{kind} decoded {STATS['decoded'] - decoded} entries after the stop, one not stopped "
+                       f"{warm}: what the server kept warm was lost")
+        if problem is None:
+            problem = matches(kind, got, fresh_answer(kind))
+        for other in [k for k in OTHERS if k != kind][:2]:
             if problem is None:
                 problem = matches(other, answer(server, other), fresh_answer(other))
         if problem is None and strays():
@@ -312,7 +329,9 @@ for kind in only or REQUESTS:
         if problem is None and descriptors() != baseline:
             problem = f"descriptors open: {descriptors()}, before: {baseline}"
         if problem is not None:
-            report["wrong"].append({"kind": kind, "line": shown[n], "outcome": outcome, "problem": problem})
+            at_line = f"{os.path.relpath(stop[0][0], root)}:{stop[0][1]}" if outcome == "stopped" else None
+            report["wrong"].append({"kind": kind, "line": shown[n], "stopped at": at_line, "outcome": outcome,
+                                    "problem": problem})
             close(server)  # (a server started afresh for the next attempts: each defect found once per line)
             server = start()
             for k in REQUESTS:
