@@ -56,6 +56,8 @@ def session(name, id, turns, branch=False):
     for i in range(turns):
         b.user(f"{WORD} question {i} " + "filler words " * 20)
         b.assistant(f"answer {i} " + "more text here " * 20)
+        if i % 10 == 5:
+            b.tool_round("read", {"path": f"src/f{i}.py"}, f"contents of f{i}")
         if i == turns // 3:
             fork = b.leaf
     if branch and fork is not None:
@@ -64,6 +66,10 @@ def session(name, id, turns, branch=False):
         b.assistant("the other answer")
         b.append("label", targetId=fork, label="fork")
         b.append("session_info", name="the served one")
+    for entry in b.entries:
+        if entry.get("message", {}).get("role") == "assistant":  # (a cost, as pi writes it)
+            entry["message"]["usage"]["cost"] = {"input": 3e-05, "output": 7.5e-05, "cacheRead": 0, "cacheWrite": 0,
+                                                 "total": 0.000105}
     return b.write(os.path.join(d, name))
 
 
@@ -105,6 +111,8 @@ def afresh():
         index._LOADED.update(loaded)
         del os.environ["STREE_CACHE_DIR"]
         shutil.rmtree(os.path.join(home, "fresh"), ignore_errors=True)
+
+
 out_dir = os.path.join(home, "out")
 os.makedirs(out_dir)
 
@@ -115,13 +123,13 @@ if front == "rpc":
     from stree.service.state import Served
 
     REQUESTS = {"get_state": {}, "get_messages": {}, "get_entries": {}, "get_tree": {}, "get_session_stats": {},
-                "export_html": {"overwrite": True}, "list_sessions": {}, "log": {}, "show": {"revs": ["@~2", "@"]},
-                "rev_parse": {"revs": ["@", "fork"]}, "context": {}, "grep": {"pattern": WORD}, "stats": {}}
+                "export_html": {"overwrite": True}, "list_sessions": {}, "log": {}, "show": {"revisions": ["@~2", "@"]},
+                "rev_parse": {"revisions": ["@", "fork"]}, "context": {}, "grep": {"pattern": WORD}, "stats": {}}
     assert set(REQUESTS) == INTERRUPTIBLE, set(REQUESTS) ^ INTERRUPTIBLE
     OTHERS = ["get_entries", "get_state", "log"]
 
-    def start(fresh=False):
-        server = Served(served_path, no_cache=fresh, **{k: v for k, v in where.items()})
+    def start():
+        server = Served(served_path, **where)
         server.load()  # (as `stree serve` does before its first request)
         return server
 
@@ -153,6 +161,9 @@ if front == "rpc":
     def stopped(record):
         return not record.get("success") and record.get("errorCode") == "cancelled"
 
+    def answered(got):
+        return b'"success":true' in got[0]
+
     def fresh_answer(kind):
         with afresh():
             server = start()
@@ -183,13 +194,13 @@ else:
     from stree.mcp.tools import Workspace
 
     TOOLS = {t.name: t for t in READ_TOOLS}
-    REQUESTS = {"list_sessions": {"all": True}, "log": {}, "tree": {}, "show": {"revisions": ["@~2", "@"]}, "context": {},
-                "labels": {}, "grep": {"pattern": WORD}, "stats": {}}
+    REQUESTS = {"list_sessions": {"all": True}, "log": {}, "tree": {}, "show": {"revisions": ["@~2", "@"]},
+                "context": {}, "labels": {}, "grep": {"pattern": WORD}, "stats": {}}
     assert set(REQUESTS) == set(TOOLS), set(REQUESTS) ^ set(TOOLS)
     OTHERS = ["tree", "show", "log"]
 
-    def start(fresh=False):
-        return Workspace(False, no_cache=fresh, **where)
+    def start():
+        return Workspace(False, **where)
 
     def request(server, kind, cancelled):
         job = Job(TOOLS[kind], server, dict(REQUESTS[kind]))
@@ -207,6 +218,9 @@ else:
 
     def stopped(job):
         return isinstance(job.error, budget.Cancelled)
+
+    def answered(got):
+        return got.startswith("{")
 
     def fresh_answer(kind):
         with afresh():
@@ -296,7 +310,7 @@ def attempt(server, kind, line_event):
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(budget.__file__))))
 server = start()
 for kind in REQUESTS:  # (every request answered once: the warm state as a day of serving leaves it)
-    answer(server, kind)
+    assert answered(answer(server, kind)), (kind, answer(server, kind))  # (each compared below is an answer)
 baseline = descriptors()
 report = {"kinds": {}, "files": set(), "wrong": []}
 for kind in only or REQUESTS:
