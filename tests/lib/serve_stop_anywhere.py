@@ -36,6 +36,7 @@ home, front, stride = sys.argv[1], sys.argv[2], int(sys.argv[3])
 only = sys.argv[4:]
 os.environ["HOME"] = home
 os.environ.pop("STREE_CACHE_DIR", None)
+os.environ.pop("STREE_SERVE_KEEP", None)  # (every entry decoded stays kept: the count after a stop is exact)
 os.chdir(home)
 
 from builders import SessionBuilder, dumps  # noqa: E402  (tests/lib, on the path the test gives)
