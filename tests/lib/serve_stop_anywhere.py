@@ -4,13 +4,16 @@ request of a long-running server runs, one attempt per line, in ONE server whose
 and drawings kept) lives on from attempt to attempt; before each attempt a line is appended
 to the served session, so the stopped request was also bringing that state current. After
 each stop, the next requests (the same one and two others) must answer exactly what a server
-started afresh answers for the file as it is, and the server must hold no lock, no shield
-and no more descriptors than before.
+started afresh answers for the file as it is (its own empty cache directory; the kept
+get_state answer too), the same request must decode no more entries than it does unstopped
+(what was kept warm is not lost), and the server must hold no lock, no shield, no more
+descriptors than before and no temporary file.
 
 The stop is raised by the budget's own timer handler (budget._tick), called from a trace
 function at the chosen line, with the request's cancellation Event set there: what a client's
 cancel arriving there would do, deterministically (tests/lib/stop_anywhere.py, the same for
-the catalogue). A line is chosen by its first run in an uninterrupted request.
+the catalogue). A line is chosen by its first run in an uninterrupted request; a stop chosen at
+a `try` line's NOP waits for the next line (see NOP below).
 
     python serve_stop_anywhere.py HOME FRONT STRIDE [KIND...]
 
@@ -19,8 +22,8 @@ its request handler, stree.service.handlers.handle, as the server's main loop ca
 `mcp` (`stree serve --mcp`: its tool calls, stree.mcp.server.Job, as its main loop runs them);
 STRIDE: every STRIDE-th line is tried; KIND: the requests (tools) tried (default: every read
 request that runs under the budget). stdout: one JSON object, {"kinds": {kind: {"lines": tried,
-"stopped": n}}, "files": the modules the tried lines are in, "wrong": [{"kind", "line", "outcome",
-"problem"}]}."""
+"stopped": n}}, "files": the modules the tried lines are in, "wrong": [{"kind", "line", "stopped at",
+"outcome", "problem"}]} (the first 20)."""
 
 import dis
 import gc
