@@ -37,8 +37,9 @@ def test_a_read_request_stopped_at_any_line_leaves_the_server_answering_as_a_fre
     """Each read request that runs under the budget (serve's INTERRUPTIBLE, MCP's read tools),
     the served session grown since the server last read it, stopped at every STRIDE-th line:
     the same request and two others then answer byte for byte what a server started afresh
-    answers, the kept get_state answer too; no lock, shield or descriptor is left held, and
-    nothing is printed (no "Exception ignored", no traceback)."""
+    answers, the kept get_state answer too; the same request decodes no more entries than it
+    does unstopped (nothing kept warm was lost); no lock, shield, descriptor or temporary file
+    is left, and nothing is printed (no "Exception ignored", no traceback)."""
     report = stopped_at_each_line(tmp_path, front, STRIDES[front])
     assert report["wrong"] == [], report["wrong"]
     for kind, seen in report["kinds"].items():
