@@ -30,19 +30,19 @@ class Kept:
             raise StreeError(f"{path}: cannot read: {e.strerror}") from None
         identity = file_identity(st)
         with self._lock:
-            kept = self._read.pop(path, None)
+            kept = self._read.get(path)
             if kept is not None and kept[0] == identity:
-                self._read[path] = kept
+                self._read[path] = self._read.pop(path)  # (the newest last)
                 return kept[1], kept[2]
+            # what is kept stays until the new read is whole: a stop meanwhile (a request cancelled,
+            # past its deadline) leaves it for the next request, which reads the append again
             session, tree = self.parse(path)
-            entries = None
-            if kept is not None:
-                if _appended(kept, identity, session):
-                    entries = kept[3]
-                if kept[1] is not session:
-                    kept[1].close()
+            entries = kept[3] if kept is not None and _appended(kept, identity, session) else None
             tree.load = Entries(tree.load, entries)
+            self._read.pop(path, None)
             self._read[path] = (identity, session, tree, tree.load)
+            if kept is not None and kept[1] is not session:
+                kept[1].close()
             pinned = self.pinned()
             others = [p for p in self._read if p != pinned]
             for old in others[:max(0, len(others) - self.keep)]:

@@ -121,40 +121,43 @@ def _identity(fd, st):
 def _load(path, defer=False, own=None, keep=None):
     # `own`: a descriptor of the file to read through (a copy of it is kept) rather than opening
     # it again: the writer's, while it holds a lease that an open would break (stree.writing)
-    fd = os.dup(own) if own is not None else sessions.open_file(path)
-    try:
-        st = os.fstat(fd)
-    except OSError as e:
-        os.close(fd)
-        raise BadFile(f"{path}: cannot read: {e.strerror}") from None
-    import stat
+    s = fd = None
+    try:  # (until a Session holds it, a stop or an error anywhere closes the descriptor here, once;
+        #    opened inside: the line of the `try` itself is outside it, and a stop can come there)
+        fd = os.dup(own) if own is not None else sessions.open_file(path)
+        try:
+            st = os.fstat(fd)
+        except OSError as e:
+            raise BadFile(f"{path}: cannot read: {e.strerror}") from None
+        import stat
 
-    if stat.S_ISDIR(st.st_mode):
-        os.close(fd)
-        raise BadFile(f"{path}: is a directory, not a session file", hint="pass the .jsonl file inside it with -s")
-    size = st.st_size
-    same = _LOADED.get(path)
-    if same is not None and same[0] == _identity(fd, st):
-        if same[1].fd is None:
-            same[1].fd = fd  # (closed meanwhile: stree.storage.session.close_files)
-        else:
-            os.close(fd)
-        return same[1], "fresh"
-    try:
+        if stat.S_ISDIR(st.st_mode):
+            raise BadFile(f"{path}: is a directory, not a session file", hint="pass the .jsonl file inside it with -s")
+        size = st.st_size
+        same = _LOADED.get(path)
+        if same is not None and same[0] == _identity(fd, st):
+            s = same[1]
+            if s.fd is None:
+                s.fd = fd  # (closed meanwhile: stree.storage.session.close_files)
+            else:
+                spare, fd = fd, None  # (forgotten first: never closed twice)
+                os.close(spare)
+            return s, "fresh"
         covered = _covered(fd, size)
         target = index_path(st)
         s = _restore(target, path, fd, st, covered)
+        state = "fresh"
+        if s is None:
+            s = sessions.Session(path)
+            s.keep = keep
+            state = "built"
+        elif s.covered < covered:
+            state = "updated"
+        s.fd = fd
     except BaseException:  # (a cancellation: stree.errors.Stopped)
-        os.close(fd)
+        if fd is not None and (s is None or s.fd != fd):
+            os.close(fd)
         raise
-    state = "fresh"
-    if s is None:
-        s = sessions.Session(path)
-        s.keep = keep
-        state = "built"
-    elif s.covered < covered:
-        state = "updated"
-    s.fd = fd
     s.size = size
     if s.previews is None:
         s.previews = PreviewCache()

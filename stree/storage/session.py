@@ -124,25 +124,27 @@ def open_file(path):
     """A read-only descriptor of a session file. Opened without blocking and checked
     before anything is read: a FIFO, a device or a socket is refused (exit 4) rather
     than hanging the command."""
-    try:
-        fd = open_nonblocking(path, os.O_RDONLY)
-    except IsADirectoryError:
-        raise BadFile(f"{path}: is a directory, not a session file",
-                      hint="pass the .jsonl file inside it with -s") from None
-    except FileNotFoundError:
-        raise BadFile(f"{path}: no such file") from None
-    except PermissionError:
-        raise BadFile(f"{path}: permission denied") from None
-    except OSError as e:
-        raise BadFile(f"{path}: cannot read: {e.strerror}") from None
-    try:
+    fd = None
+    try:  # (a stop at any line, the `return` included, closes it: the line of a `try` is outside it)
+        try:
+            fd = open_nonblocking(path, os.O_RDONLY)
+        except IsADirectoryError:
+            raise BadFile(f"{path}: is a directory, not a session file",
+                          hint="pass the .jsonl file inside it with -s") from None
+        except FileNotFoundError:
+            raise BadFile(f"{path}: no such file") from None
+        except PermissionError:
+            raise BadFile(f"{path}: permission denied") from None
+        except OSError as e:
+            raise BadFile(f"{path}: cannot read: {e.strerror}") from None
         require_regular(path, os.fstat(fd))
         if getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
+        return fd
     except BaseException:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
         raise
-    return fd
 
 
 LEASE_WAIT = 10.0  # seconds an open waits for another stree's write lease (held for a write)
