@@ -125,14 +125,16 @@ class Entries:
         if hit is not None and hit[0] == node.length and hit[1] == node.id:
             return hit[2]
         entry = self.decode(node)
+        if hit is None and not self._room(node):
+            return entry  # past the budget and older than what is kept: decoded each time
+        # (the entry first, then its place in the heap: a stop between the two leaves an entry never
+        # let go, not an offset without its entry for a later eviction to fail on)
+        self.entries[node.offset] = [node.length, node.id, entry, None]
         if hit is not None:  # (the same place, another entry: a file rewritten in place)
             self.kept += node.length - hit[0]
-        elif self._room(node):
+        else:
             self.kept += node.length
             self._push(self.offsets, node.offset)
-        else:
-            return entry  # past the budget and older than what is kept: decoded each time
-        self.entries[node.offset] = [node.length, node.id, entry, None]
         return entry
 
     def _room(self, node):

@@ -32,6 +32,7 @@ from .nodes import FIELDS, Nodes
 from .cachedir import cache_dir, crc_mapped, debug, write_file
 from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_column
 from .previews import PreviewCache
+from .shape import reshape
 from ..errors import BadFile, Stopped
 
 FORMAT = 10  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
@@ -158,6 +159,19 @@ def _load(path, defer=False, own=None, keep=None):
         if fd is not None and (s is None or s.fd != fd):
             os.close(fd)
         raise
+    try:
+        _bring_current(s, path, fd, st, covered, target, state, defer)
+        _LOADED[path] = (_identity(fd, st), s)
+    except BaseException:  # (a stop or an error before the session is handed out: nobody else holds it)
+        s.close()
+        raise
+    return s, state
+
+
+def _bring_current(s, path, fd, st, covered, target, state, defer):
+    """The lines of the file `s` (loaded from its index, or new) does not cover yet, parsed
+    into it; its index written again when they add up, its torn tail parsed every time."""
+    size = st.st_size
     s.size = size
     if s.previews is None:
         s.previews = PreviewCache()
@@ -170,7 +184,7 @@ def _load(path, defer=False, own=None, keep=None):
         s.covered = covered
         if s.header is not None:
             if s.version >= 2:
-                _reshape(s, known)
+                reshape(s.nodes, known, len(s.nodes) - known > TAIL_LINES)
                 if state == "updated" and _redefines_calls(s.nodes, known):
                     s.previews.forget()
             # like git's commit-graph, a few appended lines are parsed again by each command
@@ -189,45 +203,11 @@ def _load(path, defer=False, own=None, keep=None):
         known = len(s.nodes)
         sessions.scan_file(s, fd, covered, size)  # the torn tail: parsed every time, never indexed
         if s.nodes.shape is not None:
-            _reshape(s, known)
+            reshape(s.nodes, known, len(s.nodes) - known > TAIL_LINES)
     s.size = size
     sessions.finish(s)
     if s.version < 2:
         s.nodes.shape = None  # v1 ids are made by finish(): the tree computes its shape itself
-    _LOADED[path] = (_identity(fd, st), s)
-    return s, state
-
-
-def _reshape(s, known):
-    """Bring the stored tree shape up to date with the rows parsed after `known`."""
-    from .shape import compute_shape, extend_shape
-
-    nodes = s.nodes
-    if nodes.shape is not None and len(nodes.shape.parents()) == len(nodes):
-        return  # (the parse made it: stree.storage.parallel)
-    if nodes.shape is not None:
-        ids = None
-        many = len(nodes) - known > TAIL_LINES  # else each new id is looked up in the index's id text
-
-        if known == nodes.nbase and not many:
-            def find(id):  # an id among the indexed rows, found in the index's id text
-                return nodes.find_base(id)
-        elif many:
-            base = nodes.col("id")[:known]
-            row_of = dict(zip(base, range(known)))
-            find = row_of.get
-        else:
-            def find(id):
-                nonlocal ids
-                if ids is None:
-                    ids = nodes.col("id")
-                try:
-                    return ids.index(id, 0, known)
-                except (ValueError, TypeError):
-                    return None
-        if extend_shape(nodes.shape, nodes, known, find) is not None:
-            return
-    nodes.shape = compute_shape(nodes)[0]
 
 
 def _redefines_calls(nodes, known):

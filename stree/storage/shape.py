@@ -330,3 +330,32 @@ def meet(prow, a, b):
         r = prow[r]
     out.reverse()
     return common, out
+
+
+def reshape(nodes, known, many):
+    """Bring the stored tree shape of `nodes` up to date with the rows parsed after row `known`
+    (stree.storage.index, as it reads appended lines). `many`: more than a few rows were
+    appended (the indexed ids are then mapped once, rather than each new id looked up)."""
+    if nodes.shape is not None and len(nodes.shape.parents()) == len(nodes):
+        return  # (the parse made it: stree.storage.parallel)
+    if nodes.shape is not None:
+        ids = None
+        if known == nodes.nbase and not many:
+            def find(id):  # an id among the indexed rows, found in the index's id text
+                return nodes.find_base(id)
+        elif many:
+            base = nodes.col("id")[:known]
+            row_of = dict(zip(base, range(known)))
+            find = row_of.get
+        else:
+            def find(id):
+                nonlocal ids
+                if ids is None:
+                    ids = nodes.col("id")
+                try:
+                    return ids.index(id, 0, known)
+                except (ValueError, TypeError):
+                    return None
+        if extend_shape(nodes.shape, nodes, known, find) is not None:
+            return
+    nodes.shape = compute_shape(nodes)[0]
