@@ -86,8 +86,6 @@ def _unraisable(info):
     weakref callback (the collector runs them wherever the work is; seen: importlib's module
     locks) is printed and dropped by Python, the work going on as if never stopped; it is kept
     instead, and raised again by the next tick."""
-    from ..errors import Stopped
-
     if isinstance(info.exc_value, Stopped) and _state.depth:
         _state.lost = info.exc_value
         return
