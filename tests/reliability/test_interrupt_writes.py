@@ -8,9 +8,9 @@ unchanged or has whole entries appended (`stree fsck`), a file the command makes
 absent, `log --json` through the caches says what `--no-cache` says, and no lock or temp file
 is left. Every 15th line here, and every line of stree/writing; every line under `make soak`.
 
-The real kills (SIGKILL at random times, the real pi appending meanwhile) are in
-test_kill_writes.py and test_concurrent_pi.py; this is the same promise for the interruptions
-a program sees, at each line in turn."""
+The real kills (SIGKILL at random times: tests/lib/kill_runner.py) and pi appending meanwhile
+are in test_faults.py and test_races_and_damage.py; this is the same promise for the
+interruptions a program sees, at each line in turn."""
 
 import json
 import os
