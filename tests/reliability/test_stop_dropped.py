@@ -3,9 +3,10 @@ code Python runs on the side, a finalizer (`__del__`) or a weakref callback the 
 wherever the work is, is not lost: Python prints what such code raises ("Exception ignored
 in ...") and drops it, so the work would run on as if never stopped. A tick inside a `__del__`
 waits for the next one; one raised in a weakref callback (importlib's module locks have them)
-is kept and raised again by the next tick, where the work is. Both were seen in CI: a
-cancelled catalogue update printed "Exception ignored in: <function Session.__del__ ...>" or
-"<function _get_module_lock.<locals>.cb ...>" and finished instead of stopping.
+is kept and raised again by the next tick, where the work is. Both were seen in runs of
+test_catalog_interrupt.py on a loaded machine: a cancelled catalogue update printed "Exception
+ignored in: <function Session.__del__ ...>" or "<function _get_module_lock.<locals>.cb ...>"
+and finished instead of stopping.
 
 The tick is the budget's own: its timer signal raised at that moment (signal.raise_signal)."""
 
