@@ -186,6 +186,7 @@ def _kept_graph(argv):
         from .output.debug_stats import stats_line
 
         print(stats_line(report), file=sys.stderr)
+    _DONE.append("graph")
     return 0
 
 
@@ -196,15 +197,12 @@ def _appended(patch, options, got, max_count, path):
     try:
         from .core.loading import open_session
         from .core.preview import Previewer
-        from .output.fields import GRAPH_FIELDS
         from .output.keptgraph.patch import chain
-        from .output.modes import Output
 
         session, tree, report = open_session(path)
         if session.malformed or session.headerless or session.version < 2:
             raise LookupError  # (warnings, migrations: click's)
-        out = Output(bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")), got.get("color", "auto"),
-                     not got.get("no_pager"), GRAPH_FIELDS)
+        out = _graph_output(got)
         done = chain(tree, out, patch, got.get("filter_", "default"), got.get("search"), bool(got.get("no_ids")),
                      max_count, Previewer(tree))
         if done is None:
@@ -216,6 +214,24 @@ def _appended(patch, options, got, max_count, path):
     finally:
         if patch is not None:
             patch.kept.close()
+
+
+def _graph_output(got):
+    """The Output a patched `log --graph` writes through: for human rows without colour into a
+    pipe that takes UTF-8 (the common case), a stand-in that draws them as bytes
+    (stree.output.keptgraph.pipe.Plain: stree.output.modes is not loaded)."""
+    from .output.keptgraph import pipe
+    from .storage.keptgraph import takes_utf8_bytes
+
+    color = got.get("color", "auto")
+    if not got.get("json_mode") and got.get("fmt") is None and color != "always" and not sys.stdout.isatty() \
+            and takes_utf8_bytes(sys.stdout):
+        return pipe.Plain(bool(got.get("nul")))
+    from .output.fields import GRAPH_FIELDS
+    from .output.modes import Output
+
+    return Output(bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")), color, not got.get("no_pager"),
+                  GRAPH_FIELDS)
 
 
 def _inert(text, oneline=False):

@@ -1,13 +1,24 @@
 """pi's timestamps: ISO strings read as JavaScript's Date reads them."""
 
 import time
-from datetime import datetime, timezone
+
+_DATETIME = []  # (datetime, timezone, the epoch), once a time is read: datetime is imported then, not
+#                 by every reader of this module (stree.core.tree's; a patched `log --graph` reads none)
+
+
+def _datetime():
+    if not _DATETIME:
+        from datetime import datetime, timezone
+
+        _DATETIME.append((datetime, timezone, datetime(1970, 1, 1, tzinfo=timezone.utc)))
+    return _DATETIME[0]
 
 
 def ts_millis(ts):
     """`new Date(ts).getTime()` for pi's ISO timestamps; None when it does not parse."""
     if not isinstance(ts, str):
         return None
+    datetime, _, epoch = _DATETIME[0] if _DATETIME else _datetime()
     try:
         text = ts[:-1] + "+00:00" if ts.endswith("Z") else ts
         dt = datetime.fromisoformat(text)
@@ -15,11 +26,8 @@ def ts_millis(ts):
         return None
     if dt.tzinfo is None:
         return None
-    delta = dt - _EPOCH
+    delta = dt - epoch
     return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def activity_millis(message, entry_ts):
@@ -30,6 +38,7 @@ def activity_millis(message, entry_ts):
 
 def iso_millis(ms):
     """`new Date(ms).toISOString()` for epoch milliseconds: 2026-01-31T12:00:00.000Z."""
+    datetime, timezone, _ = _datetime()
     dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
@@ -44,6 +53,7 @@ def local_day(ms):
     s = ms // 1000 if ms.__class__ is int else None
     if s is not None and _DAY[0] <= s < _DAY[1]:
         return _DAY[2]
+    datetime = _datetime()[0]
     try:
         dt = datetime.fromtimestamp(ms / 1000)
         day = dt.strftime("%Y-%m-%d")
@@ -60,6 +70,7 @@ _DAY = [0, 0, None]  # [first second, last second + 1, YYYY-MM-DD] of the local 
 def _keep_day(s, dt, day):
     lo = s - (dt.hour * 3600 + dt.minute * 60 + dt.second)
     hi = lo + 86400
+    datetime = _datetime()[0]
     try:
         first, last = datetime.fromtimestamp(lo), datetime.fromtimestamp(hi - 1)
         same = time.localtime(lo).tm_gmtoff == time.localtime(s).tm_gmtoff == time.localtime(hi - 1).tm_gmtoff

@@ -15,6 +15,7 @@ draws only the rows that changed.
 
 from ..graph import Row, child_layout, passes, prefix
 from .. import keptgraph
+from . import pipe
 
 
 def _layout(kept):
@@ -133,6 +134,7 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     if max_count is not None and (total > max_count or len(rows) == max_count and total < max_count):
         return None  # rows pushed past -n, or rows past it coming into view
     offsets = patch.offset_at()
+    as_bytes = pipe.plain(out)
     pieces = []
     cols = keptgraph.columns()
 
@@ -146,8 +148,13 @@ def chain(tree, out, patch, filter_, search, no_ids, max_count, previewer):
     def draw(r, st):
         pre, flag, label, children = st
         node = nodes[r]
-        text = keptgraph.text_of(out, tree, Row(node, pre, bool(flag & 1), label, previewer.segments(node),
-                                               bool(flag & 2)), previewer, width, no_ids).encode("utf-8")
+        if as_bytes:  # (human rows into a pipe, as a whole drawing writes them: stree.output.keptgraph.pipe)
+            keptgraph.STATS["drawn"] += 1
+            text = pipe.line(node.id, width, no_ids, pre, flag & 1, label, flag & 2, previewer.segments(node),
+                             out.end)
+        else:
+            text = keptgraph.text_of(out, tree, Row(node, pre, bool(flag & 1), label, previewer.segments(node),
+                                                   bool(flag & 2)), previewer, width, no_ids).encode("utf-8")
         pieces.append(text)
         for col, value in zip(cols, (r, keptgraph.digest(pre), flag, label, children, len(text))):
             col.append(value)

@@ -30,6 +30,41 @@ def applies(out):
     return takes_utf8_bytes(sys.stdout)
 
 
+class Plain:
+    """What a patch after an append (stree.output.keptgraph.patch) needs of an Output when its rows
+    go out as bytes (applies() holds: human rows, no colour, a pipe or file that takes UTF-8),
+    without loading stree.output.modes: stree.entrypoint's path before click."""
+
+    machine = False
+    color = False
+    tty = False
+    capture = None
+
+    def __init__(self, nul=False):
+        self.end = "\0" if nul else "\n"
+
+
+def plain(out):
+    """Whether `out` is a Plain (rows drawn as bytes by line())."""
+    return isinstance(out, Plain)
+
+
+def line(node_id, width, no_ids, prefix, active, label, marked, segments, end):
+    """One human row as write() writes it, as UTF-8 bytes (what Output.text_of(None,
+    keptgraph.graph_line(...)) gives without colour, encoded)."""
+    from ...format.terminal import inert
+
+    head = "" if no_ids else inert(node_id.ljust(width)) + "  "
+    rest = "".join([inert(text, oneline=True) for _, text in segments])
+    if label:
+        rest = "[" + inert(label, oneline=True) + "] " + rest
+    if active:
+        rest = "• " + rest
+    if marked:
+        rest += "  ← active"
+    return head.encode("utf-8") + prefix.encode("utf-8", "surrogatepass") + rest.encode("utf-8") + end.encode("utf-8")
+
+
 def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
     """Write every row of `drawing`, counted in stats["drawn"]; returns the rows' state columns
     (as keptgraph.write keeps them: `cols`, empty, given to fill, or None when they are not kept)
