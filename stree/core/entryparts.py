@@ -16,18 +16,18 @@ The parts:
 - ("data", fields as JSON)
 """
 
-import json
-import re
-
+from ..format.patterns import pattern
 from ..format.text import full_text, js_slice, js_string, js_trim
 from .toolcall import format_tool_call
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")  # embedded; others named only
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_BASE64 = pattern(r"[A-Za-z0-9+/]*={0,2}")
 HEAD = ("type", "id", "parentId", "timestamp")  # the fields every entry has: not shown as its data
 
 
 def as_json(value):
+    import json
+
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
@@ -42,7 +42,7 @@ def image_part(block, images):
     if mime not in IMAGE_TYPES or not isinstance(data, str):
         return ("image", js_string(mime), None)
     data = "".join(data.split())
-    return ("image", mime, data if _BASE64.fullmatch(data) else None)
+    return ("image", mime, data if _BASE64().fullmatch(data) else None)
 
 
 def content_parts(content, images):

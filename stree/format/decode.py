@@ -1,8 +1,6 @@
 """JSON as pi reads it: JSON.parse of one line (lossy UTF-8, no NaN, every number a double,
 no depth limit), and JavaScript's whitespace."""
 
-import json
-import re
 import sys
 
 # JavaScript's String.prototype.trim() whitespace (Python's strip() differs on \x1c-\x1f, \x85)
@@ -19,7 +17,65 @@ def _parse_int(text):
     return int(text) if len(text) < 4000 else float(text)
 
 
-DECODER = json.JSONDecoder(parse_constant=reject_constant, parse_int=_parse_int)
+class _Decoding:
+    """What Python's C JSON scanner reads of a json.JSONDecoder (its options), without the json
+    package: it imports re (with enum), about a tenth of a patched `log --graph`
+    (stree.output.keptgraph.patch), which decodes a line or two."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+
+    def __init__(self, parse_int, parse_constant):
+        self.parse_int = parse_int
+        self.parse_constant = parse_constant
+
+
+def make_scanner(exact=True):
+    """scan(text, start) -> (value, end) as the scan_once of json.JSONDecoder(parse_constant=
+    reject_constant, parse_int=_parse_int) (`exact`; else parse_int=int: Python's int(), at C
+    speed, for a caller that limits its digits): Python's C scanner, or json's own where it has none.
+    The C scanner raises its JSONDecodeError from json.decoder: before the json package is
+    imported, a line it cannot read raises SystemError instead (the caller reads it again with
+    decoder(), whose error is the one said)."""
+    parse_int = _parse_int if exact else int
+    try:
+        from _json import make_scanner as c_scanner
+    except ImportError:  # (a Python without the C accelerator)
+        import json.scanner
+
+        return json.scanner.make_scanner(json.JSONDecoder(parse_constant=reject_constant, parse_int=parse_int))
+    return c_scanner(_Decoding(parse_int, reject_constant))
+
+
+_SCAN = make_scanner()
+_JSON_SPACE = " \t\n\r"
+_DECODER = []
+
+
+def decoder():
+    """The stdlib decoder with JSON.parse's reading (its errors are the reference)."""
+    if not _DECODER:
+        import json
+
+        _DECODER.append(json.JSONDecoder(parse_constant=reject_constant, parse_int=_parse_int))
+    return _DECODER[0]
+
+
+def loads(text):
+    """decoder().decode(text), scanned by the C scanner without the json package; a line it
+    cannot read is given to the json package's decoder, whose error is the one raised."""
+    start = 0
+    if text[:1] in _JSON_SPACE:
+        start = len(text) - len(text.lstrip(_JSON_SPACE))
+    try:
+        obj, end = _SCAN(text, start)
+    except (StopIteration, SystemError):  # (SystemError: an error the C scanner says through
+        return decoder().decode(text)     #  json.decoder, which only the json package imports)
+    if end != len(text) and text[end:].strip(_JSON_SPACE):
+        return decoder().decode(text)  # (raises JSONDecodeError: "Extra data")
+    return obj
 
 
 # The fast decoder (stree.format.fastjson: msgspec, when installed) answers for a line only when
@@ -78,17 +134,18 @@ def decode_exact(raw):
     except UnicodeDecodeError:
         text = raw.decode("utf-8", errors="replace")
     try:
-        return DECODER.decode(text)
+        return loads(text)
     except RecursionError:
         return decode_deep(text)  # JSON.parse has no depth limit; neither may we
 
 
-_WS = re.compile(r"[ \t\n\r]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-
-
 def decode_deep(text):
     """A JSON decoder without recursion, for lines nested deeper than Python's stack allows."""
+    import re
+    from json.decoder import scanstring
+
+    _WS = re.compile(r"[ \t\n\r]*")
+    _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
     stack = []  # open containers: [container, pending key or None]
     pos = _WS.match(text, 0).end()
     value_done = False
@@ -105,7 +162,7 @@ def decode_deep(text):
             if c == ",":
                 pos = _WS.match(text, pos + 1).end()
                 if isinstance(frame[0], dict):
-                    pos = _read_key(text, pos, frame)
+                    pos = _read_key(text, pos, frame, _WS, scanstring)
                 value_done = False
                 continue
             closer = "}" if isinstance(frame[0], dict) else "]"
@@ -130,10 +187,10 @@ def decode_deep(text):
                 continue
             stack.append(frame)
             if c == "{":
-                pos = _read_key(text, pos, frame)
+                pos = _read_key(text, pos, frame, _WS, scanstring)
             continue
         if c == '"':
-            value, pos = json.decoder.scanstring(text, pos + 1)
+            value, pos = scanstring(text, pos + 1)
         elif text.startswith("true", pos):
             value, pos = True, pos + 4
         elif text.startswith("false", pos):
@@ -152,15 +209,15 @@ def decode_deep(text):
         value_done = True
 
 
-def _read_key(text, pos, frame):
+def _read_key(text, pos, frame, ws, scanstring):
     if text[pos:pos + 1] != '"':
         raise ValueError(f"Expecting property name enclosed in double quotes: line 1 column {pos + 1}")
-    key, pos = json.decoder.scanstring(text, pos + 1)
-    pos = _WS.match(text, pos).end()
+    key, pos = scanstring(text, pos + 1)
+    pos = ws.match(text, pos).end()
     if text[pos:pos + 1] != ":":
         raise ValueError(f"Expecting ':' delimiter: line 1 column {pos + 1}")
     frame[1] = key
-    return _WS.match(text, pos + 1).end()
+    return ws.match(text, pos + 1).end()
 
 
 def _attach(frame, value):

@@ -1,7 +1,5 @@
 """What stree keeps of an entry: its structural fields, read from the parsed JSON object."""
 
-import json
-
 from .decode import JS_WHITESPACE
 
 _OK_STOPS = ("stop", "toolUse")
@@ -67,6 +65,8 @@ def entry_fields(obj):
         label = get("label")
         target = get("targetId")
         if target is not None and target.__class__ not in _SCALARS:
+            import json
+
             target = json.dumps(target)  # a list or object names no entry; keep it printable (fsck)
         aux = (target, label if label.__class__ is str else None)
     elif etype == "session_info":

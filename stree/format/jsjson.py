@@ -4,16 +4,16 @@ pi builds summary text with JSON.stringify; Python's json.dumps differs on numbe
 (1.0, 1e-7, 1e21), on key order (JS lists integer-like keys first) and on lone surrogates.
 """
 
-import json
-import re
+from .patterns import pattern
 
-_INDEX_KEY = re.compile(r"0|[1-9][0-9]*")
+_INDEX_KEY = pattern(r"0|[1-9][0-9]*")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+_PAIR = pattern("[\ud800-\udbff][\udc00-\udfff]")
+_NEEDS_ESCAPE = pattern('["\\\\\x00-\x1f\ud800-\udfff]')
 
 
 def _is_index(key):
-    return bool(_INDEX_KEY.fullmatch(key)) and int(key) < 4294967295
+    return bool(_INDEX_KEY().fullmatch(key)) and int(key) < 4294967295
 
 
 def entries(obj):
@@ -59,19 +59,18 @@ def number(x):
 
 
 def _string(s):
-    if not _NEEDS_ESCAPE.search(s):
+    if not _NEEDS_ESCAPE().search(s):
         return '"' + s + '"'
 
     def esc(m):
         c = m.group(0)
         return _ESCAPES.get(c) or f"\\u{ord(c):04x}"
-    return '"' + _NEEDS_ESCAPE.sub(esc, _pair_surrogates(s)) + '"'
+    return '"' + _NEEDS_ESCAPE().sub(esc, _pair_surrogates(s)) + '"'
 
 
 def _pair_surrogates(s):
     # a well-formed surrogate pair in a Python str is two code points; JS prints it as one character
-    return re.sub("[\ud800-\udbff][\udc00-\udfff]",
-                  lambda m: (m.group(0).encode("utf-16", "surrogatepass").decode("utf-16")), s)
+    return _PAIR().sub(lambda m: (m.group(0).encode("utf-16", "surrogatepass").decode("utf-16")), s)
 
 
 def stringify(value):
@@ -90,4 +89,6 @@ def stringify(value):
         return "[" + ",".join(stringify(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ",".join(_string(str(k)) + ":" + stringify(v) for k, v in entries(value)) + "}"
+    import json
+
     return json.dumps(value)

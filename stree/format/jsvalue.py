@@ -2,13 +2,13 @@
 a number as a template string shows it, `${value}` and Array.prototype.join."""
 
 import math
-import re
 
 from .jsjson import number
+from .patterns import pattern
 from .text import js_string, js_trim
 
-_RADIX = re.compile(r"0([xXoObB])([0-9a-fA-F]+)")
-_DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|Infinity)")
+_RADIX = pattern(r"0([xXoObB])([0-9a-fA-F]+)")
+_DECIMAL = pattern(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|Infinity)")
 
 
 def truthy(v):
@@ -20,10 +20,10 @@ def to_number(text):
     t = js_trim(text)
     if not t:
         return 0.0
-    m = _RADIX.fullmatch(t)
+    m = _RADIX().fullmatch(t)
     if m:
         return float(int(m.group(2), {"x": 16, "o": 8, "b": 2}[m.group(1).lower()]))
-    if not _DECIMAL.fullmatch(t):
+    if not _DECIMAL().fullmatch(t):
         return math.nan
     if t.lstrip("+-") == "Infinity":
         return -math.inf if t.startswith("-") else math.inf

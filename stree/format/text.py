@@ -1,8 +1,6 @@
 """Strings as JavaScript sees them (UTF-16 lengths and slices, String(v), trim) and the
 text of a content value."""
 
-import json
-
 from .decode import JS_WHITESPACE
 
 
@@ -54,10 +52,17 @@ def js_string(v):
 
 
 def js_json(v):
-    return _COMPACT(v)
+    return (_COMPACT[0] if _COMPACT else _compact())(v)
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # (json.dumps makes one a call)
+_COMPACT = []  # JSONEncoder(...).encode (json.dumps makes one a call), once used (json imports re)
+
+
+def _compact():
+    import json
+
+    _COMPACT.append(json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode)
+    return _COMPACT[0]
 
 
 def normalize(s):

@@ -1,13 +1,11 @@
 """Scanning the lines of a session file into its Nodes, as pi reads them."""
 
-import json.scanner
 import os
 import sys
 
 from ..errors import BadFile
 from ..format import decode, fastjson
-from ..format.decode import DECODER, FAST_INT_DIGITS as _FAST_INT_DIGITS, JS_WHITESPACE, decode_exact, \
-    reject_constant
+from ..format.decode import FAST_INT_DIGITS as _FAST_INT_DIGITS, JS_WHITESPACE, decode_exact, make_scanner
 from ..format.entry import entry_fields
 from ..format.header import read_header
 from . import register_counters
@@ -16,10 +14,10 @@ from .nodes import Columns
 BLOCK = 1 << 20  # bytes read at a time
 STATS = register_counters("scan", {"parsed": 0, "workers": 0, "decoded": 0})  # lines handed to the JSON decoder (by this process
 #   and its parse workers), workers forked, entries' content loaded (Session.load) (STREE_DEBUG_STATS)
-_scan_once = json.scanner.make_scanner(DECODER)
+_scan_once = make_scanner()
 # the line scanner's fast path: Python's own int() (C speed), limited to 3998 digits while it
 # runs so that it yields an int exactly where _parse_int would; longer numbers take the slow path
-_fast_scan_once = json.scanner.make_scanner(json.JSONDecoder(parse_constant=reject_constant))
+_fast_scan_once = make_scanner(exact=False)  # (the C scanners, without the json package: stree.format.decode)
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
@@ -174,7 +172,7 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
                 obj, stop = scan_once(text, 0)
                 if stop != len(text):
                     obj = None
-            except (StopIteration, ValueError, RecursionError):
+            except (StopIteration, ValueError, RecursionError, SystemError):  # (SystemError: decode.make_scanner)
                 obj = None
         if obj is None:  # the slow path decides, with pi's error
             try:

@@ -351,7 +351,8 @@ def store(session, options, capture, rows=None):
         capture.writer.commit(rows or b"", {"format": FORMAT, "key": key, "identity": list(identity(fd, st)),
                                            "path": os.path.abspath(session.path), "entries": len(session.nodes),
                                            "ended": ended})
-        _prune(os.path.dirname(target), f"{st.st_dev:x}-{st.st_ino:x}-", capture.writer.most)
+        if not getattr(capture.writer, "in_place", False):  # (a patch added to its file: no file more)
+            _prune(os.path.dirname(target), f"{st.st_dev:x}-{st.st_ino:x}-", capture.writer.most)
     except Exception:
         pass
     finally:

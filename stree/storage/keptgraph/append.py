@@ -28,6 +28,7 @@ class Appender:
         self.own = 0
         self.size = 0
         self.writer = None  # a Writer once the drawn bytes are too many to hold
+        self.in_place = False  # added to the kept file (commit)
 
     def _grow(self, n):
         if self.size + n > self.most:
@@ -64,10 +65,12 @@ class Appender:
         self.writer, self.parts = writer, []
 
     def commit(self, rows, meta):
-        if self.writer is None and not self._append(rows, meta):
+        if self.writer is None and self._append(rows, meta):
+            self.in_place = True  # (no new file: nothing for the store to prune)
+            return
+        if self.writer is None:
             self._to_writer()
-        if self.writer is not None:
-            self.writer.commit(rows, meta)
+        self.writer.commit(rows, meta)
 
     def _append(self, rows, meta):
         """Add the output to the kept file; False when it is to go to a new file instead."""
