@@ -128,6 +128,16 @@ def parse_log_graph(argv):
 def _kept_graph(argv):
     """Print a kept `log --graph` output for this command line: the exit status, or None when
     click must run."""
+    import gc
+
+    gc.disable()  # many objects (stree's modules, the kept rows' state), no cycles: collections only cost time
+    status = _kept_graph_status(argv)
+    if status is None:
+        gc.enable()  # (click draws it)
+    return status
+
+
+def _kept_graph_status(argv):
     from .storage import keptgraph as kept_store
 
     if not kept_store.applies():
@@ -143,14 +153,10 @@ def _kept_graph(argv):
                                  max_count, bool(got.get("reverse")), bool(got.get("no_ids")),
                                  bool(got.get("json_mode")), got.get("fmt"), bool(got.get("nul")),
                                  got.get("color", "auto"))
-    import gc
-
-    gc.disable()  # many objects (the kept rows' state), no cycles: collections would only cost time
     from .output.keptgraph import consult
 
     found = consult(path, options)
     if found is None:
-        gc.enable()  # (click draws it)
         return None
     from .core.loading import LoadReport
 
@@ -161,7 +167,6 @@ def _kept_graph(argv):
     else:
         patched = _appended(found[1], options, got, max_count, path)
         if patched is None:
-            gc.enable()  # (click draws it)
             return None
         report = patched[-1]
     def work():
