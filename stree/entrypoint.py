@@ -12,7 +12,7 @@ click, which reads the command line again and does the whole job.
 import os
 import sys
 
-_DONE = []  # a path that leaves nothing to tear down answered (the plain grep): the process just ends
+_DONE = []  # a path that leaves nothing to tear down answered (the plain grep, a kept graph): the process just ends
 LOG_GRAPH = {"as_graph", "filter_", "search", "max_count", "reverse", "no_ids", "json_mode", "fmt", "nul"}
 
 
@@ -53,7 +53,9 @@ def _leave_threads(code):
     longer than a grep of the catalogue itself (about 35 ms of CPU, a fifth of the process),
     and its connections are closed by now. Likewise after a plain grep (stree.fastgrep): its
     output is written and its catalogue closed, and tearing down the interpreter (its modules,
-    the rows and text it read) took a sixth of a warm grep's time. Everything stree writes is
+    the rows and text it read) took a sixth of a warm grep's time; likewise after a kept `log
+    --graph` printed again or patched (its kept file written or added to; what the teardown
+    would free, a patch's index, modules and rows' state, the process's end frees). Everything stree writes is
     already on disk by now (appends flushed under the lock, rewrites fsynced and renamed);
     only the streams are flushed here."""
     threading = sys.modules.get("threading")
