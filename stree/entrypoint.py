@@ -160,9 +160,7 @@ def _kept_graph_status(argv):
     found = consult(path, options)
     if found is None:
         return None
-    from .core.loading import LoadReport
-
-    report = LoadReport("graph-cache")  # (nothing read)
+    report = None  # (the load report of a patch; printed again, nothing is read)
     patched = None
     if found[0] == "same":
         found = found[1]
@@ -190,9 +188,10 @@ def _kept_graph_status(argv):
     if code:
         return code
     if os.environ.get("STREE_DEBUG_STATS"):
+        from .core.loading import LoadReport
         from .output.debug_stats import stats_line
 
-        print(stats_line(report), file=sys.stderr)
+        print(stats_line(report or LoadReport("graph-cache")), file=sys.stderr)
     _DONE.append("graph")
     return 0
 
