@@ -18,8 +18,8 @@ def _parse_int(text):
 
 
 class _Decoding:
-    """What Python's C JSON scanner reads of a json.JSONDecoder (its options), without the json
-    package: it imports re (with enum), about a tenth of a patched `log --graph`
+    """What Python's C JSON scanner reads of a json.JSONDecoder (its options), without importing
+    the json package: that imports re (with enum), about a tenth of a patched `log --graph`
     (stree.output.keptgraph.patch), which decodes a line or two."""
 
     strict = True
