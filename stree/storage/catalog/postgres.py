@@ -21,6 +21,7 @@ import socket
 from .common import JSON_COLUMNS, SESSION_COLUMNS, Unavailable, enc, from_text, index_text, row_of
 
 SCHEMA = 4
+UNDEFINED_TABLE = "42P01"  # (the SQLSTATE of a table not there: no stree catalogue yet)
 HINT = "check the URL (--catalog, STREE_CATALOG or the config's `catalog`) and that the server is running"
 
 _COLTYPES = {"path": "text", "root": "text", "agent": "text", "state": "text", "gen": "bigint", "dev": "numeric",
@@ -122,22 +123,40 @@ def _psycopg():
 
 
 def failure(e, url):
-    """An Unavailable of one line with a hint, for a psycopg error."""
-    psycopg = _psycopg()
+    """An Unavailable of one line with a hint, for an error of either client (psycopg's, or
+    stree.storage.catalog.libpq's, which words it as psycopg does)."""
     text = " ".join(str(e).split()) or e.__class__.__name__
     where = describe(url)
-    if isinstance(e, psycopg.errors.QueryCanceled):
+    timeout, denied, lost = _kind(e)
+    if timeout:
         return Unavailable(f"catalogue {where}: statement timeout ({text})",
                            hint="raise the server's statement_timeout for this role, or push fewer sessions at once "
                                 "(--since, --agent)")
-    if isinstance(e, psycopg.errors.InsufficientPrivilege):
+    if denied:
         return Unavailable(f"catalogue {where}: permission denied ({text})",
                            hint="ask the catalogue's admin to GRANT stree_pusher (to push) or stree_reader (to read "
                                 "every row) to your role")
-    if isinstance(e, psycopg.OperationalError):
+    if lost:
         return Unavailable(f"catalogue {where}: connection failed or lost ({text})",
                            hint=HINT + "; a push stopped midway is completed by running it again")
     return Unavailable(f"catalogue {where}: {text}", hint=HINT)
+
+
+def _kind(e):
+    """(a statement timeout, permission denied, the server or the connection failed) of `e`."""
+    from . import libpq
+
+    if isinstance(e, libpq.Error):
+        return e.sqlstate == libpq.TIMEOUT_STATE, e.sqlstate == libpq.PRIVILEGE_STATE, e.operational
+    psycopg = _psycopg()
+    return (isinstance(e, psycopg.errors.QueryCanceled), isinstance(e, psycopg.errors.InsufficientPrivilege),
+            isinstance(e, psycopg.OperationalError))
+
+
+def _has_psycopg():
+    import importlib.util
+
+    return importlib.util.find_spec("psycopg") is not None
 
 
 class Catalog:
@@ -146,10 +165,15 @@ class Catalog:
     kind = "postgres"
     stale = ()
     copy = None  # may this role COPY into the tables (not under row-level security)? (asked once)
+    errors = ()  # the errors of the client connected with (psycopg's, or libpq's)
 
-    def __init__(self, url, migrate=True):
+    def __init__(self, url, migrate=True, light=False):
+        """`light`: a reader that only asks what grep asks (heads, candidates, a few rows):
+        connected through libpq by ctypes where it loads (stree.storage.catalog.libpq), not
+        psycopg, whose import costs a one-shot grep more than its search."""
         self.url = url
         self.migrate = migrate
+        self.light = light
         self.db = None
         self.host = socket.gethostname()
 
@@ -164,19 +188,41 @@ class Catalog:
         return describe(self.url)
 
     def open(self):
-        psycopg = _psycopg()
         try:
-            self.db = psycopg.connect(self.url, connect_timeout=10, autocommit=True)
+            self.db = self._connect()
             try:  # (one statement where the catalogue is there: a new backend's first look at the system
                 # catalogues, which pg_tables takes, costs more than all of a grep's other questions)
                 self.user, version = self.db.execute("SELECT current_user, (SELECT version FROM stree_schema)"
                                                      ).fetchone()
-            except psycopg.errors.UndefinedTable:
+            except self.errors as e:
+                if e.sqlstate != UNDEFINED_TABLE:
+                    raise
                 self.user, version = self.db.execute("SELECT current_user").fetchone()[0], 0
             self._schema(version or 0)
-        except psycopg.Error as e:
+        except self.errors as e:
             self.close()
             raise failure(e, self.url) from None
+
+    def _connect(self):
+        """A connection through libpq (light, where it loads), else through psycopg. A
+        connection libpq cannot make is tried again by psycopg where it is installed, which says
+        why in its own words (as without libpq: it tries each address of a host on its own)."""
+        if self.light:
+            from . import libpq
+
+            try:
+                db = libpq.connect(self.url, connect_timeout=10)
+                self.errors = libpq.Error
+                return db
+            except libpq.Missing:
+                pass
+            except libpq.Error:
+                if not _has_psycopg():
+                    self.errors = libpq.Error
+                    raise
+        psycopg = _psycopg()
+        self.errors = psycopg.Error
+        return psycopg.connect(self.url, connect_timeout=10, autocommit=True)
 
     def _schema(self, version):
         if version > SCHEMA:
@@ -216,10 +262,9 @@ class Catalog:
             self.db = None
 
     def guard(self, fn, *args):
-        psycopg = _psycopg()
         try:
             return fn(*args)
-        except psycopg.Error as e:
+        except self.errors as e:
             raise failure(e, self.url) from None
 
     # -- reading ------------------------------------------------------------
