@@ -5,7 +5,7 @@ itself calls; what psycopg adds on top costs a one-shot process more than the wh
 `import psycopg` runs its package's __init__, which imports all of it (asyncio and ssl,
 importlib.metadata, logging, typing_extensions: ~150 ms of CPU, more than a SQLite grep's
 whole process). Here: a connection, statements with text parameters and text results
-(PQexecParams), values converted by their type's OID, and errors said as psycopg says them
+(PQsendQueryParams), values converted by their type's OID, and errors said as psycopg says them
 (the server's message without its severity, the SQLSTATE beside it).
 
 Which libpq: STREE_LIBPQ=PATH names the one file to load (a path that does not load, e.g.
@@ -96,8 +96,9 @@ def _typed(lib):
             ("PQerrorMessage", [c_void_p], c_char_p),
             ("PQparameterStatus", [c_void_p, c_char_p], c_char_p),
             ("PQfinish", [c_void_p], None),
-            ("PQexecParams", [c_void_p, c_char_p, c_int, c_void_p, POINTER(c_char_p), c_void_p, c_void_p, c_int],
-             c_void_p),
+            ("PQsendQueryParams", [c_void_p, c_char_p, c_int, c_void_p, POINTER(c_char_p), c_void_p, c_void_p,
+                                   c_int], c_int),
+            ("PQgetResult", [c_void_p], c_void_p),
             ("PQresultStatus", [c_void_p], c_int),
             ("PQresultErrorMessage", [c_void_p], c_char_p),
             ("PQresultErrorField", [c_void_p, c_int], c_char_p),
@@ -152,25 +153,39 @@ class Connection:
         self.conn = conn
 
     def execute(self, sql, args=()):
+        """The rows of `sql` with `args`; Error as psycopg raises it: from the first failed result
+        (a server's FATAL before the connection closed), else the connection's own failure."""
         import ctypes
 
-        lib = self.lib
-        if self.conn is None:
+        lib, conn = self.lib, self.conn
+        if conn is None:
             raise Error("the connection is closed")
         sql, n = _numbered(sql)
         if n != len(args):
             raise TypeError(f"the query has {n} placeholders but {len(args)} parameters were passed")
         values = (ctypes.c_char_p * max(n, 1))(*[_param(a) for a in args])
-        res = lib.PQexecParams(self.conn, sql.encode(), n, None, values, None, None, 0)
-        if not res:
-            raise Error(_clean(_text(lib.PQerrorMessage(self.conn))) or "no error details available")
-        try:
-            status = lib.PQresultStatus(res)
-            if status not in (_COMMAND_OK, _TUPLES_OK):
-                raise _failure(lib, res, status)
-            return _rows(lib, res)
-        finally:
-            lib.PQclear(res)
+        if not lib.PQsendQueryParams(conn, sql.encode(), n, None, values, None, None, 0):
+            raise Error(f"sending query and params failed: {self._said()}")
+        rows = failed = None
+        while res := lib.PQgetResult(conn):
+            try:
+                status = lib.PQresultStatus(res)
+                if status in (_COMMAND_OK, _TUPLES_OK):
+                    rows = _rows(lib, res) if rows is None else rows
+                elif failed is None:
+                    failed = _failure(lib, res)
+            finally:
+                lib.PQclear(res)
+        if failed is not None and failed.sqlstate is None and lib.PQstatus(conn) != _OK:
+            failed = Error(f"consuming input failed: {self._said()}")  # (the connection lost, unsaid by the server)
+        if failed is not None:
+            raise failed
+        if rows is None:
+            raise Error("got no result from the query")
+        return rows
+
+    def _said(self):
+        return _clean(_text(self.lib.PQerrorMessage(self.conn))) or "no error details available"
 
     def transaction(self):
         return _Transaction(self)
@@ -239,15 +254,9 @@ def _rows(lib, res):
     getvalue, isnull = lib.PQgetvalue, lib.PQgetisnull
     ntuples, nfields = lib.PQntuples(res), lib.PQnfields(res)
     loads = [_LOADERS.get(lib.PQftype(res, c), _text) for c in range(nfields)]
-    loads = [(lambda v: _bytea(v, lib)) if load is _bytea else load for load in loads]
-    out = Rows()
-    for r in range(ntuples):
-        row = []
-        for c, load in enumerate(loads):
-            value = getvalue(res, r, c)
-            row.append(None if not value and isnull(res, r, c) else load(value))
-        out.append(tuple(row))
-    return out
+    columns = list(enumerate((lambda v: _bytea(v, lib)) if load is _bytea else load for load in loads))
+    return Rows(tuple([None if not (value := getvalue(res, r, c)) and isnull(res, r, c) else load(value)
+                       for c, load in columns]) for r in range(ntuples))
 
 
 def _text(value):
@@ -278,10 +287,10 @@ def _bytea(value, lib):
 
 _LOADERS = {16: lambda v: v == b"t", 17: _bytea, 20: int, 21: int, 23: int, 26: int, 700: float, 701: float,
             1700: _numeric}  # bool, bytea, int8, int2, int4, oid, float4, float8, numeric; any other: text
-_LOADERS.update(dict.fromkeys((25, 19, 1042, 1043, 705), lambda v: v.decode()))  # text, name, char, varchar, unknown
+_LOADERS.update(dict.fromkeys((25, 19, 1042, 1043, 705), bytes.decode))  # text, name, char, varchar, unknown
 
 
-def _failure(lib, res, status):
+def _failure(lib, res):
     """The Error of a failed statement, with its SQLSTATE; its message as psycopg says it."""
     state = lib.PQresultErrorField(res, _SQLSTATE)
     message = _text(lib.PQresultErrorMessage(res))
