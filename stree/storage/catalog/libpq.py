@@ -73,15 +73,16 @@ def library():
     """The loaded libpq, its functions typed; Missing when none loads."""
     global _lib
     if _lib is None:
-        _lib = False
         import ctypes
 
+        found = False
         for path in candidates():
             try:
-                _lib = _typed(ctypes.CDLL(path))
+                found = _typed(ctypes.CDLL(path))
                 break
             except (OSError, AttributeError):  # (not there, not a libpq, or too old a one)
                 continue
+        _lib = found  # (set once loaded: a thread that asks meanwhile loads it too, never sees it missing)
     if not _lib:
         raise Missing(f"no libpq loads ({KNOB}, psycopg[binary]'s, the system's)")
     return _lib

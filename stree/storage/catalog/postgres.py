@@ -1,6 +1,8 @@
 """The shared catalogue on PostgreSQL (psycopg 3, the `pg` extra; imported only when a
 postgresql:// URL is used): the sessions many machines push (`stree catalog push`), which
 `ls`, `grep` and `stats` answer from when --catalog / STREE_CATALOG / the config name it.
+grep's reads go through libpq by ctypes instead (stree.storage.catalog.libpq, `light`): the
+same statements, the same errors, and no psycopg to import.
 
 A session row is keyed by who pushed it (the PostgreSQL role), the host and the path it came
 from; it holds the columns of the SQLite catalogue's row plus the session id. Entries are
@@ -19,10 +21,10 @@ refused."""
 import socket
 
 from .common import JSON_COLUMNS, SESSION_COLUMNS, Unavailable, enc, from_text, index_text, row_of
+from .pgerrors import describe, failure, has_psycopg, load_psycopg
 
 SCHEMA = 4
 UNDEFINED_TABLE = "42P01"  # (the SQLSTATE of a table not there: no stree catalogue yet)
-HINT = "check the URL (--catalog, STREE_CATALOG or the config's `catalog`) and that the server is running"
 
 _COLTYPES = {"path": "text", "root": "text", "agent": "text", "state": "text", "gen": "bigint", "dev": "numeric",
              "ino": "numeric", "size": "bigint", "mtime_ns": "bigint", "ctime_ns": "bigint", "racy_crc": "bigint",
@@ -99,66 +101,6 @@ def is_url(value):
     return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
 
 
-def describe(url):
-    """The URL without its password (for messages)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        if parts.password:
-            netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-            return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        pass
-    return url
-
-
-def _psycopg():
-    try:
-        import psycopg
-    except ImportError:
-        raise Unavailable("a PostgreSQL catalogue needs psycopg 3, which is not installed",
-                          hint="pip install 'stree[pg]' (psycopg[binary]), or drop --catalog / STREE_CATALOG") from None
-    return psycopg
-
-
-def failure(e, url):
-    """An Unavailable of one line with a hint, for an error of either client (psycopg's, or
-    stree.storage.catalog.libpq's, which words it as psycopg does)."""
-    text = " ".join(str(e).split()) or e.__class__.__name__
-    where = describe(url)
-    timeout, denied, lost = _kind(e)
-    if timeout:
-        return Unavailable(f"catalogue {where}: statement timeout ({text})",
-                           hint="raise the server's statement_timeout for this role, or push fewer sessions at once "
-                                "(--since, --agent)")
-    if denied:
-        return Unavailable(f"catalogue {where}: permission denied ({text})",
-                           hint="ask the catalogue's admin to GRANT stree_pusher (to push) or stree_reader (to read "
-                                "every row) to your role")
-    if lost:
-        return Unavailable(f"catalogue {where}: connection failed or lost ({text})",
-                           hint=HINT + "; a push stopped midway is completed by running it again")
-    return Unavailable(f"catalogue {where}: {text}", hint=HINT)
-
-
-def _kind(e):
-    """(a statement timeout, permission denied, the server or the connection failed) of `e`."""
-    from . import libpq
-
-    if isinstance(e, libpq.Error):
-        return e.sqlstate == libpq.TIMEOUT_STATE, e.sqlstate == libpq.PRIVILEGE_STATE, e.operational
-    psycopg = _psycopg()
-    return (isinstance(e, psycopg.errors.QueryCanceled), isinstance(e, psycopg.errors.InsufficientPrivilege),
-            isinstance(e, psycopg.OperationalError))
-
-
-def _has_psycopg():
-    import importlib.util
-
-    return importlib.util.find_spec("psycopg") is not None
-
-
 class Catalog:
     """A shared catalogue. Every method may raise Unavailable (one line, with a hint)."""
 
@@ -217,10 +159,10 @@ class Catalog:
             except libpq.Missing:
                 pass
             except libpq.Error:
-                if not _has_psycopg():
+                if not has_psycopg():
                     self.errors = libpq.Error
                     raise
-        psycopg = _psycopg()
+        psycopg = load_psycopg()
         self.errors = psycopg.Error
         return psycopg.connect(self.url, connect_timeout=10, autocommit=True)
 
