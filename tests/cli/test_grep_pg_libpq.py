@@ -220,3 +220,36 @@ def test_a_connection_dropped_mid_grep_is_said_as_psycopg_says_it(stree, pushed,
     assert "connection failed or lost" in said[0], said
     assert ("terminating connection" if how == "terminated" else "server closed the connection") in said[0], said
     assert "psycopg" not in imported(light)
+
+
+def test_ctrl_c_while_the_server_works_stops_the_grep_and_its_statement(pushed):
+    """Ctrl-C while a grep's statement waits on the server (here: for a lock) ends the grep at
+    once (`stree: interrupted`, exit 130), and the server's statement is cancelled, as
+    psycopg does: not left waiting for a client that is gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import interruptible
+
+    locked = Locked(pushed)
+    locked.lock()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "stree", "--catalog", pushed, "grep", PLANTED],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, PYTHONPROFILEIMPORTTIME="1"), preexec_fn=interruptible)
+        try:
+            pid = waiting_for_the_lock(pushed)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+        assert proc.returncode == 130 and out == "" and "stree: interrupted" in err and "Traceback" not in err, err
+        assert "psycopg" not in {line.rsplit("|", 1)[-1].strip() for line in err.splitlines()}
+        deadline = time.monotonic() + 60
+        while pid in [p for (p,) in locked.con.execute("SELECT pid FROM pg_locks WHERE NOT granted")]:
+            assert time.monotonic() < deadline, "the grep's statement still waits on the server"
+            time.sleep(0.01)
+    finally:
+        locked.unlock()

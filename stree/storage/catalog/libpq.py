@@ -100,6 +100,12 @@ def _typed(lib):
             ("PQsendQueryParams", [c_void_p, c_char_p, c_int, c_void_p, POINTER(c_char_p), c_void_p, c_void_p,
                                    c_int], c_int),
             ("PQgetResult", [c_void_p], c_void_p),
+            ("PQisBusy", [c_void_p], c_int),
+            ("PQconsumeInput", [c_void_p], c_int),
+            ("PQsocket", [c_void_p], c_int),
+            ("PQgetCancel", [c_void_p], c_void_p),
+            ("PQcancel", [c_void_p, c_char_p, c_int], c_int),
+            ("PQfreeCancel", [c_void_p], None),
             ("PQresultStatus", [c_void_p], c_int),
             ("PQresultErrorMessage", [c_void_p], c_char_p),
             ("PQresultErrorField", [c_void_p, c_int], c_char_p),
@@ -168,22 +174,62 @@ class Connection:
         if not lib.PQsendQueryParams(conn, sql.encode(), n, None, values, None, None, 0):
             raise Error(f"sending query and params failed: {self._said()}")
         rows = failed = None
-        while res := lib.PQgetResult(conn):
-            try:
-                status = lib.PQresultStatus(res)
-                if status in (_COMMAND_OK, _TUPLES_OK):
-                    rows = _rows(lib, res) if rows is None else rows
-                elif failed is None:
-                    failed = _failure(lib, res)
-            finally:
-                lib.PQclear(res)
-        if failed is not None and failed.sqlstate is None and lib.PQstatus(conn) != _OK:
-            failed = Error(f"consuming input failed: {self._said()}")  # (the connection lost, unsaid by the server)
+        try:
+            while True:
+                try:
+                    self._wait()
+                except Error:
+                    if failed is not None:  # (the server said why before it closed the connection)
+                        break
+                    raise
+                res = lib.PQgetResult(conn)
+                if not res:
+                    break
+                try:
+                    status = lib.PQresultStatus(res)
+                    if status in (_COMMAND_OK, _TUPLES_OK):
+                        rows = _rows(lib, res) if rows is None else rows
+                    elif failed is None:
+                        failed = _failure(lib, res)
+                finally:
+                    lib.PQclear(res)
+        except KeyboardInterrupt:
+            self._cancel()
+            raise
         if failed is not None:
             raise failed
         if rows is None:
             raise Error("got no result from the query")
         return rows
+
+    def _wait(self):
+        """Until the next result is whole: waiting in select (which Ctrl-C interrupts, where
+        libpq's own wait would not), reading what came (PQconsumeInput), as psycopg waits."""
+        lib, conn = self.lib, self.conn
+        if not lib.PQisBusy(conn):
+            return
+        import select
+
+        fd = lib.PQsocket(conn)
+        while True:
+            if fd < 0:
+                raise Error(f"consuming input failed: {self._said()}")
+            select.select([fd], [], [])
+            if not lib.PQconsumeInput(conn):
+                raise Error(f"consuming input failed: {self._said()}")
+            if not lib.PQisBusy(conn):
+                return
+
+    def _cancel(self):
+        """Ask the server to stop the statement running (after Ctrl-C, as psycopg does)."""
+        import ctypes
+
+        lib = self.lib
+        cancel = lib.PQgetCancel(self.conn)
+        if cancel:
+            said = ctypes.create_string_buffer(256)
+            lib.PQcancel(cancel, said, len(said))
+            lib.PQfreeCancel(cancel)
 
     def _said(self):
         return _clean(_text(self.lib.PQerrorMessage(self.conn))) or "no error details available"
