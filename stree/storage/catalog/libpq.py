@@ -37,12 +37,11 @@ class Missing(Exception):
 class Error(Exception):
     """A failure, worded as psycopg words it: `sqlstate` (None for a connection that failed or
     was lost without the server saying why); `operational` as psycopg's OperationalError (the
-    server or the connection, not the statement); `connecting`: no connection was made."""
+    server or the connection, not the statement)."""
 
-    def __init__(self, message, sqlstate=None, connecting=False):
+    def __init__(self, message, sqlstate=None):
         super().__init__(message)
         self.sqlstate = sqlstate
-        self.connecting = connecting
         self.operational = sqlstate is None or sqlstate[:2] in _OPERATIONAL or sqlstate[:1] in "FH"
 
 
@@ -125,7 +124,8 @@ def _typed(lib):
 def connect(url, connect_timeout):
     """A Connection to `url` (autocommit, as psycopg's with autocommit=True); Error when it
     cannot be made, Missing when there is no libpq or the connection's client encoding is not
-    UTF-8 (psycopg decodes the others)."""
+    UTF-8 (psycopg decodes the others). libpq's own wait (PQconnectdbParams), at most
+    `connect_timeout` seconds per address: a Ctrl-C meanwhile is seen after it."""
     import ctypes
 
     lib = library()
@@ -137,7 +137,7 @@ def connect(url, connect_timeout):
     if lib.PQstatus(conn) != _OK:
         message = _text(lib.PQerrorMessage(conn))
         lib.PQfinish(conn)
-        raise Error(f"connection failed: {_clean(message)}", connecting=True)
+        raise Error(f"connection failed: {_clean(message)}")
     if lib.PQparameterStatus(conn, b"client_encoding") != b"UTF8":
         lib.PQfinish(conn)
         raise Missing("the connection's client encoding is not UTF-8")
