@@ -253,3 +253,13 @@ def test_ctrl_c_while_the_server_works_stops_the_grep_and_its_statement(pushed):
             time.sleep(0.01)
     finally:
         locked.unlock()
+
+
+def test_a_client_encoding_other_than_utf8_is_read_by_psycopg(stree, pushed):
+    """libpq's values are read as UTF-8: a connection asked for another client encoding is
+    left to psycopg, which decodes it (the same answer)."""
+    latin = pushed + "&client_encoding=LATIN1"
+    want = grep(stree, latin, PLANTED, env=PSYCOPG)
+    got = grep(stree, latin, PLANTED)
+    assert answer(got) == answer(want) and got.code == 0 and got.out == answer(grep(stree, pushed, PLANTED))[1], got
+    assert "psycopg" in imported(got)

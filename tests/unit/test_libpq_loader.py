@@ -30,7 +30,7 @@ def test_the_named_libpq_is_the_only_one_tried():
 
 def test_psycopg_binarys_libpq_first_then_the_systems_and_nothing_run_to_find_them():
     found, modules = looked({})
-    assert found[-1] in ("libpq.so.5", "libpq.5.dylib")
+    assert found[-1] in ("libpq.so.5", "libpq.5.dylib", "libpq.dll")
     assert modules == []  # (not psycopg, not its binary package, and no process run to look)
     spec = importlib.util.find_spec("psycopg_binary")
     if spec is None:

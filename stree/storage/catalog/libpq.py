@@ -64,7 +64,7 @@ def candidates():
             except OSError:
                 continue
             out += [os.path.join(libs, n) for n in names]
-    out.append("libpq.5.dylib" if sys.platform == "darwin" else "libpq.so.5")
+    out.append({"darwin": "libpq.5.dylib", "win32": "libpq.dll"}.get(sys.platform, "libpq.so.5"))
     return out
 
 
