@@ -263,3 +263,51 @@ def test_a_client_encoding_other_than_utf8_is_read_by_psycopg(stree, pushed):
     got = grep(stree, latin, PLANTED)
     assert answer(got) == answer(want) and got.code == 0 and got.out == answer(grep(stree, pushed, PLANTED))[1], got
     assert "psycopg" in imported(got)
+
+
+def test_the_rows_grep_reads_are_the_same_values_through_either_client(pushed):
+    """What grep reads of the catalogue (every session's head, the candidates, their sessions'
+    whole rows: numeric, bytea, double precision and JSON columns among them), and values of
+    every type the binding converts, are equal, type for type, to psycopg's."""
+    from stree.core.grep_match import Pattern
+    from stree.storage.catalog import libpq
+    from stree.storage.catalog.postgres import Catalog
+
+    def read(light):
+        cat = Catalog(pushed, migrate=False, light=light)
+        cat.open()
+        try:
+            heads = cat.heads()
+            found = cat.candidates(Pattern("the"), heads)
+            rows = cat.rows(gens={c[0] for c in found})
+            return cat.db.__class__.__module__, heads, found, rows
+        finally:
+            cat.close()
+
+    light, through = read(True), read(False)
+    assert light[0] == "stree.storage.catalog.libpq" and through[0].startswith("psycopg")
+    assert light[1:] == through[1:] and light[2] and light[3]
+    typed = [{k: type(v) for k, v in row.items()} for row in light[3].values()]
+    assert typed == [{k: type(v) for k, v in row.items()} for row in through[3].values()]
+    assert any(isinstance(row["path_rows"], bytes) for row in light[3].values())
+    sql = ("SELECT true, false, '\\x00ff27'::bytea, 1::int2, 2::int4, 3::int8, 1.5::float8, 'NaN'::float8, "
+           "2.5::float4, 12345678901234567890::numeric, -7::numeric, 0.25::numeric, 'x''\"\\'::text, ''::text, NULL::text, "
+           "'n'::name, 'v'::varchar, 'é'::char(2), %s::text, %s::bigint[] = ARRAY[1, 2]::bigint[], "
+           "%s::text[] = ARRAY['a\"b', 'c\\d', NULL]")
+    args = ["it's 50%", [1, 2], ['a"b', "c\\d", None]]
+    import math
+
+    import psycopg
+
+    db = libpq.connect(pushed, 10)
+    try:
+        got = db.execute(sql, args).fetchone()
+    finally:
+        db.close()
+    with psycopg.connect(pushed, autocommit=True) as con:
+        want = con.execute(sql, args).fetchone()
+    assert [type(v) for v in got[:9] + got[11:]] == [type(v) for v in want[:9] + want[11:]]
+    assert type(got[9]) is type(got[10]) is int  # (a whole numeric: psycopg's Decimal, of the same value)
+    assert math.isnan(got[7]) and math.isnan(want[7])
+    assert got[:7] + got[8:] == want[:7] + want[8:]
+    assert got[-3:] == ("it's 50%", True, True)
