@@ -10,7 +10,7 @@ whole process). Here: a connection, statements with text parameters and text res
 
 Which libpq: STREE_LIBPQ=PATH names the one file to load (a path that does not load, e.g.
 `none`, makes the caller use psycopg); else the one psycopg[binary] bundles (found beside
-`psycopg_binary` by importlib's finder, which runs nothing of it), else the system's
+`psycopg_binary` by importlib's path finder, which runs nothing of it), else the system's
 (libpq.so.5). None that loads, or a connection whose client encoding is not UTF-8: Missing,
 and the caller uses psycopg, as without this module. Not ctypes.util.find_library: it runs
 processes (ldconfig, gcc) to look."""
@@ -51,10 +51,10 @@ def candidates():
     if named is not None:
         return [named]
     out = []
-    import importlib.util
+    from importlib.machinery import PathFinder  # (importlib.util's find_spec without its imports)
 
     try:
-        spec = importlib.util.find_spec("psycopg_binary")
+        spec = PathFinder.find_spec("psycopg_binary")
     except (ImportError, ValueError):
         spec = None
     for where in (spec.submodule_search_locations or []) if spec is not None else []:
@@ -247,6 +247,8 @@ class Connection:
 
 
 class _Transaction:
+    """BEGIN ... COMMIT, or ROLLBACK after an error (psycopg's transaction() on autocommit)."""
+
     def __init__(self, db):
         self.db = db
 

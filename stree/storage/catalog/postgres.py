@@ -18,7 +18,7 @@ rows only (the `owner` column, current_user); `stree_reader` reads every row. Th
 versioned (stree_schema): an older one is upgraded in place by MIGRATIONS, a newer one is
 refused."""
 
-import socket
+import os
 
 from .common import JSON_COLUMNS, SESSION_COLUMNS, Unavailable, enc, from_text, index_text, row_of
 from .pgerrors import describe, failure, has_psycopg, load_psycopg
@@ -97,6 +97,16 @@ assert len(MIGRATIONS) == SCHEMA
 COLUMNS = SESSION_COLUMNS + ("sid", "own_entries")
 
 
+def hostname():
+    """This machine's name, as socket.gethostname() says it (on POSIX its uname's nodename,
+    without importing socket: ~8 ms of a grep)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
 def is_url(value):
     return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
 
@@ -117,7 +127,7 @@ class Catalog:
         self.migrate = migrate
         self.light = light
         self.db = None
-        self.host = socket.gethostname()
+        self.host = hostname()
 
     def __enter__(self):
         self.open()
