@@ -22,6 +22,8 @@ ENV_HELP = f"""\
   NO_COLOR                     disable colour; PAGER / STREE_PAGER choose the pager
   STREE_NO_CACHE               do not use the index cache (same as --no-cache)
   STREE_CATALOG                a shared catalogue, postgresql://... (same as --catalog)
+  STREE_LIBPQ                  the libpq file grep reads a shared catalogue with (default: psycopg[binary]'s,
+                               else libpq.so.5; one that does not load, e.g. none: psycopg)
   STREE_CACHE_DIR              where indexes and kept graphs live (default: <platform cache dir>/stree/index)
   STREE_JOBS                   processes that parse a file without an index (default: one per core; 1: no workers)
   STREE_JSON                   pure: never decode with msgspec (the `fast` extra); msgspec: even a short file

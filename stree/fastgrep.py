@@ -6,7 +6,8 @@ DIR and --session-dir DIR (each once, before or after `grep`, as click takes the
 --session-dir only names where -s looks, so a grep of every session reads nothing of it),
 read by stree.argv with the grammar generated from click, into a pipe or a file (a terminal
 has colour and a pager: click's). A shared catalogue (--catalog, STREE_CATALOG, the config)
-is asked as the command asks it; its server failing or refusing is said here (exit 5), not
+is asked as the command asks it (through libpq by ctypes, not psycopg:
+stree.storage.catalog.libpq); its server failing or refusing is said here (exit 5), not
 asked twice. The search is the command's (stree.core.grep_sessions.Grep) and so is each line
 (stree.output.grepline); nothing is written until it is done. Anything unusual (another
 option or spelling, a PATTERN starting with '-', an error or a warning of any kind,

@@ -38,11 +38,13 @@ def configured(explicit=None):
     return url
 
 
-def open_shared(url, migrate=True):
+def open_shared(url, migrate=True, light=False):
+    """The shared catalogue at `url`, open; `light`: a grep's reads, through libpq where it
+    loads (stree.storage.catalog.libpq: no psycopg to import)."""
     from ..storage.catalog import Unavailable
     from ..storage.catalog.postgres import Catalog
 
-    cat = Catalog(url, migrate=migrate)
+    cat = Catalog(url, migrate=migrate, light=light)
     try:
         cat.open()
     except Unavailable as e:
@@ -89,7 +91,7 @@ def grep_candidates(url, pattern, path=None):
     grep reads of it (gen, id, cwd: short ids, --cwd), in no order (none is printed)."""
     from ..storage.catalog import Unavailable
 
-    cat = open_shared(url, migrate=False)
+    cat = open_shared(url, migrate=False, light=True)
     try:
         heads = cat.heads(os.path.abspath(path) if path is not None else None)
         found = cat.candidates(pattern, heads)

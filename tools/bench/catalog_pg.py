@@ -6,7 +6,9 @@ throwaway local server (Debian's postgresql; tests/lib/pgkit.py starts it) in a 
 
 Rows: the first push of N real-size sessions against building the SQLite catalogue from
 scratch (`stree catalog --rebuild`); a second push after one session grew by one line,
-against the first; `grep` of a rare word across the grep corpus, PostgreSQL against SQLite.
+against the first; `grep` of a rare word across the grep corpus, PostgreSQL against SQLite, and
+the floor of a PostgreSQL grep (a process that connects through the grep's client, libpq by
+ctypes, and asks `SELECT 1`; and the same through psycopg, which grep no longer imports).
 `--only grep`: the grep rows alone (no push corpus).
 """
 
@@ -127,9 +129,14 @@ def grep_rows(server, tmp, g, runs, stree):
     sqlite_common, pg_common = paired(stree + ["grep", "-c", "timeout"], gpg + ["grep", "-c", "timeout"], genv, runs)
     floor = [sys.executable, "-c", f"import os, psycopg; psycopg.connect({gurl!r}).execute('SELECT 1'); os._exit(0)"]
     sqlite_again, bare = paired(stree + ["grep", RARE], floor, genv, runs)
+    light = [sys.executable, "-c", "import os; from stree.storage.catalog import libpq; "
+             f"libpq.connect({gurl!r}, 10).execute('SELECT 1'); os._exit(0)"]  # (the grep's client: libpq by ctypes)
+    sqlite_light, bare_light = paired(stree + ["grep", RARE], light, genv, runs)
     return [(f"`grep {RARE}` on PostgreSQL vs on SQLite", pg_grep, sqlite_grep, "s", "≤ 2", gsize),
-            ("a process that only imports psycopg, connects and asks `SELECT 1` vs the SQLite grep", bare,
-             sqlite_again, "s", "(floor)", gsize),
+            ("a process that only loads libpq (stree.storage.catalog.libpq), connects and asks `SELECT 1` vs the "
+             "SQLite grep", bare_light, sqlite_light, "s", "(floor)", gsize),
+            ("a process that only imports psycopg, connects and asks `SELECT 1` vs the SQLite grep (what grep no "
+             "longer pays)", bare, sqlite_again, "s", "(info)", gsize),
             ("`grep -c timeout` (a common word) on PostgreSQL vs on SQLite", pg_common, sqlite_common, "s", "(info)",
              gsize)]
 

@@ -2,7 +2,8 @@
 completion and `grep` answer without reading every session. One interface, two backends:
 
     stree.storage.catalog.sqlite     <cache>/catalog.sqlite, this user's (the default)
-    stree.storage.catalog.postgres   a PostgreSQL database a team shares (--catalog URL)
+    stree.storage.catalog.postgres   a PostgreSQL database a team shares (--catalog URL);
+                                     grep reads it through stree.storage.catalog.libpq
 
 A session row holds what `ls` shows and what `grep` filters on, plus the identity it was
 read at (device, inode, size, mtime, ctime, the CRCs of the file's first bytes and of the

@@ -1,6 +1,8 @@
 """The shared catalogue on PostgreSQL (psycopg 3, the `pg` extra; imported only when a
 postgresql:// URL is used): the sessions many machines push (`stree catalog push`), which
 `ls`, `grep` and `stats` answer from when --catalog / STREE_CATALOG / the config name it.
+grep's reads go through libpq by ctypes instead (stree.storage.catalog.libpq, `light`): the
+same statements, the same errors, and no psycopg to import.
 
 A session row is keyed by who pushed it (the PostgreSQL role), the host and the path it came
 from; it holds the columns of the SQLite catalogue's row plus the session id. Entries are
@@ -16,12 +18,13 @@ rows only (the `owner` column, current_user); `stree_reader` reads every row. Th
 versioned (stree_schema): an older one is upgraded in place by MIGRATIONS, a newer one is
 refused."""
 
-import socket
+import os
 
 from .common import JSON_COLUMNS, SESSION_COLUMNS, Unavailable, enc, from_text, index_text, row_of
+from .pgerrors import describe, failure, has_psycopg, load_psycopg
 
 SCHEMA = 4
-HINT = "check the URL (--catalog, STREE_CATALOG or the config's `catalog`) and that the server is running"
+UNDEFINED_TABLE = "42P01"  # (the SQLSTATE of a table not there: no stree catalogue yet)
 
 _COLTYPES = {"path": "text", "root": "text", "agent": "text", "state": "text", "gen": "bigint", "dev": "numeric",
              "ino": "numeric", "size": "bigint", "mtime_ns": "bigint", "ctime_ns": "bigint", "racy_crc": "bigint",
@@ -94,50 +97,18 @@ assert len(MIGRATIONS) == SCHEMA
 COLUMNS = SESSION_COLUMNS + ("sid", "own_entries")
 
 
+def hostname():
+    """This machine's name, as socket.gethostname() says it (on POSIX its uname's nodename,
+    without importing socket: ~8 ms of a grep)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
 def is_url(value):
     return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
-
-
-def describe(url):
-    """The URL without its password (for messages)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        if parts.password:
-            netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-            return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        pass
-    return url
-
-
-def _psycopg():
-    try:
-        import psycopg
-    except ImportError:
-        raise Unavailable("a PostgreSQL catalogue needs psycopg 3, which is not installed",
-                          hint="pip install 'stree[pg]' (psycopg[binary]), or drop --catalog / STREE_CATALOG") from None
-    return psycopg
-
-
-def failure(e, url):
-    """An Unavailable of one line with a hint, for a psycopg error."""
-    psycopg = _psycopg()
-    text = " ".join(str(e).split()) or e.__class__.__name__
-    where = describe(url)
-    if isinstance(e, psycopg.errors.QueryCanceled):
-        return Unavailable(f"catalogue {where}: statement timeout ({text})",
-                           hint="raise the server's statement_timeout for this role, or push fewer sessions at once "
-                                "(--since, --agent)")
-    if isinstance(e, psycopg.errors.InsufficientPrivilege):
-        return Unavailable(f"catalogue {where}: permission denied ({text})",
-                           hint="ask the catalogue's admin to GRANT stree_pusher (to push) or stree_reader (to read "
-                                "every row) to your role")
-    if isinstance(e, psycopg.OperationalError):
-        return Unavailable(f"catalogue {where}: connection failed or lost ({text})",
-                           hint=HINT + "; a push stopped midway is completed by running it again")
-    return Unavailable(f"catalogue {where}: {text}", hint=HINT)
 
 
 class Catalog:
@@ -146,12 +117,17 @@ class Catalog:
     kind = "postgres"
     stale = ()
     copy = None  # may this role COPY into the tables (not under row-level security)? (asked once)
+    errors = ()  # the errors of the client connected with (psycopg's, or libpq's)
 
-    def __init__(self, url, migrate=True):
+    def __init__(self, url, migrate=True, light=False):
+        """`light`: a reader that only asks what grep asks (heads, candidates, a few rows):
+        connected through libpq by ctypes where it loads (stree.storage.catalog.libpq), not
+        psycopg, whose import costs a one-shot grep more than its search."""
         self.url = url
         self.migrate = migrate
+        self.light = light
         self.db = None
-        self.host = socket.gethostname()
+        self.host = hostname()
 
     def __enter__(self):
         self.open()
@@ -164,19 +140,41 @@ class Catalog:
         return describe(self.url)
 
     def open(self):
-        psycopg = _psycopg()
         try:
-            self.db = psycopg.connect(self.url, connect_timeout=10, autocommit=True)
+            self.db = self._connect()
             try:  # (one statement where the catalogue is there: a new backend's first look at the system
                 # catalogues, which pg_tables takes, costs more than all of a grep's other questions)
                 self.user, version = self.db.execute("SELECT current_user, (SELECT version FROM stree_schema)"
                                                      ).fetchone()
-            except psycopg.errors.UndefinedTable:
+            except self.errors as e:
+                if e.sqlstate != UNDEFINED_TABLE:
+                    raise
                 self.user, version = self.db.execute("SELECT current_user").fetchone()[0], 0
             self._schema(version or 0)
-        except psycopg.Error as e:
+        except self.errors as e:
             self.close()
             raise failure(e, self.url) from None
+
+    def _connect(self):
+        """A connection through libpq (light, where it loads), else through psycopg. A
+        connection libpq cannot make is tried again by psycopg where it is installed, which says
+        why in its own words (as without libpq: it tries each address of a host on its own)."""
+        if self.light:
+            from . import libpq
+
+            try:
+                db = libpq.connect(self.url, connect_timeout=10)
+                self.errors = libpq.Error
+                return db
+            except libpq.Missing:
+                pass
+            except libpq.Error:
+                if not has_psycopg():
+                    self.errors = libpq.Error
+                    raise
+        psycopg = load_psycopg()
+        self.errors = psycopg.Error
+        return psycopg.connect(self.url, connect_timeout=10, autocommit=True)
 
     def _schema(self, version):
         if version > SCHEMA:
@@ -216,10 +214,9 @@ class Catalog:
             self.db = None
 
     def guard(self, fn, *args):
-        psycopg = _psycopg()
         try:
             return fn(*args)
-        except psycopg.Error as e:
+        except self.errors as e:
             raise failure(e, self.url) from None
 
     # -- reading ------------------------------------------------------------
@@ -305,7 +302,11 @@ class Catalog:
                     words = self._words(part, where, pattern.ignore_case)
                     if words is not None:
                         having.append(words)
-            sql = ("SELECT s.gen, e.row, e.off, e.len, e.kind, e.ts, e.id, e.text, e.raw FROM entries e "
+            # (a candidate as two values, its text and the rest as one JSON text made by the server, where the
+            # kind, id and raw text are kept as JSON already: two values a row for the client to read, not nine)
+            sql = ("SELECT concat('[', s.gen, ',', e.row, ',', coalesce(e.off::text, 'null'), ',', "
+                   "coalesce(e.len::text, 'null'), ',', coalesce(e.kind, 'null'), ',', coalesce(e.ts::text, 'null'), "
+                   "',', coalesce(e.id, 'null'), ',', coalesce(e.raw, 'null'), ']'), e.text FROM entries e "
                    "JOIN {} s ON s.owner = e.owner AND s.host = e.host AND s.path = e.path")
             args = []
             if having:
@@ -324,16 +325,19 @@ class Catalog:
                 sql += " WHERE " + " AND ".join(where)
             sql += " ORDER BY s.gen, e.row"
             out = []
+            from json import loads
+
             with self.db.transaction():
                 if having:  # (the word index, not a scan of every session's words; no workers, no JIT: a
                     # few sessions' rows are wanted, which the planner's estimate of a small table misses)
                     self.db.execute("SET LOCAL enable_seqscan = off")
                     self.db.execute("SET LOCAL max_parallel_workers_per_gather = 0")
                     self.db.execute("SET LOCAL jit = off")
-                for gen, row, off, length, kind, ts, id, text, raw in self.db.execute(sql, args):
+                for values, text in self.db.execute(sql, args):
+                    gen, row, off, length, kind, ts, id, raw = loads(values)
                     if gen in gens:
-                        out.append((gen, row, off, length, from_text(_dec(kind)), ts, from_text(_dec(id)),
-                                    _dec(raw) if raw is not None else text))
+                        out.append((gen, row, off, length, from_text(kind), ts, from_text(id),
+                                    text if raw is None else raw))
             return out
         return self.guard(read)
 
