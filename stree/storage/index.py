@@ -29,18 +29,20 @@ from binascii import crc32
 
 from . import session as sessions
 from .nodes import FIELDS, Nodes
+from . import calltable
 from .cachedir import cache_dir, crc_mapped, debug, write_file
 from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_column
 from .previews import PreviewCache
 from .shape import reshape
 from ..errors import BadFile, Stopped
 
-FORMAT = 10  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+FORMAT = 11  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
 #            8: the aux of thinking_level_change and model_change entries: their level and model;
 #            9: the aux column split: the rows that are not messages apart, columns.encode_column;
-#            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used)
+#            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used;
+#            11: the toolCall ids' table, stree.storage.calltable)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -344,6 +346,7 @@ def _restore(target, path, fd, st, covered):
             # (decoded when read: a warm `context` walks a few rows of prow and decodes none of it)
             s.nodes.shape = Shape.stored(blobs.get(prow), blobs.get(nkids), blobs.get(rest), name_row, ordered,
                                          setters and [blobs.get(where) for where in setters])
+        calltable.attach(s.nodes, meta, blobs)
         s.covered = old
         s.index_meta = meta
         s.index_blobs = blobs
@@ -376,10 +379,11 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         old = s.index_meta
         segments = []
         start = 0
-        blobs = None
+        blobs = calls_old = None
         if keep and old is not None and keep == old["rows"] and len(old["segments"]) < SEGMENTS_MAX \
                 and s.index_blobs is not None:
             blobs, stored = s.index_blobs, old["segments"]
+            calls_old = old["calls"]
         elif not keep and s.ready is not None and s.ready[2] <= len(nodes):
             blobs, stored, keep = s.ready  # the segments parse workers encoded
         if blobs is not None:
@@ -403,6 +407,7 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             setters = setters and tuple(put(a.tobytes()) for a in setters)
             shape_where = ((put(array("i", shape.prow).tobytes()), put(array("i", shape.nkids).tobytes()),
                             put(marshal.dumps(shape.rest(), 4)), setters), (shape.name_row, ordered))
+        calls = calltable.section(nodes, start if calls_old is not None else 0, put, calls_old, blobs)
         data_crc = 0
         for chunk in area.chunks:
             data_crc = crc32(chunk, data_crc)
@@ -419,7 +424,7 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "path": os.path.abspath(path), "version": s.version,
             "state": (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index),
             "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "data_crc": data_crc,
-            "previews": pv,
+            "previews": pv, "calls": calls,
         }
         head = marshal.dumps(meta, 4)
         write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,

@@ -1,0 +1,109 @@
+"""The toolCall ids of an index's assistant messages, found without reading the others.
+
+A tool result's preview names its call (pi's /tree row: `[read: ~/f.py]`). pi builds its map of
+calls while it walks the whole tree, so the call an id names is the one it walks last; when no
+id repeats, every order gives the same map, and the row holding the id is the answer. Proving
+that no id repeats means reading every row's ids: at 1M entries, most of the first screen.
+
+So the index proves it once, when it is written (stree.storage.index), and keeps:
+- whether every call id of its rows is a str and none repeats (`unique`);
+- per part of its rows (one part per update that appended rows), a sorted table of a stable
+  64-bit hash of each id beside the row holding it, searched by bisection in the mapped index.
+
+A hash names candidate rows; the caller confirms a candidate by the message's own calls (two
+ids may share a hash), so the answer is the map's exactly. An index whose ids repeat, or are
+not all str, keeps `unique` false: its reader walks the tree as before (stree.core.preview).
+
+    meta["calls"] = (unique, ((keys, rows), ...))   keys: array "Q" sorted, rows: array "I"
+"""
+
+from array import array
+from bisect import bisect_left
+from itertools import compress, repeat
+from operator import eq
+from zlib import adler32, crc32
+
+
+def key(cid):
+    """A str id's hash, the same in every process (unlike hash(): PYTHONHASHSEED)."""
+    raw = cid.encode("utf-8", "surrogatepass")
+    return crc32(raw) << 32 | adler32(raw)
+
+
+def ids_of(types, roles, auxes, start=0):
+    """(call id, row) of each toolCall of the assistant messages among these rows (numbered
+    from `start`), in file order."""
+    for r in compress(range(len(roles)), map(eq, roles, repeat("assistant"))):
+        aux = auxes[r]
+        if aux and types[r] == "message":
+            for cid in aux:
+                yield cid, start + r
+
+
+def _encode(pairs, put):
+    keys = [key(cid) for cid, _ in pairs]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return (put(array("Q", [keys[i] for i in order]).tobytes()),
+            put(array("I", [pairs[i][1] for i in order]).tobytes()))
+
+
+def section(nodes, start, put, old=None, blobs=None):
+    """meta["calls"] for the rows of `nodes`, its tables written through put(). With `old` (the
+    meta["calls"] of an index holding the first `start` rows, its data area `blobs`), its parts
+    are copied and only the rows after them read; else every row is (start is then 0)."""
+    n = len(nodes)
+    if n >= 1 << 32:
+        return (False, ())
+    if start:
+        types, roles, auxes = nodes.tail("type", start), nodes.tail("role", start), nodes.tail("aux", start)
+    else:
+        types, roles, auxes = nodes.col("type"), nodes.col("role"), nodes.col("aux")
+    pairs = list(ids_of(types, roles, auxes, start))
+    unique = all(cid.__class__ is str for cid, _ in pairs) and len({cid for cid, _ in pairs}) == len(pairs)
+    parts = []
+    if old is not None:
+        was_unique, old_parts = old
+        if unique and was_unique:
+            found = Table(old_parts, blobs, start)
+            unique = not any(found.candidates(cid) for cid, _ in pairs)  # (a hash met: not proven, not unique)
+        else:
+            unique = False
+        parts = [(put(bytes(blobs.get(k))), put(bytes(blobs.get(r)))) for k, r in old_parts] if unique else []
+    if not unique:
+        return (False, ())  # (the tables would never be read)
+    if pairs or not parts:
+        parts.append(_encode(pairs, put))
+    return (True, tuple(parts))
+
+
+class Table:
+    """The tables of an index whose call ids are unique, read in place (mapped)."""
+
+    def __init__(self, parts, blobs, rows):
+        self.rows = rows  # the index's rows: those after them are not in the tables
+        self._parts = []
+        for k, r in parts:
+            keys, found = blobs.get(k).cast("Q"), blobs.get(r).cast("I")
+            if len(keys) != len(found):
+                raise ValueError("a call table's keys and rows differ in length")
+            self._parts.append((keys, found))
+
+    def candidates(self, cid):
+        """The rows, in file order, whose calls may include `cid` (a str): those whose id has its
+        hash. Every row whose calls include it is among them."""
+        h = key(cid)
+        out = []
+        for keys, rows in self._parts:
+            i = bisect_left(keys, h)
+            while i < len(keys) and keys[i] == h:
+                out.append(rows[i])
+                i += 1
+        if len(out) > 1:
+            out.sort()
+        return out
+
+
+def attach(nodes, meta, blobs):
+    """Give `nodes` (an index's rows) the Table of its call ids, when the index proved them unique."""
+    calls = meta.get("calls")
+    nodes.calls = Table(calls[1], blobs, len(nodes)) if calls is not None and calls[0] else None
