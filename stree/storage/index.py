@@ -42,7 +42,7 @@ FORMAT = 11  # bump when Node fields or their meaning change (4: columns, tree s
 #            8: the aux of thinking_level_change and model_change entries: their level and model;
 #            9: the aux column split: the rows that are not messages apart, columns.encode_column;
 #            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used;
-#            11: the toolCall ids' table, stree.storage.calltable)
+#            11: the toolCall ids' table, stree.storage.calltable; the path of the last row, Shape.last_path)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -340,12 +340,12 @@ def _restore(target, path, fd, st, covered):
         n = meta["rows"]
         s.nodes = Nodes(IndexColumns(blobs, meta["segments"], target), n)
         if meta.get("shape") is not None:
-            (prow, nkids, rest, setters), (name_row, ordered) = meta["shape"]
-            if any(where[1] != 4 * n for where in (prow, nkids, *(setters or ()))):
+            (prow, nkids, rest, setters, path), (name_row, ordered) = meta["shape"]
+            if any(where[1] != 4 * n for where in (prow, nkids, *(setters or ()))) or (path and path[1] != n):
                 return None
             # (decoded when read: a warm `context` walks a few rows of prow and decodes none of it)
             s.nodes.shape = Shape.stored(blobs.get(prow), blobs.get(nkids), blobs.get(rest), name_row, ordered,
-                                         setters and [blobs.get(where) for where in setters])
+                                         setters and [blobs.get(where) for where in setters], path and blobs.get(path))
         calltable.attach(s.nodes, meta, blobs)
         s.covered = old
         s.index_meta = meta
@@ -405,8 +405,9 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             ordered = shape.ordered_rows()
             setters = shape.setters(nodes) if len(shape.parents()) == n else None
             setters = setters and tuple(put(a.tobytes()) for a in setters)
+            last = shape.last_path() if len(shape.parents()) == n else None
             shape_where = ((put(array("i", shape.prow).tobytes()), put(array("i", shape.nkids).tobytes()),
-                            put(marshal.dumps(shape.rest(), 4)), setters), (shape.name_row, ordered))
+                            put(marshal.dumps(shape.rest(), 4)), setters, last and put(last)), (shape.name_row, ordered))
         calls = calltable.section(nodes, start if calls_old is not None else 0, put, calls_old, blobs)
         data_crc = 0
         for chunk in area.chunks:
