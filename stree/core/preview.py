@@ -4,6 +4,7 @@ A preview is a list of (style, text) segments; styles are pi theme names that
 output/modes.py maps to terminal colours. Text here is raw: escaping happens at output.
 """
 
+from ..storage.area import Damaged
 from . import entrytypes
 from .entrytypes import entry_text, searchable_text  # (their rows: stree.core.entrytypes)
 from .toolcall import format_tool_call, tool_calls  # (pi's formatToolCall: stree.core.toolcall)
@@ -50,6 +51,9 @@ class Previewer:
             rows = self._calls.get(call_id)
         except TypeError:  # an unhashable toolCallId names no call
             return None
+        except Damaged:  # (the index's table of calls: its bytes are not those written)
+            self._calls = self._call_rows(table=False)
+            return self.tool_call(call_id)
         if rows is None:
             return None
         for row in rows if rows.__class__ is list else (rows,):  # (a list: candidates, _TableCalls)
@@ -78,7 +82,7 @@ class Previewer:
         self._recent[offset] = calls
         return calls
 
-    def _call_rows(self):
+    def _call_rows(self, table=True):
         """toolCall id -> the row of the assistant message whose call pi's /tree shows for it.
 
         pi fills its map while it walks the tree (pre-order, the leaf's branch first), so
@@ -89,7 +93,7 @@ class Previewer:
         from operator import eq
 
         nodes = self.tree.nodes
-        found = _TableCalls.of(nodes)
+        found = _TableCalls.of(nodes) if table else None
         if found is not None:
             return found
         col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
@@ -168,8 +172,11 @@ class _TableCalls:
         tail = {}
         if start < len(nodes):  # rows appended since the index was written: few (or it is written again)
             for cid, row in ids_of(nodes.tail("type", start), nodes.tail("role", start), nodes.tail("aux", start), start):
-                if cid.__class__ is not str or cid in tail or table.candidates(cid):
-                    return None  # (maybe repeated: the whole map decides)
+                try:
+                    if cid.__class__ is not str or cid in tail or table.candidates(cid):
+                        return None  # (maybe repeated: the whole map decides)
+                except Damaged:  # (the table's bytes in the index are not those written: the same)
+                    return None
                 tail[cid] = row
         return cls(table, tail)
 
@@ -180,7 +187,7 @@ class _TableCalls:
         row = self._tail.get(call_id)
         if row is not None:
             return row
-        return self._table.candidates(call_id) or None
+        return self._table.candidates(call_id) or None  # (Damaged: Previewer.tool_call)
 
 
 class ParsedPreviews:

@@ -18,7 +18,6 @@ not all str, keeps `unique` false: its reader walks the tree as before (stree.co
 """
 
 from array import array
-from bisect import bisect_left
 from itertools import compress, repeat
 from operator import eq
 from zlib import adler32, crc32
@@ -65,6 +64,7 @@ def section(nodes, start, put, old=None, blobs=None):
         was_unique, old_parts = old
         if unique and was_unique:
             found = Table(old_parts, blobs, start)
+            found.check()
             unique = not any(found.candidates(cid) for cid, _ in pairs)  # (a hash met: not proven, not unique)
         else:
             unique = False
@@ -77,27 +77,47 @@ def section(nodes, start, put, old=None, blobs=None):
 
 
 class Table:
-    """The tables of an index whose call ids are unique, read in place (mapped)."""
+    """The tables of an index whose call ids are unique, read in place (mapped), each entry read
+    checked (stree.storage.area.Damaged when its bytes are not those written)."""
 
     def __init__(self, parts, blobs, rows):
         self.rows = rows  # the index's rows: those after them are not in the tables
+        self._blobs = blobs
+        self._where = parts
         self._parts = []
         for k, r in parts:
-            keys, found = blobs.get(k).cast("Q"), blobs.get(r).cast("I")
+            keys, found = blobs.view(k).cast("Q"), blobs.view(r).cast("I")
             if len(keys) != len(found):
                 raise ValueError("a call table's keys and rows differ in length")
             self._parts.append((keys, found))
+
+    def check(self):
+        """Check every entry (a writer copying the tables)."""
+        for k, r in self._where:
+            self._blobs.get(k), self._blobs.get(r)
 
     def candidates(self, cid):
         """The rows, in file order, whose calls may include `cid` (a str): those whose id has its
         hash. Every row whose calls include it is among them."""
         h = key(cid)
+        check = self._blobs.check
         out = []
-        for keys, rows in self._parts:
-            i = bisect_left(keys, h)
-            while i < len(keys) and keys[i] == h:
-                out.append(rows[i])
-                i += 1
+        for (keys, rows), (at_key, at_row) in zip(self._parts, self._where):
+            lo, hi = 0, len(keys)
+            while lo < hi:  # (bisect_left, each key read checked: a lookup checks a few blocks, not all)
+                mid = (lo + hi) >> 1
+                check(at_key[0] + 8 * mid, 8)
+                if keys[mid] < h:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            while lo < len(keys):
+                check(at_key[0] + 8 * lo, 8)
+                if keys[lo] != h:
+                    break
+                check(at_row[0] + 4 * lo, 4)
+                out.append(rows[lo])
+                lo += 1
         if len(out) > 1:
             out.sort()
         return out
@@ -107,3 +127,26 @@ def attach(nodes, meta, blobs):
     """Give `nodes` (an index's rows) the Table of its call ids, when the index proved them unique."""
     calls = meta.get("calls")
     nodes.calls = Table(calls[1], blobs, len(nodes)) if calls is not None and calls[0] else None
+
+
+def redefines_calls(nodes, known):
+    """True when an appended assistant message reuses a toolCall id seen before:
+    the cached previews of earlier tool results may then be wrong."""
+    new = set()
+    roles = nodes.tail("role", known)
+    if "assistant" not in roles:
+        return False
+    for role, aux in zip(roles, nodes.tail("aux", known)):
+        if role == "assistant" and aux:
+            new.update(aux)
+    if not new:
+        return False
+    types, roles, auxes = nodes.col("type"), nodes.col("role"), nodes.col("aux")
+    for r in range(known):
+        aux = auxes[r]
+        if aux is not None and types[r] == "message":
+            if roles[r] == "assistant" and not new.isdisjoint(aux):
+                return True
+            if roles[r] == "toolResult" and aux.__class__ is str and aux in new:
+                return True
+    return False

@@ -23,7 +23,7 @@ class PreviewCache:
         #               makes one for every entry: as objects they would take several times the room)
         self._release = release  # (offset, length) of the section: pages copied, not needed mapped
         self._section = section  # bytes, or a view of a mapped index
-        self._checked = checked  # its CRC already verified with the index's data area
+        self._checked = checked  # True: its CRC already verified; a function: checks it (raises Damaged)
         self._loaded = None
         self.home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
 
@@ -33,6 +33,8 @@ class PreviewCache:
             sec = self._section
             if len(sec) >= 12:
                 try:
+                    if callable(self._checked):  # (the index's blocks that hold it: damaged, no previews)
+                        self._checked()
                     count = int.from_bytes(sec[:4], "little")
                     home_len = int.from_bytes(sec[4:8], "little")
                     home = bytes(sec[12:12 + home_len]).decode("utf-8", "surrogateescape")

@@ -86,7 +86,7 @@ class Shape:
         shape = cls(_STORED, _STORED, _STORED, _STORED, _STORED, _STORED, name_row, _STORED, ordered)
         shape._stored = {"prow": prow, "nkids": nkids, "rest": rest}
         if setters is not None:
-            shape._setters = tuple(memoryview(b).cast("i") for b in setters)  # (read in place)
+            shape._setters = setters  # (a function giving their bytes, checked: read in place when first asked)
         if path is not None and ordered:
             shape._path = path
         return shape
@@ -137,11 +137,24 @@ class Shape:
         itself included, -1 for none: a context finds them without walking the whole path. None
         when not known; made from the type and role columns of `nodes` when given (once, for an
         index: a pass over every row), only for an ordered shape (a parent's row comes first)."""
+        self._kept_setters()
         if self._setters is None and nodes is not None and self.ordered_rows():
             from array import array
 
             self._setters = (array("i"), array("i"))
             extend_setters(self._setters, self.prow, nodes.col("type"), nodes.col("role"), 0)
+        return self._setters
+
+    def _kept_setters(self):
+        """The setters an index keeps, read in place; None when their bytes there are not those
+        written (stree.storage.area.Damaged): then they are made again, as when an index has none."""
+        if callable(self._setters):
+            from .area import Damaged
+
+            try:
+                self._setters = tuple(memoryview(b).cast("i") for b in self._setters())
+            except Damaged:
+                self._setters = None
         return self._setters
 
     def _decode(self, name):
@@ -283,7 +296,7 @@ def extend_shape(shape, nodes, start, find):
             shape.targets[x] = r  # a labelled id that was missing
     shape.prow = prow
     shape.nkids = nkids
-    if shape._setters is not None:  # (kept by the index: extended, in arrays of their own)
+    if shape._kept_setters() is not None:  # (kept by the index: extended, in arrays of their own)
         from array import array
 
         shape._setters = tuple(array("i", a.tobytes()) if a.__class__ is memoryview else a for a in shape._setters)
