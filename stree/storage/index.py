@@ -11,10 +11,10 @@ session file, by offset, when a command needs it.
 An index is never trusted blindly. It belongs to a file by device and inode and
 remembers the size, mtime and CRCs of the file's first bytes and of the bytes
 just before where it stopped; anything else than "same file" or "same file plus
-appended lines" means a full parse (and a new index). A corrupt index is a miss: its
-metadata is checked by a CRC every time, its data area by a CRC unless the index file
-still has the modification time its writer gave it (no write has touched it since: a warm
-command then reads only the pages it decodes).
+appended lines" means a full parse (and a new index). A corrupt index is never trusted: its
+metadata is checked by a CRC every time, its data area a block at a time where a command
+reads it (stree.storage.area): damage found when it is opened is a miss, found later the
+rows are parsed from the file again (a warm command reads only the pages it decodes).
 Writes are a temp file and a rename, so concurrent stree processes never see a
 half-written index; the last writer wins and both versions are valid.
 

@@ -189,7 +189,7 @@ def test_ids_sharing_a_hash_are_told_apart_by_the_messages(tmp_path, monkeypatch
     b = _rounds(SessionBuilder(), 8)
     b.tool_result("call_nowhere", "read", "orphan")
     path = b.write(tmp_path / "s.jsonl")
-    monkeypatch.setattr(calltable, "key", lambda cid: 12345)
+    monkeypatch.setattr(calltable, "keys", lambda ids: [12345] * len(ids))
     monkeypatch.setattr(index, "_LOADED", {})  # (each open below reads the file or the index again)
     past_the_tick(path)
     open_session(str(path)).session.close()  # (the index)
