@@ -341,7 +341,8 @@ def _restore(target, path, fd, st, covered):
         s.index_blobs = blobs
         pv = meta.get("previews")
         # (not copied; checked when first read: damaged, it holds none)
-        s.previews = PreviewCache(meta, blobs.view(pv) if pv else b"", checked=(lambda: blobs.check(*pv)) if pv else True,
+        s.previews = PreviewCache(meta, blobs.view(pv) if pv else b"", checked=(lambda off, n: blobs.check(pv[0] + off, n))
+                                  if pv else True,
                                   release=(lambda off, n: blobs.release((pv[0] + off, n))) if pv else None)
         return s
     except Exception as e:  # corrupt, damaged, truncated, from another version: a miss, never an error
