@@ -4,6 +4,7 @@ A preview is a list of (style, text) segments; styles are pi theme names that
 output/modes.py maps to terminal colours. Text here is raw: escaping happens at output.
 """
 
+from ..storage.area import Damaged
 from . import entrytypes
 from .entrytypes import entry_text, searchable_text  # (their rows: stree.core.entrytypes)
 from .toolcall import format_tool_call, tool_calls  # (pi's formatToolCall: stree.core.toolcall)
@@ -47,11 +48,22 @@ class Previewer:
         if self._calls is None:
             self._calls = self._call_rows()
         try:
-            row = self._calls.get(call_id)
+            rows = self._calls.get(call_id)
         except TypeError:  # an unhashable toolCallId names no call
             return None
-        if row is None:
+        except Damaged:  # (the index's table of calls: its bytes are not those written)
+            self._calls = self._call_rows(table=False)
+            return self.tool_call(call_id)
+        if rows is None:
             return None
+        for row in rows if rows.__class__ is list else (rows,):  # (a list: candidates, _TableCalls)
+            call = self._call_in(row, call_id)
+            if call is not None:
+                return call
+        return None
+
+    def _call_in(self, row, call_id):
+        """(name, args) of the last call `call_id` of the assistant message at `row`, or None."""
         nodes = self.tree.nodes
         node = nodes.peek(row) if hasattr(nodes, "peek") else nodes[row]  # (not kept: read once or twice)
         calls = self._recent.get(node.offset)
@@ -70,16 +82,20 @@ class Previewer:
         self._recent[offset] = calls
         return calls
 
-    def _call_rows(self):
+    def _call_rows(self, table=True):
         """toolCall id -> the row of the assistant message whose call pi's /tree shows for it.
 
         pi fills its map while it walks the tree (pre-order, the leaf's branch first), so
         of two calls with one id the one it walks last wins. When no id repeats, any order
-        gives that map: file order, without walking the tree."""
+        gives that map: file order, without walking the tree. An index that proved no id repeats
+        keeps them in a table (stree.storage.calltable): then no row but the candidates is read."""
         from itertools import compress, repeat
         from operator import eq
 
         nodes = self.tree.nodes
+        found = _TableCalls.of(nodes) if table else None
+        if found is not None:
+            return found
         col = nodes.col if hasattr(nodes, "col") else lambda name: [getattr(n, name) for n in nodes]
         types, roles = col("type"), col("role")
         calls = {}
@@ -134,6 +150,44 @@ class Previewer:
 
     def text(self, node):
         return plain(self.segments(node))
+
+
+class _TableCalls:
+    """The call map of an index's table (its ids all str, none repeated) and of the rows parsed
+    after it, when these prove the same: get(id) -> the candidate rows (the caller confirms
+    one by the message's calls) or a row, or None."""
+
+    def __init__(self, table, tail):
+        self._table = table
+        self._tail = tail
+
+    @classmethod
+    def of(cls, nodes):
+        table = getattr(nodes, "calls", None)
+        if table is None:
+            return None
+        from ..storage.calltable import ids_of
+
+        start = table.rows
+        tail = {}
+        if start < len(nodes):  # rows appended since the index was written: few (or it is written again)
+            for cid, row in ids_of(nodes.tail("type", start), nodes.tail("role", start), nodes.tail("aux", start), start):
+                try:
+                    if cid.__class__ is not str or cid in tail or table.candidates(cid):
+                        return None  # (maybe repeated: the whole map decides)
+                except Damaged:  # (the table's bytes in the index are not those written: the same)
+                    return None
+                tail[cid] = row
+        return cls(table, tail)
+
+    def get(self, call_id):
+        if call_id.__class__ is not str:
+            hash(call_id)  # (unhashable: TypeError, as a dict's get; else no str id equals it)
+            return None
+        row = self._tail.get(call_id)
+        if row is not None:
+            return row
+        return self._table.candidates(call_id) or None  # (Damaged: Previewer.tool_call)
 
 
 class ParsedPreviews:

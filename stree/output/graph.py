@@ -316,18 +316,12 @@ def _walked(tree, filter, search, leaf, previewer, keep):
 
 def path_flags(tree, leaf, row):
     """1 for each row of tree.path_rows(leaf) (`row`: the leaf's, or None), walked up once (no list
-    of a million rows: a path as long as the session is a good part of a first screen's cost)."""
-    prow = tree.shape.prow
-    n = len(prow)
-    active = bytearray(n)
-    steps = 0
-    while row is not None and row >= 0:
-        active[row] = 1
-        row = prow[row]
-        steps += 1
-        if steps > n:  # (a loop of parents: path_rows raises CycleError, naming it)
-            tree.path_rows(leaf)
-            break
+    of a million rows: a path as long as the session is a good part of a first screen's cost;
+    an index keeps the path of its last row: stree.storage.shape.Shape.path_flags)."""
+    active = tree.shape.path_flags(row)
+    if active is None:  # (a loop of parents: path_rows raises CycleError, naming it)
+        tree.path_rows(leaf)
+        active = bytearray(len(tree.shape.prow))
     return active
 
 

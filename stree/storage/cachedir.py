@@ -124,38 +124,3 @@ def debug(message):
         from ..format.terminal import inert
 
         print(inert(f"stree: debug: {message}", oneline=True), file=sys.stderr)
-
-
-CRC_BLOCK = 1 << 22  # bytes of a mapped index checked at a time
-
-
-def crc_mapped(data, start):
-    """The CRC of a data area, `start` bytes into its index file. A mapped area is checked a
-    block at a time, each block's pages then given back (MADV_DONTNEED: a read-only file
-    mapping refaults them from the page cache when they are read again): checking the whole
-    index must not leave it all in the command's memory (RSS), only what the command decodes."""
-    import mmap
-    from binascii import crc32
-
-    area = data.obj if data.__class__ is memoryview else None
-    advise = getattr(area, "madvise", None)
-    dontneed = getattr(mmap, "MADV_DONTNEED", None)
-    if advise is None or dontneed is None:
-        return crc32(data)
-    crc = 0
-    page = mmap.PAGESIZE
-    done = start - start % page  # pages before `start` (the metadata) are given back too
-    pos = 0
-    n = len(data)
-    while pos < n:
-        end = min(n, pos + CRC_BLOCK)
-        crc = crc32(data[pos:end], crc)
-        upto = start + end if end == n else (start + end) - (start + end) % page
-        if upto > done:
-            try:
-                advise(dontneed, done, upto - done)
-            except (OSError, ValueError):
-                pass
-            done = upto
-        pos = end
-    return crc

@@ -1,111 +1,49 @@
 """The column encoding of an index: each field of the Nodes stored as a typed column
 (arrays, fixed-width or offset-indexed text, byte codes, marshal) in segments of rows,
-written through an Area and read back, field by field, from a data area."""
+written through an Area (stree.storage.column_encode) and read back, field by field, from a
+data area, each value checked where it is read (stree.storage.area)."""
 
 import marshal
 import os
 from array import array
 from bisect import bisect_left, bisect_right
-from itertools import accumulate, repeat
-from operator import add
+from itertools import accumulate
 
 from ..errors import BadFile
 from . import register_counters
-from .shape import positions
+from .area import Area, Blobs, Damaged, Parts  # noqa: F401 (Area, Blobs, Parts: where index and parallel find them)
+from .column_encode import encode_column  # noqa: F401 (the writing side: where index and parallel find it)
 
-INT_FIELDS = ("offset", "length", "line", "index")
 # values made from index columns (STREE_DEBUG_STATS): of text columns decoded whole or in chunks, of marshal parts
 STATS = register_counters("columns", {"values": 0})
 
 
-class Blobs:
-    """The data area of one index file (checked whole when read, or stamped: stree.storage.index)."""
-
-    def __init__(self, data, base=0):
-        self.data = memoryview(data)
-        self.base = base  # where the data area starts in the mapped file (index._data_area)
-
-    def get(self, where):
-        off, length = where
-        return self.data[off:off + length]
-
-    def release(self, where):
-        """Give back the pages of a blob that was copied (decoded into an array, a list): mapped, they
-        would stay in the command's memory (RSS) though never read again (MADV_DONTNEED: refaulted)."""
-        area = self.data.obj
-        advise = getattr(area, "madvise", None)
-        if advise is None or where[1] < 1 << 16:
-            return
-        import mmap
-
-        start = self.base + where[0]
-        lo = start - start % mmap.PAGESIZE
-        try:
-            advise(mmap.MADV_DONTNEED, lo, start + where[1] - lo)
-        except (OSError, ValueError, AttributeError):
-            pass
-
-    def raw(self, off, length):
-        return bytes(self.data[off:off + length])
-
-
-class Area:
-    """A data area being built: put(blob) -> where it is, (offset, length)."""
-
-    def __init__(self):
-        self.chunks = []
-        self.size = 0
-
-    def put(self, data):
-        where = (self.size, len(data))
-        self.chunks.append(data)
-        self.size += len(data)
-        return where
-
-
-class Parts(Blobs):
-    """A data area kept as the parts it was written from (no joined copy); a blob spans one."""
-
-    def __init__(self, parts):
-        self.parts = [memoryview(p) for p in parts]
-        self.starts = list(accumulate((len(p) for p in self.parts[:-1]), initial=0))
-
-    def get(self, where):
-        off, length = where
-        k = bisect_right(self.starts, off) - 1
-        rel = off - self.starts[k]
-        return self.parts[k][rel:rel + length]
-
-    def raw(self, off, length):
-        return bytes(self.get((off, length)))
-
-    def release(self, where):
-        pass  # (not mapped)
-
-
-STR_FIELDS = ("id", "parent", "ts")  # one value read without the others
-CODE_FIELDS = ("type", "role")  # few distinct values: a byte per row
-ARRAY_TYPES = {"offset": "q", "length": "I", "line": "I", "index": "I"}
+def _no_check(off, length):
+    pass
 
 
 class _Strings:
     """A column of str/None values as one NUL-separated UTF-8 text plus the byte
-    offset of every value: one value is read without decoding the others."""
+    offset of every value: one value is read without decoding the others. `check(off, n)`:
+    raises stree.storage.area.Damaged unless bytes [off, off + n) of the text are as written."""
 
-    def __init__(self, text, offsets, nones):
+    def __init__(self, text, offsets, nones, check=_no_check):
         self.text = text
         self.offsets = offsets
         self.nones = nones
+        self.check = check
 
     def value(self, i):
         if self.nones and i in self.nones:
             return None
         o = self.offsets
+        self.check(o[i], o[i + 1] - o[i])
         return bytes(self.text[o[i]:o[i + 1] - 1]).decode("utf-8", "surrogatepass")
 
     def find(self, value, lo=0):
         """The last row >= lo holding `value`, or None."""
         needle = value.encode("utf-8", "surrogatepass") + b"\0"
+        self.check(0, len(self.text))
         text = bytes(self.text) if self.text.__class__ is memoryview else self.text
         self.text = text
         o = self.offsets
@@ -126,6 +64,7 @@ class _Strings:
         n = len(o) - 1
         for i in range(0, n, size):
             j = min(n, i + size)
+            self.check(o[i], o[j] - o[i])
             out = bytes(self.text[o[i]:o[j]]).decode("utf-8", "surrogatepass").split("\0")
             out.pop()
             for r in self.nones:
@@ -135,6 +74,7 @@ class _Strings:
             yield out
 
     def values(self):
+        self.check(0, len(self.text))
         out = bytes(self.text).decode("utf-8", "surrogatepass").split("\0")
         out.pop()
         STATS["values"] += len(out)
@@ -146,15 +86,17 @@ class _Strings:
 class _Fixed:
     """A column of ASCII values of one length: value i is bytes [i*w, (i+1)*w)."""
 
-    def __init__(self, text, width, nones):
+    def __init__(self, text, width, nones, check=_no_check):
         self.text = text
         self.width = width
         self.nones = nones
+        self.check = check  # (as _Strings')
 
     def value(self, i):
         if self.nones and i in self.nones:
             return None
         w = self.width
+        self.check(i * w, w)
         return str(self.text[i * w:(i + 1) * w], "ascii")
 
     def find(self, value):
@@ -166,9 +108,11 @@ class _Fixed:
         text = self.text
         if text.__class__ is memoryview:  # the ids looked up are mostly recent: the others not copied
             lo = max(0, len(text) - w * RECENT_ROWS)  # (a multiple of w: the text holds whole values)
+            self.check(lo, len(text) - lo)
             pos = _rfind_row(bytes(text[lo:]), needle, w)
             if pos is not None:
                 return (lo + pos) // w
+            self.check(0, lo)
             text = self.text = bytes(text)  # further back: the whole text, kept for the next search
         pos = _rfind_row(text, needle, w)
         return None if pos is None else pos // w
@@ -178,6 +122,7 @@ class _Fixed:
         n = len(self.text) // w
         for i in range(0, n, size):
             j = min(n, i + size)
+            self.check(i * w, (j - i) * w)
             text = str(self.text[i * w:j * w], "ascii")
             out = [text[k:k + w] for k in range(0, len(text), w)]
             for r in self.nones:
@@ -188,6 +133,7 @@ class _Fixed:
 
     def values(self):
         w = self.width
+        self.check(0, len(self.text))
         text = str(self.text, "ascii")
         out = [text[i:i + w] for i in range(0, len(text), w)]
         STATS["values"] += len(out)
@@ -233,18 +179,20 @@ class _SplitAux:
 
     def __init__(self, rows, other, messages):
         self.rows = rows  # the rows that are not messages, in order
-        self._other = other  # (marshal data until first read) their values
+        self._other = other  # ((blobs, where) of their marshal data until first read) their values
         self._messages = messages  # every row's value, None for the rows above
 
     def _others(self):
-        if self._other.__class__ is not list:
-            self._other = marshal.loads(self._other)
+        if self._other.__class__ is tuple:
+            blobs, where = self._other
+            self._other = marshal.loads(blobs.get(where))
             STATS["values"] += len(self._other)
         return self._other
 
     def _all_messages(self):
-        if self._messages.__class__ is not list:
-            self._messages = marshal.loads(self._messages)
+        if self._messages.__class__ is tuple:
+            blobs, where = self._messages
+            self._messages = marshal.loads(blobs.get(where))
             STATS["values"] += len(self._messages)
         return self._messages
 
@@ -256,7 +204,8 @@ class _SplitAux:
         return self._all_messages()[i]
 
     def values(self, keep=True):  # (keep=False: the messages' values not kept decoded, for a walk: chunks())
-        out = list(self._all_messages()) if keep or self._messages.__class__ is list else marshal.loads(self._messages)
+        out = list(self._all_messages()) if keep or self._messages.__class__ is list \
+            else marshal.loads(self._messages[0].get(self._messages[1]))
         for r, v in zip(self.rows, self._others()):
             out[r] = v
         return out
@@ -273,21 +222,21 @@ def decode_column(kind, blobs, where):
         codes = _Codes(marshal.loads(blobs.get(where[0])), bytes(blobs.get(where[1])))
         blobs.release(where[1])
         return codes
-    if kind == "f":
+    if kind == "f":  # (the text read in place: what is read of it checked, stree.storage.area)
         text, width, nones = where
-        return _Fixed(blobs.get(text), int.from_bytes(blobs.get(width), "little"),
-                      set(marshal.loads(blobs.get(nones))))
+        return _Fixed(blobs.view(text), int.from_bytes(blobs.get(width), "little"),
+                      set(marshal.loads(blobs.get(nones))), _checker(blobs, text))
     if kind == "a":
         rows = array("I")
         rows.frombytes(blobs.get(where[0]))
         blobs.release(where[0])
-        return _SplitAux(rows, blobs.get(where[1]), blobs.get(where[2]))
+        return _SplitAux(rows, (blobs, where[1]), (blobs, where[2]))
     if kind == "s":
         text, offsets, nones = where
         o = array("I")
         o.frombytes(blobs.get(offsets))
         blobs.release(offsets)
-        return _Strings(blobs.get(text), o, set(marshal.loads(blobs.get(nones))))
+        return _Strings(blobs.view(text), o, set(marshal.loads(blobs.get(nones))), _checker(blobs, text))
     data = blobs.get(where)
     if kind in ("q", "I", "i"):
         a = array(kind)
@@ -304,17 +253,27 @@ def decode_column(kind, blobs, where):
     return values
 
 
+def _checker(blobs, where):
+    base = where[0]
+    check = blobs.check
+    return lambda off, length: check(base + off, length)
+
+
 class IndexColumns:
     """The columns of an index, decoded field by field on first use; one value of a
-    text column (ids, parents, timestamps, ...) can be read without the others."""
+    text column (ids, parents, timestamps, ...) can be read without the others. Bytes found
+    damaged where they are read (stree.storage.area.Damaged): every column is then taken
+    from `again()` ({field: the values of the index's rows}, parsed from the file again)."""
 
-    def __init__(self, blobs, segments, path):
+    def __init__(self, blobs, segments, path, again=None):
         self.blobs = blobs
         self.segments = segments  # [(rows, {name: (kind, where)})]
         self.path = path
         self.starts = list(accumulate((rows for rows, _ in segments[:-1]), initial=0)) if segments else []
         self._raw = {}
-        self._views = {}  # (name, segment) -> an integer column read in place (value())
+        self._views = {}  # (name, segment) -> an integer column read in place (value()), and where it is
+        self._again = again
+        self._parsed = None
 
     def _part(self, name, k):
         key = (name, k)
@@ -324,7 +283,26 @@ class IndexColumns:
             got = self._raw[key] = decode_column(kind, self.blobs, where)
         return got
 
+    def _damaged(self, e):
+        """The columns parsed again (or the error of a damaged index when they cannot be)."""
+        parsed = self._again() if self._again is not None else None
+        if parsed is None:
+            self._broken(e)
+        self._parsed = parsed
+
+    def _broken(self, e):
+        drop(self.path)  # the next command parses the file again
+        raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
+                      "removed: run the command again", hint="or pass --no-cache") from None
+
+    def _whole(self, name):
+        values = self._parsed[name]
+        kinds = {segment[name][0] for _, segment in self.segments}
+        return array(kinds.pop(), values) if len(kinds) == 1 and kinds <= {"q", "I", "i"} else list(values)
+
     def __call__(self, name):
+        if self._parsed is not None:
+            return self._whole(name)
         try:
             out = None
             kinds = {segment[name][0] for _, segment in self.segments}
@@ -343,41 +321,64 @@ class IndexColumns:
                 else:
                     out.extend(part)
             return out if out is not None else []
+        except Damaged as e:
+            self._damaged(e)
+            return self._whole(name)
         except Exception as e:
-            drop(self.path)  # the next command parses the file again
-            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
-                          "removed: run the command again", hint="or pass --no-cache") from None
+            self._broken(e)
 
     def chunks(self, name, size=1 << 16):
         """The whole column as lists of at most about `size` values, made one after the other
         (a walk over every row that keeps none: fsck)."""
-        try:
-            for k in range(len(self.segments)):
-                part = self._part(name, k)
-                cls = part.__class__
-                if cls is _Fixed or cls is _Strings:
-                    yield from part.chunks(size)
-                    continue
-                if cls in _VALUE_KINDS:
-                    part = part.values(keep=False) if cls is _SplitAux else part.values()
-                elif cls is bytes:
-                    part = [b == 1 for b in part]
-                STATS["values"] += len(part)
-                yield part
-        except Exception as e:
-            drop(self.path)
-            raise BadFile(f"{self.path}: the index of this session is damaged ({type(e).__name__}); it was "
-                          "removed: run the command again", hint="or pass --no-cache") from None
+        done = 0
+        if self._parsed is None:
+            try:
+                for part in self._chunks(name, size):
+                    done += len(part)
+                    yield part
+                return
+            except Damaged as e:
+                self._damaged(e)
+            except Exception as e:
+                self._broken(e)
+        rest = self._parsed[name][done:]
+        STATS["values"] += len(rest)
+        yield rest
+
+    def _chunks(self, name, size):
+        for k in range(len(self.segments)):
+            part = self._part(name, k)
+            cls = part.__class__
+            if cls is _Fixed or cls is _Strings:
+                yield from part.chunks(size)
+                continue
+            if cls in _VALUE_KINDS:
+                part = part.values(keep=False) if cls is _SplitAux else part.values()
+            elif cls is bytes:
+                part = [b == 1 for b in part]
+            STATS["values"] += len(part)
+            yield part
 
     def value(self, name, row):
+        if self._parsed is None:
+            try:
+                return self._value(name, row)
+            except Damaged as e:
+                self._damaged(e)
+        return self._parsed[name][row]
+
+    def _value(self, name, row):
         k = bisect_right(self.starts, row) - 1
         i = row - self.starts[k]
         view = self._views.get((name, k))
         if view is None and (name, k) not in self._raw and self.segments[k][1][name][0] in ("q", "I", "i"):
             kind, where = self.segments[k][1][name]  # an integer read in place: the column is not copied
-            view = self._views[name, k] = self.blobs.get(where).cast(kind)
+            view = self._views[name, k] = (self.blobs.view(where).cast(kind), where[0])
         if view is not None:
-            return view[i]
+            values, start = view
+            size = values.itemsize
+            self.blobs.check(start + i * size, size)
+            return values[i]
         part = self._part(name, k)
         if part.__class__ in _VALUE_KINDS:
             return part.value(i)
@@ -387,6 +388,18 @@ class IndexColumns:
 
     def find(self, name, value):
         """The last row holding `value` in a text column, or None (not decoded)."""
+        if self._parsed is None:
+            try:
+                return self._find(name, value)
+            except Damaged as e:
+                self._damaged(e)
+        values = self._parsed[name]
+        try:
+            return len(values) - 1 - values[::-1].index(value)
+        except ValueError:
+            return None
+
+    def _find(self, name, value):
         for k in range(len(self.segments) - 1, -1, -1):
             part = self._part(name, k)
             if part.__class__ is _Strings or part.__class__ is _Fixed:
@@ -399,97 +412,6 @@ class IndexColumns:
             if i is not None:
                 return self.starts[k] + i
         return None
-
-
-def _fixed(strings, nones, put):
-    """The "f" encoding when every value is as long as the others (ids, timestamps): no
-    offsets needed; a missing value is a run of NULs, which no value holds."""
-    width = 0
-    for v in strings[:len(nones) + 1]:
-        if v:
-            width = len(v)
-            break
-    n = len(strings)
-    if not width or n * width >= 1 << 31:
-        return None
-    if nones:
-        strings = list(strings)
-        for i in nones:
-            strings[i] = "\0" * width
-    # one pass over the values (the join); the checks run on the joined text: a separator
-    # exactly every width + 1 characters and nowhere else means every value has that width
-    text = "\1".join(strings)
-    if len(text) != n * (width + 1) - 1 or text.count("\1") != n - 1 or text[width::width + 1] != "\1" * (n - 1):
-        return None
-    text = text.replace("\1", "")
-    if text.count("\0") != len(nones) * width:
-        return None
-    return "f", (put(text.encode("ascii")), put(width.to_bytes(4, "little")), put(marshal.dumps(nones, 4)))
-
-
-def encode_column(name, values, put, types=None):
-    """(kind, where) of one column of a segment, its blobs written through put(); `types`, the
-    segment's type column, splits the aux column (_SplitAux)."""
-    if name == "aux" and types is not None and len(types) == len(values) and len(values) < 1 << 32:
-        from itertools import compress
-        from operator import ne
-
-        rows = array("I", compress(range(len(types)), map(ne, types, repeat("message"))))
-        messages = list(values)
-        other = []
-        for r in rows:
-            other.append(messages[r])
-            messages[r] = None
-        try:
-            return "a", (put(rows.tobytes()), put(marshal.dumps(other, 4)), put(marshal.dumps(messages, 4)))
-        except ValueError:  # not marshallable: the error of the plain encoding below
-            pass
-    if name in INT_FIELDS:
-        kind = ARRAY_TYPES[name]
-        if kind == "I" and values and max(values) >= 1 << 32:
-            kind = "q"
-        return kind, put(array(kind, values).tobytes())
-    if name == "hidden":
-        return "b", put(bytes(map(bool, values)))
-    if values.__class__ is not list:
-        values = list(values)
-    if name in CODE_FIELDS:
-        try:
-            vocab = list(dict.fromkeys(values))
-        except TypeError:  # a role that is not a str (any JSON value): marshal below
-            vocab = [{}]
-        if len(vocab) <= 255 and all(v is None or v.__class__ is str for v in vocab):
-            code = {v: i for i, v in enumerate(vocab)}
-            return "v", (put(marshal.dumps(vocab, 4)), put(bytes(map(code.__getitem__, values))))
-    if name in STR_FIELDS:
-        nones = positions(values, None)
-        try:
-            fixed = _fixed(values, nones, put)
-        except (TypeError, UnicodeEncodeError):  # not all str, or not ASCII
-            fixed = None
-        if fixed is not None:
-            return fixed
-        strings = values
-        if nones:
-            strings = list(values)
-            for i in nones:
-                strings[i] = ""
-        try:
-            joined = "\0".join(strings) + "\0"  # (a value that is not a str: TypeError, marshal below)
-        except TypeError:
-            joined = None
-        if joined is not None:
-            if joined.count("\0") == len(strings) and len(joined) < 1 << 30:  # no NUL in a value; 32-bit offsets
-                if joined.isascii():
-                    text = joined.encode("ascii")
-                    sizes = map(len, strings)
-                else:
-                    text = joined.encode("utf-8", "surrogatepass")
-                    sizes = (len(v.encode("utf-8", "surrogatepass")) for v in strings)
-                offsets = array("I", [0])
-                offsets.extend(accumulate(map(add, sizes, repeat(1))))
-                return "s", (put(text), put(offsets.tobytes()), put(marshal.dumps(nones, 4)))
-    return "m", put(marshal.dumps(values, 4))
 
 
 def drop(target):

@@ -11,10 +11,10 @@ session file, by offset, when a command needs it.
 An index is never trusted blindly. It belongs to a file by device and inode and
 remembers the size, mtime and CRCs of the file's first bytes and of the bytes
 just before where it stopped; anything else than "same file" or "same file plus
-appended lines" means a full parse (and a new index). A corrupt index is a miss: its
-metadata is checked by a CRC every time, its data area by a CRC unless the index file
-still has the modification time its writer gave it (no write has touched it since: a warm
-command then reads only the pages it decodes).
+appended lines" means a full parse (and a new index). A corrupt index is never trusted: its
+metadata is checked by a CRC every time, its data area a block at a time where a command
+reads it (stree.storage.area): damage found when it is opened is a miss, found later the
+rows are parsed from the file again (a warm command reads only the pages it decodes).
 Writes are a temp file and a rename, so concurrent stree processes never see a
 half-written index; the last writer wins and both versions are valid.
 
@@ -24,23 +24,27 @@ computed many of them (log --graph), keyed by line offset.
 
 import marshal
 import os
+import weakref
 from array import array
 from binascii import crc32
 
 from . import session as sessions
 from .nodes import FIELDS, Nodes
-from .cachedir import cache_dir, crc_mapped, debug, write_file
-from .columns import Area, Blobs, IndexColumns, Parts, decode_column, encode_column
+from . import calltable
+from .area import block_crcs, block_shift
+from .cachedir import cache_dir, debug, write_file
+from .columns import Area, Blobs, IndexColumns, Parts, decode_column, drop, encode_column
 from .previews import PreviewCache
 from .shape import reshape
 from ..errors import BadFile, Stopped
 
-FORMAT = 10  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
+FORMAT = 11  # bump when Node fields or their meaning change (4: columns, tree shape; 5: previews of
 #            tool results whose call id repeats are no longer kept; 6: previews as pi 1.5.2 draws them;
 #            7: a CRC of the metadata, the data CRC covers the previews too, ctime and the racy-write check;
 #            8: the aux of thinking_level_change and model_change entries: their level and model;
 #            9: the aux column split: the rows that are not messages apart, columns.encode_column;
-#            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used)
+#            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used;
+#            11: the toolCall ids' table, stree.storage.calltable; the path of the last row, Shape.last_path)
 MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
@@ -185,7 +189,7 @@ def _bring_current(s, path, fd, st, covered, target, state, defer):
         if s.header is not None:
             if s.version >= 2:
                 reshape(s.nodes, known, len(s.nodes) - known > TAIL_LINES)
-                if state == "updated" and _redefines_calls(s.nodes, known):
+                if state == "updated" and calltable.redefines_calls(s.nodes, known):
                     s.previews.forget()
             # like git's commit-graph, a few appended lines are parsed again by each command
             # rather than rewriting the index for every one; it is rewritten once they add up
@@ -208,29 +212,6 @@ def _bring_current(s, path, fd, st, covered, target, state, defer):
     sessions.finish(s)
     if s.version < 2:
         s.nodes.shape = None  # v1 ids are made by finish(): the tree computes its shape itself
-
-
-def _redefines_calls(nodes, known):
-    """True when an appended assistant message reuses a toolCall id seen before:
-    the cached previews of earlier tool results may then be wrong."""
-    new = set()
-    roles = nodes.tail("role", known)
-    if "assistant" not in roles:
-        return False
-    for role, aux in zip(roles, nodes.tail("aux", known)):
-        if role == "assistant" and aux:
-            new.update(aux)
-    if not new:
-        return False
-    types, roles, auxes = nodes.col("type"), nodes.col("role"), nodes.col("aux")
-    for r in range(known):
-        aux = auxes[r]
-        if aux is not None and types[r] == "message":
-            if roles[r] == "assistant" and not new.isdisjoint(aux):
-                return True
-            if roles[r] == "toolResult" and aux.__class__ is str and aux in new:
-                return True
-    return False
 
 
 _HEAD = len(MAGIC) + 8  # the magic, the metadata's length and its CRC
@@ -324,41 +305,73 @@ def _restore(target, path, fd, st, covered):
         if meta["racy_crc"] is not None and _crc(fd, 0, old) != meta["racy_crc"]:
             f.close()
             return None  # written in the same tick as a change: the stat proves nothing, the bytes do
-        # the whole data area (previews too) is checked at once: a damaged index is a miss now, not an
-        # error in a command (an edit with the modification time put back included)
+        # the data area (previews too) is checked a block at a time where it is read (stree.storage.area):
+        # here what the tree's shape needs, later what a command reads (an edit with the modification
+        # time put back included). Damage found here is a miss; found later, the rows are parsed again
         length = meta["data_len"] + (meta["previews"][1] if meta.get("previews") else 0)
         data = _data_area(f, start, length)
         f.close()
-        if data is None or crc_mapped(data, start) != meta["data_crc"]:
-            debug(f"ignoring index {target}: damaged")
+        shift, crcs = meta["blocks"]
+        crcs = array("I", crcs)
+        if data is None or not 12 <= shift <= 24 or len(crcs) != -(-length >> shift):
             return None
-        blobs = Blobs(data, start)
+        blobs = Blobs(data, start, crcs, shift)
+        if meta["version"] < 2:
+            blobs.check(0, length)  # (v1: its ids are made from the whole file, every byte checked now)
+        for _, segment in meta["segments"]:
+            for kind, where in segment.values():
+                if kind == "f":
+                    blobs.get(where[1]), blobs.get(where[2])  # (a width and its missing rows: read as is)
         s = sessions.Session(path)
         (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index) = meta["state"]
         n = meta["rows"]
-        s.nodes = Nodes(IndexColumns(blobs, meta["segments"], target), n)
+        own = weakref.ref(s)  # (not s: a cycle would keep its descriptor, and a writer's lock, open until a gc)
+        s.nodes = Nodes(IndexColumns(blobs, meta["segments"], target, lambda: _parse_again(own(), target, old, n)), n)
         if meta.get("shape") is not None:
-            (prow, nkids, rest, setters), (name_row, ordered) = meta["shape"]
-            if any(where[1] != 4 * n for where in (prow, nkids, *(setters or ()))):
+            (prow, nkids, rest, setters, path), (name_row, ordered) = meta["shape"]
+            if any(where[1] != 4 * n for where in (prow, nkids, *(setters or ()))) or (path and path[1] != n):
                 return None
             # (decoded when read: a warm `context` walks a few rows of prow and decodes none of it)
             s.nodes.shape = Shape.stored(blobs.get(prow), blobs.get(nkids), blobs.get(rest), name_row, ordered,
-                                         setters and [blobs.get(where) for where in setters])
+                                         setters and (lambda: [blobs.get(where) for where in setters]),
+                                         path and blobs.get(path))
+        calltable.attach(s.nodes, meta, blobs)
         s.covered = old
         s.index_meta = meta
         s.index_blobs = blobs
         pv = meta.get("previews")
-        # (not copied, and not checked again: the data CRC above covered these bytes)
-        s.previews = PreviewCache(meta, blobs.get(pv) if pv else b"", checked=True,
+        # (not copied; checked when first read: damaged, it holds none)
+        s.previews = PreviewCache(meta, blobs.view(pv) if pv else b"", checked=(lambda off, n: blobs.check(pv[0] + off, n))
+                                  if pv else True,
                                   release=(lambda off, n: blobs.release((pv[0] + off, n))) if pv else None)
         return s
-    except Exception as e:  # corrupt, truncated, from another version: a miss, never an error
+    except Exception as e:  # corrupt, damaged, truncated, from another version: a miss, never an error
         if not f.closed:
             f.close()
         if isinstance(e, Stopped):
             raise  # a cancellation or deadline meanwhile: no news about the index
         debug(f"ignoring index {target}: {type(e).__name__}: {e}")
         return None
+
+
+def _parse_again(s, target, covered, rows):
+    """{field: values} of an index's `rows` rows (bytes [0, covered) of the file), parsed from the
+    file again: bytes of the index's data area were found damaged where a command read them
+    (IndexColumns). The index is removed, and written anew when the command ends. None when the
+    session is gone (its rows outlived it)."""
+    if s is None:
+        return None
+    debug(f"ignoring index {target}: damaged")
+    drop(target)
+    if s.fd is None:
+        s.fd = sessions.open_file(s.path)
+    again = sessions.Session(s.path)
+    sessions.scan_file(again, s.fd, 0, covered)
+    if len(again.nodes) != rows:
+        raise sessions.changed_while_reading(s.path)
+    if s.pending is None and s.covered == s.size and s.version >= 2:
+        s.pending = (target, s.file_stat, len(s.nodes))
+    return {name: again.nodes.col(name) for name in FIELDS}
 
 
 # -- writing ---------------------------------------------------------------------
@@ -376,10 +389,11 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
         old = s.index_meta
         segments = []
         start = 0
-        blobs = None
+        blobs = calls_old = None
         if keep and old is not None and keep == old["rows"] and len(old["segments"]) < SEGMENTS_MAX \
                 and s.index_blobs is not None:
             blobs, stored = s.index_blobs, old["segments"]
+            calls_old = old["calls"]
         elif not keep and s.ready is not None and s.ready[2] <= len(nodes):
             blobs, stored, keep = s.ready  # the segments parse workers encoded
         if blobs is not None:
@@ -401,15 +415,15 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             ordered = shape.ordered_rows()
             setters = shape.setters(nodes) if len(shape.parents()) == n else None
             setters = setters and tuple(put(a.tobytes()) for a in setters)
+            last = shape.last_path() if len(shape.parents()) == n else None
             shape_where = ((put(array("i", shape.prow).tobytes()), put(array("i", shape.nkids).tobytes()),
-                            put(marshal.dumps(shape.rest(), 4)), setters), (shape.name_row, ordered))
-        data_crc = 0
-        for chunk in area.chunks:
-            data_crc = crc32(chunk, data_crc)
+                            put(marshal.dumps(shape.rest(), 4)), setters, last and put(last)), (shape.name_row, ordered))
+        calls = calltable.section(nodes, start if calls_old is not None else 0, put, calls_old, blobs)
         data_len = area.size
         if previews is None:
             previews = s.previews.section(s) if s.previews is not None else b""
-        data_crc = crc32(previews, data_crc)
+        shift = block_shift()
+        blocks = (shift, block_crcs([*area.chunks, previews], shift).tobytes())
         pv = (data_len, len(previews)) if previews else None
         covered = s.covered
         meta = {
@@ -418,8 +432,8 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "covered": covered, "head": _crc(fd, 0, min(WINDOW, covered)), "window": _crc(fd, covered - WINDOW, covered),
             "path": os.path.abspath(path), "version": s.version,
             "state": (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index),
-            "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "data_crc": data_crc,
-            "previews": pv,
+            "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "blocks": blocks,
+            "previews": pv, "calls": calls,
         }
         head = marshal.dumps(meta, 4)
         write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,

@@ -23,7 +23,9 @@ class PreviewCache:
         #               makes one for every entry: as objects they would take several times the room)
         self._release = release  # (offset, length) of the section: pages copied, not needed mapped
         self._section = section  # bytes, or a view of a mapped index
-        self._checked = checked  # its CRC already verified with the index's data area
+        self._checked = checked  # True: its CRC verified already; a function check(off, n): checks bytes of it
+        #                          where they are read (stree.storage.area.Damaged: those previews are made again)
+        self._check_blob = None  # check(off, n) of the previews' blob, once loaded (a function), or None
         self._loaded = None
         self.home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
 
@@ -33,8 +35,13 @@ class PreviewCache:
             sec = self._section
             if len(sec) >= 12:
                 try:
+                    check = self._checked if callable(self._checked) else None
+                    if check is not None:  # (damaged: no previews kept)
+                        check(0, 12)
                     count = int.from_bytes(sec[:4], "little")
                     home_len = int.from_bytes(sec[4:8], "little")
+                    if check is not None:
+                        check(12, home_len + 16 * count + 8)
                     home = bytes(sec[12:12 + home_len]).decode("utf-8", "surrogateescape")
                     if home == self.home:  # previews shorten paths under $HOME
                         pos = 12 + home_len
@@ -48,6 +55,8 @@ class PreviewCache:
                             self._release(12 + home_len, pos - 12 - home_len)
                         if self._checked or crc32(sec[pos:]) == int.from_bytes(sec[8:12], "little"):
                             self._loaded = (offsets, starts, sec[pos:])
+                            if check is not None:  # (each preview checked when it is read)
+                                self._check_blob = lambda off, n, at=pos: check(at + off, n)
                 except Exception as e:
                     debug(f"ignoring cached previews: {type(e).__name__}: {e}")
         return self._loaded
@@ -61,10 +70,24 @@ class PreviewCache:
         i = bisect_left(offsets, offset)
         if i < len(offsets) and offsets[i] == offset:
             try:
+                if self._check_blob is not None:
+                    self._check_blob(starts[i], starts[i + 1] - starts[i])
                 return marshal.loads(blob[starts[i]:starts[i + 1]])
-            except Exception:
+            except Exception:  # (damaged in the index: made again)
                 return None
         return None
+
+    def _kept(self):
+        """_load()'s, its blob checked whole (copied into a new index); nothing when it is damaged."""
+        offsets, starts, blob = self._load()
+        if self._check_blob is not None and len(blob):
+            try:
+                self._check_blob(0, len(blob))
+            except ValueError:  # (stree.storage.area.Damaged)
+                self._loaded = ((), (), b"")
+                return self._loaded
+            self._check_blob = None
+        return offsets, starts, blob
 
     def put(self, node, segments):
         try:
@@ -80,10 +103,11 @@ class PreviewCache:
                 self.new[offset] = bytes(blob[starts[i]:starts[i + 1]])
         else:  # read and written as if the index had held them (one blob, not an object each)
             self._loaded = (offsets, starts, blob)
+            self._check_blob = None
 
     def section(self, s):
         """The preview section for an index of `s`: old previews of lines still indexed, plus new ones."""
-        offsets, starts, blob = self._load()
+        offsets, starts, blob = self._kept()
         limit = s.covered
         fresh = sorted(off for off in self.new if off < limit)
         keep = bisect_left(offsets, limit)
@@ -139,6 +163,7 @@ class PreviewCache:
     def forget(self):
         """Drop every cached preview (a tool call id was redefined: old previews may be wrong)."""
         self._loaded = ((), (), b"")
+        self._check_blob = None
 
 
 # -- maintenance -------------------------------------------------------------------

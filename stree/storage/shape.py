@@ -49,10 +49,11 @@ class Shape:
     False when not, None until known (ordered_rows()). An index stores it, so a warm command
     does not recompute it; a Shape read from an index (Shape.stored) decodes each field when
     it is first read, and parents() reads a few rows of prow without decoding it. setters():
-    the last thinking-level and model setters on each row's path, when an index keeps them."""
+    the last thinking-level and model setters on each row's path, when an index keeps them.
+    path_flags(): the rows of a path, found through the path of the index's last row it keeps."""
 
     __slots__ = ("_prow", "_nkids", "_shadowed", "_dangling", "_labels", "_stamps", "name_row", "_targets",
-                 "ordered", "_stored", "_setters")
+                 "ordered", "_stored", "_setters", "_path")
 
     def __init__(self, prow, nkids, shadowed, dangling, labels, stamps, name_row, targets, ordered=None):
         self._prow = prow
@@ -66,6 +67,7 @@ class Shape:
         self.ordered = ordered
         self._stored = None
         self._setters = None
+        self._path = None  # (ordered only) 1 for each row on the path of the index's last row: bytes, as kept
 
     prow = _stored_field("prow")
     nkids = _stored_field("nkids")
@@ -76,15 +78,58 @@ class Shape:
     targets = _stored_field("targets")
 
     @classmethod
-    def stored(cls, prow, nkids, rest, name_row, ordered, setters=None):
+    def stored(cls, prow, nkids, rest, name_row, ordered, setters=None, path=None):
         """The Shape an index holds: `prow` and `nkids` the bytes of int32 arrays, `rest` the
         marshal data of (shadowed, dangling, labels, stamps, targets), each decoded when read;
-        `setters`: the bytes of the two int32 arrays of setters(), or None."""
+        `setters`: the bytes of the two int32 arrays of setters(), or None; `path`: last_path()'s
+        bytes, or None."""
         shape = cls(_STORED, _STORED, _STORED, _STORED, _STORED, _STORED, name_row, _STORED, ordered)
         shape._stored = {"prow": prow, "nkids": nkids, "rest": rest}
         if setters is not None:
-            shape._setters = tuple(memoryview(b).cast("i") for b in setters)  # (read in place)
+            shape._setters = setters  # (a function giving their bytes, checked: read in place when first asked)
+        if path is not None and ordered:
+            shape._path = path
         return shape
+
+    def path_flags(self, row):
+        """A bytearray of 1 for each row on the path from `row` up to its root (`row` None or -1:
+        none), or None when that path loops. Walked up until it meets the path an index keeps
+        (last_path()): in an ordered shape, that path's rows up to the one met are exactly its
+        ancestors, copied at once (a path can be most of a session: a walk of it, most of the
+        first screen of a million-entry graph). Counts the rows walked (STREE_DEBUG_STATS: `path
+        rows walked`, as stree.core.context does)."""
+        from . import counters
+
+        walked = counters("path")
+        prow = self.parents()
+        n = len(prow)
+        active = bytearray(n)
+        kept = self._path
+        known = len(kept) if kept is not None else 0
+        steps = 0
+        try:
+            while row is not None and row >= 0:
+                if row < known and kept[row]:
+                    active[:row + 1] = kept[:row + 1]  # (the rows walked so far come after it: ordered)
+                    return active
+                active[row] = 1
+                row = prow[row]
+                steps += 1
+                if steps > n:
+                    return None
+            return active
+        finally:
+            if walked is not None:
+                walked["walked"] += steps
+
+    def last_path(self):
+        """The bytes an index keeps for path_flags(): 1 for each row on the last row's path; None
+        when the rows are not ordered (a parent's row after its child's)."""
+        if not self.ordered_rows():
+            return None
+        prow = self.parents()
+        flags = self.path_flags(len(prow) - 1)
+        return bytes(flags) if flags is not None else None
 
     def setters(self, nodes=None):
         """(thinking, model): for every row, the row of the last thinking_level_change on its path
@@ -92,11 +137,24 @@ class Shape:
         itself included, -1 for none: a context finds them without walking the whole path. None
         when not known; made from the type and role columns of `nodes` when given (once, for an
         index: a pass over every row), only for an ordered shape (a parent's row comes first)."""
+        self._kept_setters()
         if self._setters is None and nodes is not None and self.ordered_rows():
             from array import array
 
             self._setters = (array("i"), array("i"))
             extend_setters(self._setters, self.prow, nodes.col("type"), nodes.col("role"), 0)
+        return self._setters
+
+    def _kept_setters(self):
+        """The setters an index keeps, read in place; None when their bytes there are not those
+        written (stree.storage.area.Damaged): then they are made again, as when an index has none."""
+        if callable(self._setters):
+            from .area import Damaged
+
+            try:
+                self._setters = tuple(memoryview(b).cast("i") for b in self._setters())
+            except Damaged:
+                self._setters = None
         return self._setters
 
     def _decode(self, name):
@@ -238,7 +296,7 @@ def extend_shape(shape, nodes, start, find):
             shape.targets[x] = r  # a labelled id that was missing
     shape.prow = prow
     shape.nkids = nkids
-    if shape._setters is not None:  # (kept by the index: extended, in arrays of their own)
+    if shape._kept_setters() is not None:  # (kept by the index: extended, in arrays of their own)
         from array import array
 
         shape._setters = tuple(array("i", a.tobytes()) if a.__class__ is memoryview else a for a in shape._setters)

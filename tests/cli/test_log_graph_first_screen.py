@@ -37,7 +37,9 @@ def grown(entries):
 
 
 def counted(stree, path):
-    """(the rows of `log --graph -n 40`, entries tested, parent bytes searched) with the index warm."""
+    """(the rows of `log --graph -n 40`, entries tested, parent bytes searched, entries decoded,
+    index values read, path rows walked) with the index warm, as `log -n 1` leaves it (no
+    previews in it)."""
     assert stree("-s", path, "log", "-n", "1").code == 0  # (the index)
     past_the_tick(path)
     assert stree("-s", path, "log", "-n", "1").code == 0  # (the index, recorded past the file's tick)
@@ -45,20 +47,31 @@ def counted(stree, path):
     assert r.code == 0, r
     assert "index fresh" in r.err, r.err
     found = re.search(r"entries tested (\d+) and parent bytes searched (\d+)", r.err)
-    assert found, r.err
-    return r.out.splitlines(), int(found.group(1)), int(found.group(2))
+    read = re.search(r"decoded (\d+) entries, index values (\d+)", r.err)
+    assert found and read, r.err
+    walked = re.search(r"path rows walked (\d+)", r.err)
+    return (r.out.splitlines(), int(found.group(1)), int(found.group(2)), int(read.group(1)), int(read.group(2)),
+            int(walked.group(1)) if walked else 0)
 
 
 def test_the_first_rows_cost_the_same_in_a_session_25_times_longer(stree, tmp_path):
     small = grown(2_000).write(tmp_path / "small.jsonl")
     large = grown(50_000).write(tmp_path / "large.jsonl")
-    rows_small, tested_small, searched_small = counted(stree, small)
-    rows_large, tested_large, searched_large = counted(stree, large)
+    rows_small, tested_small, searched_small, decoded_small, values_small, walked_small = counted(stree, small)
+    rows_large, tested_large, searched_large, decoded_large, values_large, walked_large = counted(stree, large)
     assert len(rows_small) == 40 and rows_small == rows_large  # (the same first rows: the same top of the tree)
     assert any("├─" in row for row in rows_small) and any("[turn-5]" in row for row in rows_small)
+    assert any("[read: src/f0.py]" in row for row in rows_small)  # a tool result's preview names its call
     assert tested_small == tested_large and searched_small == searched_large, \
         (tested_small, tested_large, searched_small, searched_large)
     assert tested_small < 200  # a few hidden entries and a row's next sibling past the 40 rows
+    # the tool results' calls found through the index's table (stree.storage.calltable), not by
+    # reading every row's call ids: the same entries decoded and index values read at any size
+    assert (decoded_small, values_small) == (decoded_large, values_large), \
+        (decoded_small, decoded_large, values_small, values_large)
+    assert decoded_small < 100
+    # the leaf's path (most of the session) found through the one the index keeps, not walked
+    assert walked_small == walked_large == 0, (walked_small, walked_large)
 
 
 def test_the_first_rows_on_a_terminal_are_the_whole_drawings(stree, tmp_path):
