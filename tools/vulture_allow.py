@@ -30,6 +30,7 @@ _.handle_endtag
 each_command_a_process  # (autouse: the work-counting catalogue tests)
 home_env
 t2
+small_blocks  # (tests/reliability/test_index_blocks.py: blocks of 4 KiB)
 
 # a module's __getattr__ (PEP 562): the import system calls it (commands/ask.py: a question's command by name)
 __getattr__
@@ -53,3 +54,9 @@ _._dangling
 _._labels
 _._stamps
 _._targets
+
+# the options Python's C JSON scanner reads of its decoder object (stree.format.decode._Decoding)
+strict
+object_hook
+object_pairs_hook
+parse_float

@@ -69,8 +69,9 @@ def small_blocks(monkeypatch):
     monkeypatch.setenv("STREE_INDEX_BLOCK", "4096")
 
 
+@pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize("previews", [False, True])
-def test_damage_anywhere_answers_as_no_cache(stree, tmp_path, previews, small_blocks):
+def test_damage_anywhere_answers_as_no_cache(stree, tmp_path, previews):
     from pathlib import Path
 
     path = _session(tmp_path / "s.jsonl")
@@ -105,7 +106,8 @@ def test_damage_anywhere_answers_as_no_cache(stree, tmp_path, previews, small_bl
     assert parsed_again >= 5  # (the damage was found where commands read, not only when the index was opened)
 
 
-def test_a_first_screen_checks_a_few_blocks_of_the_index(tmp_path, monkeypatch, small_blocks):
+@pytest.mark.usefixtures("small_blocks")
+def test_a_first_screen_checks_a_few_blocks_of_the_index(tmp_path, monkeypatch):
     """The first 40 rows of the graph read a few values of each column: the blocks checked are
     a small part of the index (before: all of it, at every command)."""
     from stree.core.loading import open_session

@@ -256,7 +256,7 @@ class _Transaction:
         self.db.execute("BEGIN")
         return self
 
-    def __exit__(self, kind, value, tb):
+    def __exit__(self, kind, *_):
         if kind is None:
             self.db.execute("COMMIT")
             return
