@@ -17,6 +17,7 @@ from bisect import bisect_right
 from itertools import accumulate
 from zlib import crc32
 
+
 def block_shift():
     """log2 of the bytes of a block a writer gives one CRC: 64 KiB, or $STREE_INDEX_BLOCK (4 KiB to
     16 MiB, a power of two: the tests make small indexes of many blocks). A reader uses the index's."""
@@ -25,8 +26,6 @@ def block_shift():
     except ValueError:
         size = 0
     return min(24, max(12, size.bit_length() - 1)) if size > 0 else 16
-
-
 
 
 class Damaged(ValueError):

@@ -4,7 +4,8 @@ checked for `stree cache` and `stree gc`."""
 import os
 
 from .cachedir import cache_dir
-from .index import FORMAT, meta_of
+from .index import FORMAT
+from .indexfile import meta_of
 
 
 def entries():

@@ -34,6 +34,7 @@ from . import calltable
 from .area import block_crcs, block_shift
 from .cachedir import cache_dir, debug, write_file
 from .columns import Area, Blobs, IndexColumns, Parts, decode_column, drop, encode_column
+from .indexfile import frame, read_meta, with_previews
 from .previews import PreviewCache
 from .shape import reshape
 from ..errors import BadFile, Stopped
@@ -45,7 +46,6 @@ FORMAT = 11  # bump when Node fields or their meaning change (4: columns, tree s
 #            9: the aux column split: the rows that are not messages apart, columns.encode_column;
 #            10: Shape.ordered and Shape.setters; the label maps in the data area, read when used;
 #            11: the toolCall ids' table, stree.storage.calltable; the path of the last row, Shape.last_path)
-MAGIC = b"stree-index\n"
 WINDOW = 4096  # bytes checked at the start of the file and before the indexed end
 PREVIEW_WRITE_MIN = 1  # newly computed previews worth rewriting the index for
 RACY_NS = 50_000_000  # a file changed this close to when its index was written may change again
@@ -214,33 +214,6 @@ def _bring_current(s, path, fd, st, covered, target, state, defer):
         s.nodes.shape = None  # v1 ids are made by finish(): the tree computes its shape itself
 
 
-_HEAD = len(MAGIC) + 8  # the magic, the metadata's length and its CRC
-META_MAX = 1 << 30
-
-
-def _read_meta(f):
-    """(meta, start of the data area) of an open index file, or (None, 0) when it is not
-    one or its metadata is damaged (checked before it is decoded)."""
-    head = f.read(_HEAD)
-    if len(head) < _HEAD or not head.startswith(MAGIC):
-        return None, 0
-    meta_len = int.from_bytes(head[len(MAGIC):len(MAGIC) + 4], "little")
-    if meta_len > META_MAX:
-        return None, 0
-    raw = f.read(meta_len)
-    if len(raw) != meta_len or crc32(raw) != int.from_bytes(head[len(MAGIC) + 4:], "little"):
-        return None, 0
-    meta = marshal.loads(raw)
-    return (meta, _HEAD + meta_len) if isinstance(meta, dict) else (None, 0)
-
-
-def meta_of(target):
-    """(the metadata of an index file or None, None)."""
-    with open(target, "rb") as f:
-        meta, _ = _read_meta(f)
-    return meta, None
-
-
 def _data_area(f, start, length):
     """The `length` bytes of an index file after its metadata (which end at `start`), or None
     when the file holds more or fewer. Mapped, not read: a warm command touches only what it
@@ -284,7 +257,7 @@ def _restore(target, path, fd, st, covered):
         debug(f"ignoring index {target}: {e}")
         return None
     try:
-        meta, start = _read_meta(f)
+        meta, start = read_meta(f)
         if meta is None or meta.get("format") != FORMAT or meta["dev"] != st.st_dev or meta["ino"] != st.st_ino:
             f.close()
             return None
@@ -435,9 +408,7 @@ def _write(target, s, st, fd, path, keep=0, previews=None):
             "rows": n, "segments": segments, "shape": shape_where, "data_len": data_len, "blocks": blocks,
             "previews": pv, "calls": calls,
         }
-        head = marshal.dumps(meta, 4)
-        write_file(target, [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head,
-                            *area.chunks, previews])
+        write_file(target, [*frame(meta), *area.chunks, previews])
         s.index_blobs = Parts(area.chunks)  # what the new meta's segments point into
         s.ready = None
         return meta
@@ -481,11 +452,16 @@ def save(s):
         if (st.st_size, st.st_mtime_ns) != s.seen or st.st_ctime_ns != s.file_stat.st_ctime_ns:
             return  # the file moved on meanwhile: the next command reindexes
         target = index_path(st)
-        current, _ = meta_of(target)
-        if current is None or current.get("covered") != meta["covered"]:
-            return
+        with open(target, "rb") as f:
+            current, start = read_meta(f)
+            if current is None or current.get("covered") != meta["covered"]:
+                return  # written again meanwhile, for more of the file
+            if current == meta and len(s.nodes) == meta["rows"]:  # (no line parsed since: its data area copied)
+                s.index_meta = with_previews(target, f, start, meta, cache.section(s))
+                return
     except Stopped:
-        raise
-    except Exception:
+        raise  # (the temp file is gone: write_file)
+    except Exception as e:
+        debug(f"cannot write index previews: {type(e).__name__}: {e}")
         return
-    s.index_meta = _write(target, s, st, s.fd, s.path, meta["rows"], cache.section(s))
+    s.index_meta = _write(target, s, st, s.fd, s.path, meta["rows"], cache.section(s))  # (the lines since added)

@@ -46,7 +46,8 @@ def _plain(stree, path, *args):
 def _meta(path):
     import os
 
-    from stree.storage.index import index_path, meta_of
+    from stree.storage.index import index_path
+    from stree.storage.indexfile import meta_of
 
     return meta_of(index_path(os.stat(path)))[0]
 

@@ -36,7 +36,8 @@ def _session(path, turns=700):
 
 
 def _index(path):
-    from stree.storage.index import index_path, meta_of
+    from stree.storage.index import index_path
+    from stree.storage.indexfile import meta_of
 
     target = index_path(os.stat(path))
     return target, meta_of(target)[0]
@@ -130,3 +131,49 @@ def test_a_first_screen_checks_a_few_blocks_of_the_index(tmp_path, monkeypatch):
         assert len(checked) > 40 and sum(checked) < len(checked) // 3, (sum(checked), len(checked))
     finally:
         session.close()
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_new_previews_copy_the_index_with_its_damage_still_found(stree, tmp_path):
+    """A command that makes previews writes the index again with them, its data area copied a
+    block at a time from the old file with the blocks' CRCs (stree.storage.indexfile.with_previews):
+    a damage the command did not read is copied as it is and found by the next command that
+    reads it, which answers as --no-cache."""
+    from pathlib import Path
+
+    path = _session(tmp_path / "s.jsonl", turns=300)
+    past_the_tick(path)
+    expected = [stree("--no-cache", "-s", path, *view) for view in VIEWS]
+    carried = 0
+    for name, where in _blobs(_index(path)[1] if stree("-s", path, "log", "-n", "1").code == 0 else {}).items():
+        if name == "previews":
+            continue
+        for old in Path(_index(path)[0]).parent.glob("*"):
+            old.unlink()  # (an index with the previews of one entry, built again)
+        assert stree("-s", path, "log", "-n", "1").code == 0
+        target, meta = _index(path)
+        target = Path(target)
+        clean = target.read_bytes()
+        start = len(clean) - meta["data_len"] - (meta["previews"][1] if meta["previews"] else 0)
+        _damaged(target, clean, start, where, 0.5)
+        whole = target.read_bytes()
+        damaged = whole[start + where[0]:start + where[0] + where[1]]
+        made = stree("-s", path, "log", "-n", "8", env={"STREE_DEBUG_STATS": "1"})
+        assert made.code == 0, made.err
+        if re.search(r"parsed [1-9]\d* lines, index fresh", made.err):
+            continue  # (the command read the damage: parsed again, the index written anew)
+        after = _index(path)[1]
+        now = target.read_bytes()
+        if after["previews"][1] == (meta["previews"] or (0, 0))[1]:
+            assert now == whole, name  # (the block beside the previews damaged: not written again)
+            continue
+        new_start = len(now) - after["data_len"] - after["previews"][1]
+        if now[new_start + where[0]:new_start + where[0] + where[1]] != damaged:
+            continue
+        carried += 1
+        for view, want in zip(VIEWS, expected):
+            for kept in target.parent.glob("*.graph"):
+                kept.unlink()
+            got = stree("-s", path, *view)
+            assert (got.code, got.out) == (want.code, want.out), (name, view, got.err[-2000:])
+    assert carried >= 3

@@ -200,7 +200,8 @@ def _fresh_index_meta(path):
 
 
 def _read_index_meta(path):
-    from stree.storage.index import index_path, meta_of as _read
+    from stree.storage.index import index_path
+    from stree.storage.indexfile import meta_of as _read
 
     return _read(index_path(os.stat(path)))[0]
 
