@@ -25,8 +25,24 @@ def tool(question):
             return PAGED[name](ws, **arguments)
         data = whole(question.answer(ws, **arguments))
         return data if key is None else {key: data}
+    if name in PAGED:  # its pages go out once, as text: no outputSchema, no structuredContent
+        description, result = as_text(description, result), None
     return Tool(name, title, description, {a.name: a.mcp_schema() for a in args},
                 [a.name for a in args if a.required], run, result)
+
+
+def as_text(description, schema):
+    """The description of a tool whose answer is its JSON text alone, the fields of its result's
+    schema told in it. (A page of the tree is megabytes of records: sent as structuredContent too,
+    as the spec asks of a tool with an outputSchema, it went out twice, and the SDK walked the
+    structured copy twice more, validating and dumping it: half the tool's time. Clients give the
+    model the text, or the structured copy when there is one: the same JSON.)"""
+    props = schema["properties"]
+    key = schema["required"][0]
+    fields = ", ".join(props[key]["items"]["properties"])
+    rest = "; ".join(f"{name}: {spec['description']}" for name, spec in props.items() if name != key)
+    return (f"{description} The answer is one JSON object, as text (no structuredContent): {key}, "
+            f"{props[key]['description']}, each a record of {fields}; {rest}.")
 
 
 def tree_page(ws, session=None, filter="default", search=None, max_count=None, cursor=None):

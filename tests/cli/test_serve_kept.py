@@ -193,7 +193,8 @@ def tree_pages(m, **arguments):
     """(rows, pages) of the tree tool, paged through."""
     rows, cursor, pages = [], None, 0
     while True:
-        data = m.call("tree", timeout=120, **arguments, **({"cursor": cursor} if cursor else {}))["structuredContent"]
+        answer = m.call("tree", timeout=120, **arguments, **({"cursor": cursor} if cursor else {}))
+        data = json.loads(answer["content"][0]["text"])  # (a page is its text alone)
         rows += data["rows"]
         pages += 1
         cursor = data.get("nextCursor")

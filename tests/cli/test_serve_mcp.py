@@ -94,7 +94,10 @@ def test_write_tools_are_listed_only_with_allow_writes(demo):
     for name, tool in writes.items():
         assert tool.description and len(tool.description) > 60
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
-        assert tool.output_schema["type"] == "object"
+        if name == "tree":  # its pages are sent once, as JSON text: no schema asks for a structured copy
+            assert tool.output_schema is None and "as text (no structuredContent)" in tool.description
+        else:
+            assert tool.output_schema["type"] == "object"
         assert tool.annotations.read_only_hint is (name in READS)
         if name != "list_sessions":
             assert "session" in tool.input_schema["properties"]
@@ -111,8 +114,13 @@ def call_all(requests):
         for name, args in requests:
             r = await client.call_tool(name, args)
             assert not r.is_error, (name, args, r.content[0].text)
-            assert json.loads(r.content[0].text) == r.structured_content  # the text is the same JSON
-            out.append(r.structured_content)
+            assert len(r.content) == 1
+            data = json.loads(r.content[0].text)  # every answer's text is its JSON
+            if name == "tree":
+                assert r.structured_content is None  # (a page is sent once)
+            else:
+                assert r.structured_content == data  # the same JSON, structured
+            out.append(data)
         return out
     return calls
 
@@ -171,6 +179,32 @@ def test_read_tools_give_what_the_cli_json_gives(request, fixture):
     assert len(expected[11]["entries"]) == 4 and {e["role"] for e in expected[12]["entries"]} == {"user"}
     assert {e["active"] for e in expected[5]["entries"]} == {True, False}  # not vacuous
     assert "Traceback" not in err
+
+
+def test_tree_pages_are_sent_once_and_add_up_to_the_cli_drawing(demo, monkeypatch):
+    """A page of the tree tool is its JSON text alone, sent once: no structuredContent copy (a
+    page is megabytes of records on a long session), and no outputSchema asking for one. Its
+    pages, joined, are the records of the CLI's `log --graph --json`, row for row."""
+    want = lines(cli_json("-s", demo, "log", "--graph", "--json", "--filter", "all"))
+    monkeypatch.setenv("STREE_MCP_PAGE_BYTES", "3000")
+
+    async def calls(client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        answers, cursor = [], None
+        while True:
+            r = await client.call_tool("tree", {"filter": "all", **({"cursor": cursor} if cursor else {})})
+            answers.append(r)
+            cursor = json.loads(r.content[0].text).get("nextCursor")
+            if cursor is None:
+                return listed["tree"], answers
+
+    tool, answers = serve("-s", demo, "serve", "--mcp", calls=calls)[0]
+    assert tool.output_schema is None
+    assert all(not r.is_error and r.structured_content is None and len(r.content) == 1 for r in answers)
+    pages = [json.loads(r.content[0].text) for r in answers]
+    assert len(pages) > 3 and all(p["total"] == len(want) for p in pages)
+    assert [row for page in pages for row in page["rows"]] == want
+    assert all(len(r.content[0].text) < 2 * 3000 for r in answers[:-1])
 
 
 def test_session_argument_picks_another_file(demo, branchy_file):

@@ -148,12 +148,17 @@ def mcp_tree(path, home, parsed=None):
                 sys.exit(f"bench: stree serve --mcp ended before answering {method}")
             begun = time.perf_counter()
             answer = json.loads(raw)
-            if parsed is not None:
-                parsed.append(time.perf_counter() - begun)
             if answer.get("id") == n[0]:
                 if "result" not in answer or answer["result"].get("isError"):
                     sys.exit(f"bench: MCP {method} failed: {raw[:500]!r}")
-                return answer["result"]
+                result = answer["result"]
+                # the answer's data, as a client reads it: structuredContent, else the JSON text
+                data = result.get("structuredContent")
+                if data is None and method == "tools/call":
+                    data = json.loads(result["content"][0]["text"])
+                if parsed is not None:
+                    parsed.append(time.perf_counter() - begun)
+                return data
 
     call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench",
                                                                                            "version": "0"}})
@@ -166,7 +171,7 @@ def mcp_tree(path, home, parsed=None):
     while True:
         data = call("tools/call", {"name": "tree", "arguments": {"cursor": cursor} if cursor else {}})
         pages += 1
-        cursor = data["structuredContent"].get("nextCursor")
+        cursor = data.get("nextCursor")
         if cursor is None:
             break
     seconds = time.perf_counter() - start
@@ -223,7 +228,8 @@ def keep_ab(file):
 
 def mcp_breakdown(file):
     """The MCP tree's time split: the client's parse, the wait on the server, stree's own pages."""
-    from stree.mcp.reads import tree_page
+    from stree.mcp.reads import READ_TOOLS
+    from stree.mcp.server import answer
     from stree.mcp.tools import Workspace
 
     parsed = []
@@ -232,6 +238,7 @@ def mcp_breakdown(file):
     os.environ.setdefault("STREE_CACHE_DIR", ENV["STREE_CACHE_DIR"])
     ws = Workspace(session=str(file))
     ws.load(None)
+    tree = next(t for t in READ_TOOLS if t.name == "tree")
     import mcp_types
     from mcp_types import methods
 
@@ -239,12 +246,10 @@ def mcp_breakdown(file):
     cursor, made = None, 0
     while True:
         start = time.perf_counter()
-        text = tree_page(ws, cursor=cursor).text
-        data = json.loads(text)  # (the structured copy: stree.mcp.tools.Tool.call)
+        data, text = tree.call(ws, {"cursor": cursor} if cursor else {})  # (as stree.mcp.server's Job)
         own += time.perf_counter() - start
         start = time.perf_counter()  # what the SDK does with the answer (stree.mcp.server: a dict)
-        result = methods.serialize_server_result("tools/call", "2025-11-25", {
-            "content": [{"type": "text", "text": text}], "isError": False, "structuredContent": data})
+        result = methods.serialize_server_result("tools/call", "2025-11-25", answer(data, text))
         mcp_types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result).model_dump_json(by_alias=True,
                                                                                       exclude_unset=True)
         sdk += time.perf_counter() - start
@@ -254,7 +259,7 @@ def mcp_breakdown(file):
             break
         cursor = text[at + 14:text.index('"', at + 14)]
     print(f"\nMCP tree, {pages} pages: {seconds:.2f} s in all; the client's parse {sum(parsed):.2f} s; "
-          f"stree's {made} pages made in-process {own:.2f} s (their structured copy parsed included); "
+          f"stree's {made} pages made in-process {own:.2f} s (a structured copy parsed included, when sent); "
           f"the SDK's checks and dumps of them in-process {sdk:.2f} s; the rest (the SDK's loop, the pipe) "
           f"{seconds - sum(parsed) - own - sdk:.2f} s")
 
@@ -263,7 +268,7 @@ def main(argv):
     file = None
     if "--file" in argv:
         file = Path(argv[argv.index("--file") + 1])
-    if not (NODE22.exists() and PI_CLI.exists()):
+    if not (NODE22.exists() and PI_CLI.exists()) and not {"--mcp-only", "--mcp-breakdown"} & set(argv):
         sys.exit(f"bench: pi {PI_VERSION} or Node 22 is missing; run `make bench` (it installs tests/pi first)")
     if file is None:
         from measure import data_file
