@@ -8,6 +8,7 @@ and name) as MCP tools over stdio, for agents that look up their own past sessio
     server.py   the MCP SDK glue (imported only when the server starts: `pip install 'stree[mcp]'`)
 
 A tool's result is the data of the matching CLI command's --json, built by the same core and
-output functions; an error (a bad revision, an unknown session) is a tool error carrying
+output functions, sent as JSON text and again as structuredContent (tree's pages: the text
+alone, sent once); an error (a bad revision, an unknown session) is a tool error carrying
 stree's message, never the end of the server.
 """
