@@ -185,6 +185,25 @@ def widen_pipe(fd):
         pass
 
 
+def next_job(jobs, workspace):
+    """The next call (None: the end). Meanwhile the main thread makes the tree's next page
+    (workspace.ahead), a few rows at a time, looking for a call between them: a client paging
+    through a long drawing finds its next page made while it read the last one (it and the SDK
+    work at once: two pipes, two processes). A failure there is let go: the call makes the page."""
+    while True:
+        ahead = workspace.ahead
+        if ahead is None or ahead.done:
+            return jobs.get()
+        try:
+            return jobs.get_nowait()
+        except queue.Empty:
+            pass
+        try:
+            ahead.make(rows=50)
+        except Exception:  # (MemoryError too: nothing asked for it yet; the call says it if it comes)
+            workspace.ahead = None
+
+
 def serve(workspace):
     """Serve MCP on stdin/stdout until the client closes stdin (or Ctrl-C)."""
     import anyio
@@ -215,14 +234,16 @@ def serve(workspace):
     thread.start()
     counted = Counted()
     while True:
-        job = jobs.get()
+        job = next_job(jobs, workspace)
         if job is None:
             break
         with counted(job.tool.name) as count:
-            reused = workspace.pages_reused
+            reused, ahead = workspace.pages_reused, workspace.pages_ahead
             job.run(timeout)
             if workspace.pages_reused != reused:
                 count.note = ", kept drawing"  # (a page of the tree tool's drawing made before)
+            if workspace.pages_ahead != ahead:
+                count.note += ", page begun ahead"
     thread.join()
     if failed:
         raise failed[0]

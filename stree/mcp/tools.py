@@ -23,7 +23,9 @@ class Workspace(core_workspace.Workspace):
 
         self._kept = Kept(self.no_cache)  # the sessions read, kept warm between tool calls
         self.pages = None  # (arguments, Tree, drawing) of the tree tool's last page (mcp.reads)
+        self.ahead = None  # the tree's page after the last one answered, begun (mcp.reads.Page)
         self.pages_reused = 0  # pages answered from a kept drawing (counted for STREE_DEBUG_STATS)
+        self.pages_ahead = 0  # pages begun ahead of their call (counted for STREE_DEBUG_STATS)
 
     def path(self, session=None):
         """The file of `session` (PATH or id prefix, as -s), by default the server's session."""
