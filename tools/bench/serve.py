@@ -128,7 +128,7 @@ def peak_kib(pid):
 
 
 def mcp_tree(path, home, parsed=None):
-    """(seconds, pages, peak RSS KiB) of the tree tool paged through by `stree serve --mcp`, the
+    """(seconds, pages, peak RSS KiB, the peak after the first page) of the tree tool paged through by `stree serve --mcp`, the
     session read first (a `context` call, untimed). `parsed`: a list given the seconds the client
     spent parsing the answers."""
     env = dict(ENV)  # (bench/data's cache: the index the CLI's runs built)
@@ -171,6 +171,8 @@ def mcp_tree(path, home, parsed=None):
     while True:
         data = call("tools/call", {"name": "tree", "arguments": {"cursor": cursor} if cursor else {}})
         pages += 1
+        if pages == 1:
+            first = peak_kib(proc.pid)
         cursor = data.get("nextCursor")
         if cursor is None:
             break
@@ -178,7 +180,7 @@ def mcp_tree(path, home, parsed=None):
     rss = peak_kib(proc.pid)
     proc.stdin.close()
     proc.wait(120)
-    return seconds, pages, rss
+    return seconds, pages, rss, first
 
 
 def mcp_rows(file, entries):
@@ -192,7 +194,7 @@ def mcp_rows(file, entries):
     clear_graphs()  # (drawn, not the kept output of the run before printed again)
     cli = run(cli_argv, env, cap=None)
     with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
-        seconds, pages, rss = mcp_tree(file, home)
+        seconds, pages, rss, first = mcp_tree(file, home)
     ratio = seconds / cli.seconds
     print(f"\n### MCP `tree`, paged through ({entries:,} entries; one run each; `python tools/bench/serve.py`)\n")
     print("| path | time | peak RSS | against | ratio | target |")
@@ -200,6 +202,9 @@ def mcp_rows(file, entries):
     print(f"| MCP tree ({pages} pages) | {seconds:.2f} s | {rss / 1024:.0f} MiB | stree log --graph --json "
           f"{cli.seconds:.2f} s, {cli.rss_kib / 1024:.0f} MiB, {cli.out_bytes / 2**20:.0f} MiB out | {ratio:.2f}× "
           f"| ≤ 1.2× {'✓' if ratio <= 1.2 else '✗'} |")
+    print(f"\nThe server's peak RSS after the first page {first / 1024:.0f} MiB, after all {pages} "
+          f"{rss / 1024:.0f} MiB (a page is about {int(os.environ.get('STREE_MCP_PAGE_BYTES', 4 << 20)) >> 20} "
+          "MiB of records; the session is read first, by a `context` call).")
 
 
 def keep_ab(file):
@@ -234,7 +239,7 @@ def mcp_breakdown(file):
 
     parsed = []
     with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
-        seconds, pages, _ = mcp_tree(file, home, parsed)
+        seconds, pages, _, _ = mcp_tree(file, home, parsed)
     os.environ.setdefault("STREE_CACHE_DIR", ENV["STREE_CACHE_DIR"])
     ws = Workspace(session=str(file))
     ws.load(None)
