@@ -265,8 +265,8 @@ def mcp_breakdown(file):
         cursor = text[at + 14:text.index('"', at + 14)]
     print(f"\nMCP tree, {pages} pages: {seconds:.2f} s in all; the client's parse {sum(parsed):.2f} s; "
           f"stree's {made} pages made in-process {own:.2f} s (a structured copy parsed included, when sent); "
-          f"the SDK's checks and dumps of them in-process {sdk:.2f} s; the rest (the SDK's loop, the pipe) "
-          f"{seconds - sum(parsed) - own - sdk:.2f} s")
+          f"the SDK's checks and dumps of them in-process {sdk:.2f} s; the rest (the SDK's loop, the pipe, less "
+          f"what overlapped: the server makes the next page while the client parses) {seconds - sum(parsed) - own - sdk:.2f} s")
 
 
 def main(argv):
