@@ -128,9 +128,9 @@ def peak_kib(pid):
 
 
 def mcp_tree(path, home, parsed=None):
-    """(seconds, pages, peak RSS KiB, the peak after the first page) of the tree tool paged through by `stree serve --mcp`, the
-    session read first (a `context` call, untimed). `parsed`: a list given the seconds the client
-    spent parsing the answers."""
+    """(seconds, pages, peak RSS KiB, the peak after the first page) of the tree tool paged through
+    by `stree serve --mcp`, the session read first (a `context` call, untimed), each page's rows
+    parsed as a client reads them. `parsed`: a list given the seconds the client spent parsing."""
     env = dict(ENV)  # (bench/data's cache: the index the CLI's runs built)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen([PY, "-m", "stree", "-s", str(path), "serve", "--mcp"], stdin=subprocess.PIPE,
@@ -266,7 +266,8 @@ def mcp_breakdown(file):
     print(f"\nMCP tree, {pages} pages: {seconds:.2f} s in all; the client's parse {sum(parsed):.2f} s; "
           f"stree's {made} pages made in-process {own:.2f} s (a structured copy parsed included, when sent); "
           f"the SDK's checks and dumps of them in-process {sdk:.2f} s; the rest (the SDK's loop, the pipe, less "
-          f"what overlapped: the server makes the next page while the client parses) {seconds - sum(parsed) - own - sdk:.2f} s")
+          "what overlapped: the server makes the next page while the client parses) "
+          f"{seconds - sum(parsed) - own - sdk:.2f} s")
 
 
 def main(argv):
