@@ -13,8 +13,8 @@ asks after an append), get_tree lightweight against stree's plain get_tree (pi's
 overflows its stack on a long session); each the median of ROUNDS. get_state again as the
 median of STEADY requests after those (Node's JIT has compiled pi's path by then). Then MCP:
 the tree tool paged through (a server that has read the session, not drawn it) against
-`stree log --graph --json` into a pipe (index warm, drawn: no kept output), time and peak RSS (--mcp-only: that row
-alone). --keep-ab: get_entries (all) and the peak RSS of pi and of stree with STREE_SERVE_KEEP at 64
+`stree log --graph --json` into a pipe (index warm, drawn: no kept output), time and peak RSS, in
+turns, the median of BENCH_MCP_ROUNDS (3) each (--mcp-only: that row alone). --keep-ab: get_entries (all) and the peak RSS of pi and of stree with STREE_SERVE_KEEP at 64
 and 256 MiB, in one run. --mcp-breakdown: where the MCP tree's time goes (the client's own parse of
 the answers, the wait on the server, and stree's pages made in-process)."""
 
@@ -36,6 +36,7 @@ PI_VERSION = "1.6.0"
 PI_CLI = ROOT / "tests/pi/versions" / PI_VERSION / "dist/bundle/cli.js"
 ROUNDS = int(os.environ.get("BENCH_SERVE_ROUNDS", "5"))
 STEADY = int(os.environ.get("BENCH_SERVE_STEADY", "300"))
+MCP_ROUNDS = int(os.environ.get("BENCH_MCP_ROUNDS", "3"))
 
 
 class Client:
@@ -184,27 +185,33 @@ def mcp_tree(path, home, parsed=None):
 
 
 def mcp_rows(file, entries):
-    """The MCP tree row: the tool paged through against the CLI's drawing as JSON."""
+    """The MCP tree row: the tool paged through against the CLI's drawing as JSON, in turns
+    (MCP_ROUNDS of each: the median of each, on a loaded machine the ratio of one run is noise)."""
     from measure import clear_graphs, run
 
     env = dict(ENV)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     cli_argv = [PY, "-m", "stree", "-s", str(file), "log", "--graph", "--json"]
     run(cli_argv, env, cap=None)  # (the index built, untimed)
-    clear_graphs()  # (drawn, not the kept output of the run before printed again)
-    cli = run(cli_argv, env, cap=None)
-    with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
-        seconds, pages, rss, first = mcp_tree(file, home)
+    clis, mcps = [], []
+    for _ in range(MCP_ROUNDS):
+        clear_graphs()  # (drawn, not the kept output of the run before printed again)
+        clis.append(run(cli_argv, env, cap=None))
+        with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
+            mcps.append(mcp_tree(file, home))
+    cli = sorted(clis, key=lambda r: r.seconds)[len(clis) // 2]
+    seconds, pages, rss, first = sorted(mcps)[len(mcps) // 2]
     ratio = seconds / cli.seconds
-    print(f"\n### MCP `tree`, paged through ({entries:,} entries; one run each; `python tools/bench/serve.py`)\n")
+    print(f"\n### MCP `tree`, paged through ({entries:,} entries; the median of {MCP_ROUNDS} runs each, in turns; "
+          "`python tools/bench/serve.py`)\n")
     print("| path | time | peak RSS | against | ratio | target |")
     print("|---|---|---|---|---|---|")
     print(f"| MCP tree ({pages} pages) | {seconds:.2f} s | {rss / 1024:.0f} MiB | stree log --graph --json "
           f"{cli.seconds:.2f} s, {cli.rss_kib / 1024:.0f} MiB, {cli.out_bytes / 2**20:.0f} MiB out | {ratio:.2f}× "
           f"| ≤ 1.2× {'✓' if ratio <= 1.2 else '✗'} |")
-    print(f"\nThe server's peak RSS after the first page {first / 1024:.0f} MiB, after all {pages} "
-          f"{rss / 1024:.0f} MiB (a page is about {int(os.environ.get('STREE_MCP_PAGE_BYTES', 4 << 20)) >> 20} "
-          "MiB of records; the session is read first, by a `context` call).")
+    print(f"\nRuns (MCP / CLI, s): {', '.join(f'{m[0]:.2f} / {c.seconds:.2f}' for m, c in zip(mcps, clis))}. "
+          f"The server's peak RSS after the first page {first / 1024:.0f} MiB, after all {pages} {rss / 1024:.0f} MiB "
+          "(a page is about 4 MiB of records; the session is read first, by a `context` call).")
 
 
 def keep_ab(file):
