@@ -1,6 +1,7 @@
 """The MCP server over stdio, with the official `mcp` SDK (2.x, its low-level Server: stree gives
-each tool's schemas itself). Imported only by `stree serve --mcp`. The same concept for pi's
-RPC framing is stree.service.server (`stree serve` without --mcp).
+each tool's schemas itself; the lines on stdin/stdout: stree.mcp.stdio). Imported only by
+`stree serve --mcp`. The same concept for pi's RPC framing is stree.service.server (`stree
+serve` without --mcp).
 
 The SDK's event loop runs on a thread of its own, so it answers `ping` and reads
 `notifications/cancelled` while a tool runs; every tool call runs on the main thread, one at a
@@ -34,7 +35,7 @@ def sdk():
     try:
         import mcp_types
         from mcp.server.lowlevel import Server
-        from mcp.server.stdio import stdio_server
+        from mcp.shared.message import SessionMessage  # noqa: F401  (what stree.mcp.stdio carries)
     except ImportError as e:
         raise StreeError(f"stree serve --mcp needs the MCP Python SDK, which is not installed ({e})", code=2,
                          hint="install it with: pip install 'stree[mcp]'") from None
@@ -48,7 +49,7 @@ def sdk():
     if found is not None and (not major.isdigit() or int(major) < 2):
         raise StreeError(f"stree serve --mcp needs version 2 of the MCP Python SDK; mcp {found} is installed",
                          code=2, hint="upgrade it with: pip install 'stree[mcp]'")
-    return mcp_types, Server, stdio_server
+    return mcp_types, Server
 
 
 def error_result(types, e):
@@ -132,7 +133,7 @@ def waker(event):
 
 def build(workspace, jobs):
     """The SDK Server offering `offered(workspace.allow_writes)`; tool calls go to `jobs`."""
-    types, Server, _ = sdk()
+    types, Server = sdk()
     tools = {tool.name: tool for tool in offered(workspace.allow_writes)}
 
     def listed(tool):
@@ -210,16 +211,16 @@ def serve(workspace):
 
     from ..core.budget import request_timeout
     from ..core.warm import Counted
+    from .stdio import stdio
 
     timeout = request_timeout()
     jobs = queue.Queue()
     server = build(workspace, jobs)
-    _, _, stdio_server = sdk()
     failed = []
     widen_pipe(1)
 
     async def main():
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     def loop():
