@@ -405,6 +405,28 @@ def test_write_errors_leave_the_file_as_it_was(demo, tmp_path, monkeypatch):
     assert "Traceback" not in err
 
 
+def test_what_a_hook_writes_to_the_servers_stdout_goes_to_stderr_not_to_the_client(demo, tmp_path):
+    """While it serves, the server's fd 1 writes to stderr (fd 0 reads nothing): a hook, or any
+    child, writing there puts no line on the wire the client reads (stree.mcp.stdio)."""
+    from mcp_kit import McpServer
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir(mode=0o700)
+    hook = hooks / "before-tree"  # (run by checkout, its parent the server)
+    hook.write_text("#!/bin/sh\ncat >/dev/null\necho 'a stray line' > /proc/$PPID/fd/1\n")
+    hook.chmod(0o700)
+    target = cli_json("-s", demo, "rev-parse", "@~2").strip()
+    m = McpServer("-s", demo, serve_args=("--allow-writes",), env={"STREE_HOOKS_DIR": str(hooks)})
+    try:
+        moved = m.call("checkout", revision=target)
+        assert not moved.get("isError") and moved["structuredContent"]["newLeafId"] == target, moved
+        assert m.ping()["result"] == {}  # (every line the client read was JSON-RPC)
+        assert m.close() == 0
+    finally:
+        m.kill()
+    assert "a stray line" in m.stderr()
+
+
 def test_a_running_server_sees_what_others_append(demo):
     async def calls(client):
         before = (await client.call_tool("labels", {})).structured_content
