@@ -18,7 +18,6 @@ import threading
 from .. import __version__
 from ..errors import INTERNAL, REPORTED, StreeError
 from ..format.terminal import inert
-from ..output.modes import to_json
 from .reads import offered
 
 INSTRUCTIONS = """\
@@ -35,7 +34,6 @@ def sdk():
     try:
         import mcp_types
         from mcp.server.lowlevel import Server
-        from mcp.shared.message import SessionMessage  # noqa: F401  (what stree.mcp.stdio carries)
     except ImportError as e:
         raise StreeError(f"stree serve --mcp needs the MCP Python SDK, which is not installed ({e})", code=2,
                          hint="install it with: pip install 'stree[mcp]'") from None
