@@ -20,7 +20,7 @@ async def stdio():
         write_send, write_receive = anyio.create_memory_object_stream(0)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_read, wire_in, read_send)
-            tasks.start_soon(_write, wire_out, write_receive)
+            tasks.start_soon(_write, wire_out, write_receive, tasks.cancel_scope)
             yield read_receive, write_send
     finally:
         _release(wire_in, wire_out)
@@ -63,9 +63,10 @@ async def _read(wire_in, send):
             await send.send(SessionMessage(message))
 
 
-async def _write(wire_out, receive):
+async def _write(wire_out, receive, serving):
     """Each message from the Server, a line of JSON on stdout (written by a worker thread: a
-    client slow to read never stops the event loop)."""
+    client slow to read never stops the event loop). A client that closed its end is gone: the
+    server ends (`serving` cancelled) as at the end of its input."""
     import anyio
 
     async with receive:
@@ -73,7 +74,11 @@ async def _write(wire_out, receive):
             message = session_message.message
             # (what message.model_dump_json(by_alias=True, exclude_unset=True) gives, as bytes)
             data = message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
-            await anyio.to_thread.run_sync(_write_all, wire_out, data + b"\n")
+            try:
+                await anyio.to_thread.run_sync(_write_all, wire_out, data + b"\n")
+            except BrokenPipeError:
+                serving.cancel()
+                return
 
 
 def _write_all(fd, data):

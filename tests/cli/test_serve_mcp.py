@@ -485,3 +485,20 @@ def test_a_garbled_line_gets_an_answer_and_the_server_goes_on(demo):
         assert proc.wait(timeout=30) == 0
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(demo):
+    """A client gone (its end of the server's stdout closed) hears nothing more: the answer the
+    server was writing is dropped and the server ends, as at the end of its input."""
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", demo, "serve", "--mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write((json.dumps(HELLO) + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.stdout.close()
+    proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                      + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                    "params": {"name": "tree", "arguments": {}}}) + "\n").encode())
+    proc.stdin.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and err == b"", err
