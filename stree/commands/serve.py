@@ -51,7 +51,8 @@ MCP tools (each returns the data of the CLI's --json for the same question):
                   [--type T]... [--since D] [--until D] [--cwd DIR] [--agent A] [-s SESSION]
   log             stree log --json [REV|RANGE] [-n N] [--filter F] [--search WORDS]
                   [--since D] [--until D] [--role R]... [--model PATTERN]...
-  tree            stree log --graph --json [--filter F] [--search WORDS]
+  tree            stree log --graph --json [--filter F] [--search WORDS] [-n N], in
+                  pages of about 4 MiB (nextCursor, passed back as cursor)
   show            stree show --json [REV|RANGE...]
   context         stree context --json [REV]
   labels          stree label --json
@@ -61,8 +62,10 @@ With --allow-writes (appended under the lock, as the CLI writes):
   checkout        stree checkout REV [--exact] [--label NAME]   (hooks run; no summary)
   set_name        stree name NAME                (a blank NAME clears)
 Every tool takes `session` (a path or id prefix, as -s; default: serve's -s, else
-the newest session here). A bad revision or unknown session is a tool error
-(isError) with stree's message; the server goes on.
+the newest session here). An answer is its JSON as text and again as
+structuredContent (the tool's outputSchema); tree's pages are the text alone, sent
+once. A bad revision or unknown session is a tool error (isError) with stree's
+message; the server goes on.
 
 \b
 The MCP server needs the MCP Python SDK: pip install 'stree[mcp]'. Without it,

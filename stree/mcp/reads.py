@@ -25,43 +25,100 @@ def tool(question):
             return PAGED[name](ws, **arguments)
         data = whole(question.answer(ws, **arguments))
         return data if key is None else {key: data}
+    if name in PAGED:  # its pages go out once, as text: no outputSchema, no structuredContent
+        description, result = as_text(description, result), None
     return Tool(name, title, description, {a.name: a.mcp_schema() for a in args},
                 [a.name for a in args if a.required], run, result)
+
+
+def as_text(description, schema):
+    """The description of a tool whose answer is its JSON text alone, the fields of its result's
+    schema told in it. (A page of the tree is megabytes of records: sent as structuredContent too,
+    as the spec asks of a tool with an outputSchema, it went out twice, and the SDK walked the
+    structured copy twice more, validating and dumping it: half the tool's time. Clients give the
+    model the text, or the structured copy when there is one: the same JSON.)"""
+    props = schema["properties"]
+    key = schema["required"][0]
+    fields = ", ".join(props[key]["items"]["properties"])
+    rest = "; ".join(f"{name}: {spec['description']}" for name, spec in props.items() if name != key)
+    return (f"{description} The answer is one JSON object, as text (no structuredContent): {key}, "
+            f"{props[key]['description']}, each a record of {fields}; {rest}.")
 
 
 def tree_page(ws, session=None, filter="default", search=None, max_count=None, cursor=None):
     """One page of the drawing's rows (about PAGE_BYTES of records, each made as it is written:
     the whole drawing is never held), from row `cursor`; `nextCursor` when more. The layout of
-    the drawing is kept for the next page while the session is unchanged (ws.pages). The page's
-    JSON text is made of the records' texts (each written once, measured as it is made)."""
-    from ..output.modes import fast_to_json, to_json
-    from .tools import Encoded, page_bytes
+    the drawing is kept for the next page while the session is unchanged (ws.pages), and the
+    next page is begun (ws.ahead: the server makes it while it waits for the next call)."""
+    from .tools import page_bytes
 
     start = 0
     if cursor is not None:
         if not cursor.isdigit():
             raise UsageError(f"argument 'cursor' must be a cursor a tree answer gave (nextCursor), not {cursor!r}")
         start = int(cursor)
-    total, record = _drawing(ws, session, filter, search, max_count)
-    limit = page_bytes()
-    encode = fast_to_json()
-    out, size, stop = [], 0, None
-    for i in range(start, total):
-        text = encode(record(i))
-        size += len(text) + 1
-        if out and size > limit:
-            stop = i
-            break
-        out.append(text)
-    result = {"rows": None}
-    if start or stop is not None:
-        result["total"] = total
-    if stop is not None:
-        result["nextCursor"] = str(stop)
-        result["note"] = (f"rows {start + 1}-{stop} of {total}; call tree again with cursor={stop} for the next "
-                          "page (or narrow it: filter, search, max_count)")
-    head = to_json(result)  # '{"rows":null...': the rows are spliced in
-    return Encoded('{"rows":[' + ",".join(out) + "]" + head[len('{"rows":null'):])
+    drawn = _drawing(ws, session, filter, search, max_count)
+    page, ws.ahead = ws.ahead, None
+    if page is None or page.drawn is not drawn or page.start != start:  # (made ahead of another drawing)
+        page = Page(drawn, start, page_bytes())
+    else:
+        ws.pages_ahead += 1
+    page.make()
+    if page.stop is not None:
+        ws.ahead = Page(drawn, page.stop, page.limit)
+    return page.encoded()
+
+
+class Page:
+    """A page of the tree tool's answer, its records' JSON texts made a few rows at a time
+    (make(rows)), each written once and measured as it is made."""
+
+    def __init__(self, drawn, start, limit):
+        from ..output.modes import fast_to_json
+
+        self.drawn = drawn  # (count, record(i)) of the drawing, as _drawing keeps it
+        self.start = start
+        self.limit = limit
+        self.encode = fast_to_json()
+        self.out = []
+        self.size = 0
+        self.next = start  # the row made next
+        self.stop = None  # the first row of the next page, once this one is full
+
+    @property
+    def done(self):
+        return self.stop is not None or self.next >= self.drawn[0]
+
+    def make(self, rows=None):
+        """Make up to `rows` more records of the page (None: all the page's)."""
+        total, record = self.drawn
+        end = total if rows is None else min(total, self.next + rows)
+        encode, out = self.encode, self.out
+        while self.stop is None and self.next < end:
+            text = encode(record(self.next))
+            if out and self.size + len(text) + 1 > self.limit:
+                self.stop = self.next
+                break
+            self.size += len(text) + 1
+            out.append(text)
+            self.next += 1
+
+    def encoded(self):
+        """The page's JSON text: {"rows": [...]}, with total, nextCursor and a note when it is
+        not the whole drawing."""
+        from ..output.modes import to_json
+        from .tools import Encoded
+
+        start, stop, total = self.start, self.stop, self.drawn[0]
+        result = {"rows": None}
+        if start or stop is not None:
+            result["total"] = total
+        if stop is not None:
+            result["nextCursor"] = str(stop)
+            result["note"] = (f"rows {start + 1}-{stop} of {total}; call tree again with cursor={stop} for the next "
+                              "page (or narrow it: filter, search, max_count)")
+        head = to_json(result)  # '{"rows":null...': the rows are spliced in
+        return Encoded('{"rows":[' + ",".join(self.out) + "]" + head[len('{"rows":null'):])
 
 
 def _drawing(ws, session, filter, search, max_count):
@@ -75,7 +132,7 @@ def _drawing(ws, session, filter, search, max_count):
     if kept is not None and kept[0] == key and kept[1] is now:
         ws.pages_reused += 1
         return kept[2]
-    ws.pages = None  # (the drawing before is let go first)
+    ws.pages = ws.ahead = None  # (the drawing before is let go first)
     nodes = now._nodes
     if hasattr(nodes, "materialize"):  # every field of every row is read (as log --graph --json does)
         nodes.materialize()

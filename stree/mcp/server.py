@@ -1,6 +1,7 @@
 """The MCP server over stdio, with the official `mcp` SDK (2.x, its low-level Server: stree gives
-each tool's schemas itself). Imported only by `stree serve --mcp`. The same concept for pi's
-RPC framing is stree.service.server (`stree serve` without --mcp).
+each tool's schemas itself; the lines on stdin/stdout: stree.mcp.stdio). Imported only by
+`stree serve --mcp`. The same concept for pi's RPC framing is stree.service.server (`stree
+serve` without --mcp).
 
 The SDK's event loop runs on a thread of its own, so it answers `ping` and reads
 `notifications/cancelled` while a tool runs; every tool call runs on the main thread, one at a
@@ -10,13 +11,13 @@ timer tick raises in it, even inside a backtracking regex): it then fails alone,
 call is served. The end of input ends the loop, cancels the call under way and ends the
 server."""
 
+import os
 import queue
 import threading
 
 from .. import __version__
 from ..errors import INTERNAL, REPORTED, StreeError
 from ..format.terminal import inert
-from ..output.modes import to_json
 from .reads import offered
 
 INSTRUCTIONS = """\
@@ -33,7 +34,6 @@ def sdk():
     try:
         import mcp_types
         from mcp.server.lowlevel import Server
-        from mcp.server.stdio import stdio_server
     except ImportError as e:
         raise StreeError(f"stree serve --mcp needs the MCP Python SDK, which is not installed ({e})", code=2,
                          hint="install it with: pip install 'stree[mcp]'") from None
@@ -47,7 +47,7 @@ def sdk():
     if found is not None and (not major.isdigit() or int(major) < 2):
         raise StreeError(f"stree serve --mcp needs version 2 of the MCP Python SDK; mcp {found} is installed",
                          code=2, hint="upgrade it with: pip install 'stree[mcp]'")
-    return mcp_types, Server, stdio_server
+    return mcp_types, Server
 
 
 def error_result(types, e):
@@ -62,6 +62,19 @@ def error_result(types, e):
                                 structured_content={"error": message, "hint": hint, "exitCode": code})
 
 
+def answer(data, text):
+    """A tool's answer as the SDK is given it: the wire form as a plain dict, not a CallToolResult
+    (the SDK checks and dumps a result once more when it is a model, a walk of every record of a
+    tree page that cost a quarter of its time in the SDK; tests/cli/test_serve_mcp.py reads the
+    answers as a client does). The JSON text, and the same as structuredContent when the tool has
+    an outputSchema (`data`; None for the tree's pages, sent once: stree.mcp.reads.as_text)."""
+    result = {"content": [{"type": "text", "text": text}], "isError": False,
+              "resultType": "complete"}  # (required from protocol 2026-07-28; dropped before it)
+    if data is not None:
+        result["structuredContent"] = data
+    return result
+
+
 class Job:
     """One tool call, run by the main thread (run()) and awaited by the event loop (done)."""
 
@@ -71,6 +84,7 @@ class Job:
         self.arguments = arguments
         self.cancelled = threading.Event()
         self.done = threading.Event()
+        self.wake = None  # called from the main thread once done: wakes the event loop's wait
         self.result = None  # (data, its JSON text)
         self.error = None
 
@@ -95,11 +109,29 @@ class Job:
 
             settle()  # (nothing left watched for the next call)
             self.done.set()
+            if self.wake is not None:
+                self.wake()
+
+
+def waker(event):
+    """A function setting the event loop's `event` from another thread, never blocking it: a
+    finished call answered at once (a poll of 20 ms cost 10 ms a call, 0.9 s of the tree's 87
+    pages at 100k). After the loop's end it does nothing."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()  # (anyio.run's default backend)
+
+    def wake():
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # (the loop is closed: nobody waits)
+            pass
+    return wake
 
 
 def build(workspace, jobs):
     """The SDK Server offering `offered(workspace.allow_writes)`; tool calls go to `jobs`."""
-    types, Server, _ = sdk()
+    types, Server = sdk()
     tools = {tool.name: tool for tool in offered(workspace.allow_writes)}
 
     def listed(tool):
@@ -122,24 +154,53 @@ def build(workspace, jobs):
             why = " (write tools need 'stree serve --mcp --allow-writes')" if params.name in writes else ""
             return error_result(types, StreeError(f"no tool '{params.name}'{why}", code=2))
         job = Job(tool, workspace, params.arguments)
+        job.wake = waker(finished := anyio.Event())
         jobs.put(job)
         try:
-            while not job.done.is_set():  # (a poll, not a worker thread: cancellable at every step)
-                await anyio.sleep(0.02)
+            await finished.wait()  # (not a worker thread: cancellable while the main thread works)
         except anyio.get_cancelled_exc_class():
             job.cancelled.set()  # (notifications/cancelled, or the end of input: no answer is sent)
             raise
         if job.error is not None:  # never the end of the server
             return error_result(types, job.error)
-        data, text = job.result
-        # (the wire form as a plain dict, not a CallToolResult: the SDK checks and dumps a result
-        # once more when it is a model, a walk of every record of a tree page that costs a quarter
-        # of its time in the SDK; tests/cli/test_serve_mcp.py reads the answers as a client does)
-        return {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": data,
-                "resultType": "complete"}  # (required from protocol 2026-07-28; dropped before it)
+        return answer(*job.result)
 
     return Server("stree", version=__version__, title="stree: pi session trees", instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def widen_pipe(fd):
+    """Make the pipe on `fd` hold 1 MiB (Linux; the most an unprivileged process may ask), not
+    64 KiB: a tree page of megabytes goes through in a few writes, not a hundred turns of the
+    two processes (a second of the tree's 87 pages at 100k). Anything else is left as it is."""
+    import stat
+
+    try:
+        import fcntl
+
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and hasattr(fcntl, "F_SETPIPE_SZ"):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, OSError):  # (no fcntl, over the user's pipe quota: it stays as it was)
+        pass
+
+
+def next_job(jobs, workspace):
+    """The next call (None: the end). Meanwhile the main thread makes the tree's next page
+    (workspace.ahead), a few rows at a time, looking for a call between them: a client paging
+    through a long drawing finds its next page made while it read the last one (it and the SDK
+    work at once: two pipes, two processes). A failure there is let go: the call makes the page."""
+    while True:
+        ahead = workspace.ahead
+        if ahead is None or ahead.done:
+            return jobs.get()
+        try:
+            return jobs.get_nowait()
+        except queue.Empty:
+            pass
+        try:
+            ahead.make(rows=50)
+        except Exception:  # (MemoryError too: nothing asked for it yet; the call says it if it comes)
+            workspace.ahead = None
 
 
 def serve(workspace):
@@ -148,15 +209,16 @@ def serve(workspace):
 
     from ..core.budget import request_timeout
     from ..core.warm import Counted
+    from .stdio import stdio
 
     timeout = request_timeout()
     jobs = queue.Queue()
     server = build(workspace, jobs)
-    _, _, stdio_server = sdk()
     failed = []
+    widen_pipe(1)
 
     async def main():
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     def loop():
@@ -171,14 +233,16 @@ def serve(workspace):
     thread.start()
     counted = Counted()
     while True:
-        job = jobs.get()
+        job = next_job(jobs, workspace)
         if job is None:
             break
         with counted(job.tool.name) as count:
-            reused = workspace.pages_reused
+            reused, ahead = workspace.pages_reused, workspace.pages_ahead
             job.run(timeout)
             if workspace.pages_reused != reused:
                 count.note = ", kept drawing"  # (a page of the tree tool's drawing made before)
+            if workspace.pages_ahead != ahead:
+                count.note += ", page begun ahead"
     thread.join()
     if failed:
         raise failed[0]

@@ -23,7 +23,9 @@ class Workspace(core_workspace.Workspace):
 
         self._kept = Kept(self.no_cache)  # the sessions read, kept warm between tool calls
         self.pages = None  # (arguments, Tree, drawing) of the tree tool's last page (mcp.reads)
+        self.ahead = None  # the tree's page after the last one answered, begun (mcp.reads.Page)
         self.pages_reused = 0  # pages answered from a kept drawing (counted for STREE_DEBUG_STATS)
+        self.pages_ahead = 0  # pages begun ahead of their call (counted for STREE_DEBUG_STATS)
 
     def path(self, session=None):
         """The file of `session` (PATH or id prefix, as -s), by default the server's session."""
@@ -68,13 +70,15 @@ class Tool:
         self.input_schema = {"type": "object", "properties": properties, "required": list(required),
                              "additionalProperties": False}
         self.run = run
-        # the result's shape: {key: [records]} (or an object) with each record field described
+        # the result's shape: {key: [records]} (or an object) with each record field described; None:
+        # the answer is its JSON text alone, sent once (content; no structuredContent): the tree's pages
         self.output_schema = result
         self.write = write
 
     def call(self, workspace, arguments):
-        """(the tool's result as plain JSON data, what the CLI's --json would print, parsed; its
-        JSON text). An answer over ANSWER_MAX is refused: ask for less, or page (tree's cursor)."""
+        """(the tool's result as plain JSON data, what the CLI's --json would print, parsed, or None
+        for a tool without output_schema; its JSON text). An answer over ANSWER_MAX is refused: ask
+        for less, or page (tree's cursor)."""
         args = _checked(self.input_schema, arguments or {})
         data = self.run(workspace, **args)
         # through the CLI's own JSON writer: non-finite numbers become null, as --json prints them
@@ -84,6 +88,8 @@ class Tool:
             raise UsageError(f"the {self.name} answer is {len(text) >> 20} MiB, over the {answer_max() >> 20} MiB "
                              "an MCP answer may be",
                              hint="ask for less: max_count, filter, search, fewer revisions (tree pages by itself)")
+        if self.output_schema is None:  # (text only: never parsed back into objects for the SDK to walk)
+            return None, text
         return json.loads(text), text  # (json: msgspec was measured slower on a page, string-heavy)
 
 

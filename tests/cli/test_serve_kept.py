@@ -193,7 +193,8 @@ def tree_pages(m, **arguments):
     """(rows, pages) of the tree tool, paged through."""
     rows, cursor, pages = [], None, 0
     while True:
-        data = m.call("tree", timeout=120, **arguments, **({"cursor": cursor} if cursor else {}))["structuredContent"]
+        answer = m.call("tree", timeout=120, **arguments, **({"cursor": cursor} if cursor else {}))
+        data = json.loads(answer["content"][0]["text"])  # (a page is its text alone)
         rows += data["rows"]
         pages += 1
         cursor = data.get("nextCursor")
@@ -229,9 +230,42 @@ def test_the_mcp_tree_tool_draws_once_for_all_its_pages(tmp_path):
         assert m.close() == 0
     finally:
         m.kill()
-    notes = [line.endswith(", kept drawing") for line in m.stderr().splitlines()
+    # (each page after the first: of the kept drawing, and begun by the server before its call)
+    notes = [line.endswith(", kept drawing, page begun ahead") for line in m.stderr().splitlines()
              if line.startswith("stree: stats: tree: ")]
     assert n1 > 3 and n2 > 1 and n3 > n1
     assert notes == [False] + [True] * (n1 - 1) + [False] + [True] * (n2 - 1) + [False] + [True] * (n3 - 1)
     assert (first, users) == want
     assert grown == cli_graph(path) and len(grown) > len(first)
+
+
+def test_the_mcp_tree_page_begun_ahead_is_let_go_when_the_file_grows(tmp_path):
+    """The server begins the tree's next page while it waits for the next call; when the file
+    grew meanwhile (pi appended), the next call draws the grown file again and pages it from its
+    cursor: no row of the page begun ahead of the old drawing is sent."""
+    from mcp_kit import McpServer
+
+    source = generated(tmp_path, 600)
+    lines = source.read_bytes().splitlines(keepends=True)
+    path = served_copy(tmp_path, source, 501)
+    old = cli_graph(path)
+    m = McpServer("-s", path, env={"STREE_DEBUG_STATS": "1", "STREE_MCP_PAGE_BYTES": str(16 << 10),
+                                   "STREE_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        first = json.loads(m.call("tree")["content"][0]["text"])
+        with open(path, "ab") as f:  # as pi appends
+            f.write(b"".join(lines[501:]))
+        past_the_tick(path)
+        pages, cursor = [], first["nextCursor"]
+        while cursor is not None:
+            pages.append(json.loads(m.call("tree", cursor=cursor)["content"][0]["text"]))
+            cursor = pages[-1].get("nextCursor")
+        assert m.close() == 0
+    finally:
+        m.kill()
+    grown, at = cli_graph(path), int(first["nextCursor"])
+    assert first["rows"] == old[:at] and len(grown) > len(old) and len(pages) > 2
+    assert [p["total"] for p in pages] == [len(grown)] * len(pages)
+    assert [row for p in pages for row in p["rows"]] == grown[at:]
+    notes = [line for line in m.stderr().splitlines() if line.startswith("stree: stats: tree: ")]
+    assert [n.endswith(", page begun ahead") for n in notes] == [False, False] + [True] * (len(pages) - 1), notes

@@ -94,7 +94,10 @@ def test_write_tools_are_listed_only_with_allow_writes(demo):
     for name, tool in writes.items():
         assert tool.description and len(tool.description) > 60
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
-        assert tool.output_schema["type"] == "object"
+        if name == "tree":  # its pages are sent once, as JSON text: no schema asks for a structured copy
+            assert tool.output_schema is None and "as text (no structuredContent)" in tool.description
+        else:
+            assert tool.output_schema["type"] == "object"
         assert tool.annotations.read_only_hint is (name in READS)
         if name != "list_sessions":
             assert "session" in tool.input_schema["properties"]
@@ -111,8 +114,13 @@ def call_all(requests):
         for name, args in requests:
             r = await client.call_tool(name, args)
             assert not r.is_error, (name, args, r.content[0].text)
-            assert json.loads(r.content[0].text) == r.structured_content  # the text is the same JSON
-            out.append(r.structured_content)
+            assert len(r.content) == 1
+            data = json.loads(r.content[0].text)  # every answer's text is its JSON
+            if name == "tree":
+                assert r.structured_content is None  # (a page is sent once)
+            else:
+                assert r.structured_content == data  # the same JSON, structured
+            out.append(data)
         return out
     return calls
 
@@ -171,6 +179,32 @@ def test_read_tools_give_what_the_cli_json_gives(request, fixture):
     assert len(expected[11]["entries"]) == 4 and {e["role"] for e in expected[12]["entries"]} == {"user"}
     assert {e["active"] for e in expected[5]["entries"]} == {True, False}  # not vacuous
     assert "Traceback" not in err
+
+
+def test_tree_pages_are_sent_once_and_add_up_to_the_cli_drawing(demo, monkeypatch):
+    """A page of the tree tool is its JSON text alone, sent once: no structuredContent copy (a
+    page is megabytes of records on a long session), and no outputSchema asking for one. Its
+    pages, joined, are the records of the CLI's `log --graph --json`, row for row."""
+    want = lines(cli_json("-s", demo, "log", "--graph", "--json", "--filter", "all"))
+    monkeypatch.setenv("STREE_MCP_PAGE_BYTES", "3000")
+
+    async def calls(client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        answers, cursor = [], None
+        while True:
+            r = await client.call_tool("tree", {"filter": "all", **({"cursor": cursor} if cursor else {})})
+            answers.append(r)
+            cursor = json.loads(r.content[0].text).get("nextCursor")
+            if cursor is None:
+                return listed["tree"], answers
+
+    tool, answers = serve("-s", demo, "serve", "--mcp", calls=calls)[0]
+    assert tool.output_schema is None
+    assert all(not r.is_error and r.structured_content is None and len(r.content) == 1 for r in answers)
+    pages = [json.loads(r.content[0].text) for r in answers]
+    assert len(pages) > 3 and all(p["total"] == len(want) for p in pages)
+    assert [row for page in pages for row in page["rows"]] == want
+    assert all(len(r.content[0].text) < 2 * 3000 for r in answers[:-1])
 
 
 def test_session_argument_picks_another_file(demo, branchy_file):
@@ -371,6 +405,28 @@ def test_write_errors_leave_the_file_as_it_was(demo, tmp_path, monkeypatch):
     assert "Traceback" not in err
 
 
+def test_what_a_hook_writes_to_the_servers_stdout_goes_to_stderr_not_to_the_client(demo, tmp_path):
+    """While it serves, the server's fd 1 writes to stderr (fd 0 reads nothing): a hook, or any
+    child, writing there puts no line on the wire the client reads (stree.mcp.stdio)."""
+    from mcp_kit import McpServer
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir(mode=0o700)
+    hook = hooks / "before-tree"  # (run by checkout, its parent the server)
+    hook.write_text("#!/bin/sh\ncat >/dev/null\necho 'a stray line' > /proc/$PPID/fd/1\n")
+    hook.chmod(0o700)
+    target = cli_json("-s", demo, "rev-parse", "@~2").strip()
+    m = McpServer("-s", demo, serve_args=("--allow-writes",), env={"STREE_HOOKS_DIR": str(hooks)})
+    try:
+        moved = m.call("checkout", revision=target)
+        assert not moved.get("isError") and moved["structuredContent"]["newLeafId"] == target, moved
+        assert m.ping()["result"] == {}  # (every line the client read was JSON-RPC)
+        assert m.close() == 0
+    finally:
+        m.kill()
+    assert "a stray line" in m.stderr()
+
+
 def test_a_running_server_sees_what_others_append(demo):
     async def calls(client):
         before = (await client.call_tool("labels", {})).structured_content
@@ -429,3 +485,20 @@ def test_a_garbled_line_gets_an_answer_and_the_server_goes_on(demo):
         assert proc.wait(timeout=30) == 0
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(demo):
+    """A client gone (its end of the server's stdout closed) hears nothing more: the answer the
+    server was writing is dropped and the server ends, as at the end of its input."""
+    proc = subprocess.Popen([sys.executable, "-m", "stree", "-s", demo, "serve", "--mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write((json.dumps(HELLO) + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.stdout.close()
+    proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                      + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                    "params": {"name": "tree", "arguments": {}}}) + "\n").encode())
+    proc.stdin.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and err == b"", err

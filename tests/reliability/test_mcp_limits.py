@@ -79,8 +79,8 @@ def test_tree_of_a_long_session_comes_in_pages_that_add_up_to_the_cli_drawing(tm
             args = {"cursor": cursor} if cursor else {}
             page = m.call("tree", timeout=120, **args)
             assert not page.get("isError"), page
-            data = page["structuredContent"]
-            assert json.loads(page["content"][0]["text"]) == data
+            assert "structuredContent" not in page and len(page["content"]) == 1  # (a page is sent once)
+            data = json.loads(page["content"][0]["text"])
             rows += data["rows"]
             pages += 1
             cursor = data.get("nextCursor")

@@ -13,8 +13,8 @@ asks after an append), get_tree lightweight against stree's plain get_tree (pi's
 overflows its stack on a long session); each the median of ROUNDS. get_state again as the
 median of STEADY requests after those (Node's JIT has compiled pi's path by then). Then MCP:
 the tree tool paged through (a server that has read the session, not drawn it) against
-`stree log --graph --json` into a pipe (index warm, drawn: no kept output), time and peak RSS (--mcp-only: that row
-alone). --keep-ab: get_entries (all) and the peak RSS of pi and of stree with STREE_SERVE_KEEP at 64
+`stree log --graph --json` into a pipe (index warm, drawn: no kept output), time and peak RSS, in
+turns, the median of BENCH_MCP_ROUNDS (3) each (--mcp-only: that row alone). --keep-ab: get_entries (all) and the peak RSS of pi and of stree with STREE_SERVE_KEEP at 64
 and 256 MiB, in one run. --mcp-breakdown: where the MCP tree's time goes (the client's own parse of
 the answers, the wait on the server, and stree's pages made in-process)."""
 
@@ -36,6 +36,7 @@ PI_VERSION = "1.6.0"
 PI_CLI = ROOT / "tests/pi/versions" / PI_VERSION / "dist/bundle/cli.js"
 ROUNDS = int(os.environ.get("BENCH_SERVE_ROUNDS", "5"))
 STEADY = int(os.environ.get("BENCH_SERVE_STEADY", "300"))
+MCP_ROUNDS = int(os.environ.get("BENCH_MCP_ROUNDS", "3"))
 
 
 class Client:
@@ -128,9 +129,9 @@ def peak_kib(pid):
 
 
 def mcp_tree(path, home, parsed=None):
-    """(seconds, pages, peak RSS KiB) of the tree tool paged through by `stree serve --mcp`, the
-    session read first (a `context` call, untimed). `parsed`: a list given the seconds the client
-    spent parsing the answers."""
+    """(seconds, pages, peak RSS KiB, the peak after the first page) of the tree tool paged through
+    by `stree serve --mcp`, the session read first (a `context` call, untimed), each page's rows
+    parsed as a client reads them. `parsed`: a list given the seconds the client spent parsing."""
     env = dict(ENV)  # (bench/data's cache: the index the CLI's runs built)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen([PY, "-m", "stree", "-s", str(path), "serve", "--mcp"], stdin=subprocess.PIPE,
@@ -148,12 +149,17 @@ def mcp_tree(path, home, parsed=None):
                 sys.exit(f"bench: stree serve --mcp ended before answering {method}")
             begun = time.perf_counter()
             answer = json.loads(raw)
-            if parsed is not None:
-                parsed.append(time.perf_counter() - begun)
             if answer.get("id") == n[0]:
                 if "result" not in answer or answer["result"].get("isError"):
                     sys.exit(f"bench: MCP {method} failed: {raw[:500]!r}")
-                return answer["result"]
+                result = answer["result"]
+                # the answer's data, as a client reads it: structuredContent, else the JSON text
+                data = result.get("structuredContent")
+                if data is None and method == "tools/call":
+                    data = json.loads(result["content"][0]["text"])
+                if parsed is not None:
+                    parsed.append(time.perf_counter() - begun)
+                return data
 
     call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench",
                                                                                            "version": "0"}})
@@ -166,35 +172,46 @@ def mcp_tree(path, home, parsed=None):
     while True:
         data = call("tools/call", {"name": "tree", "arguments": {"cursor": cursor} if cursor else {}})
         pages += 1
-        cursor = data["structuredContent"].get("nextCursor")
+        if pages == 1:
+            first = peak_kib(proc.pid)
+        cursor = data.get("nextCursor")
         if cursor is None:
             break
     seconds = time.perf_counter() - start
     rss = peak_kib(proc.pid)
     proc.stdin.close()
     proc.wait(120)
-    return seconds, pages, rss
+    return seconds, pages, rss, first
 
 
 def mcp_rows(file, entries):
-    """The MCP tree row: the tool paged through against the CLI's drawing as JSON."""
+    """The MCP tree row: the tool paged through against the CLI's drawing as JSON, in turns
+    (MCP_ROUNDS of each: the median of each, on a loaded machine the ratio of one run is noise)."""
     from measure import clear_graphs, run
 
     env = dict(ENV)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     cli_argv = [PY, "-m", "stree", "-s", str(file), "log", "--graph", "--json"]
     run(cli_argv, env, cap=None)  # (the index built, untimed)
-    clear_graphs()  # (drawn, not the kept output of the run before printed again)
-    cli = run(cli_argv, env, cap=None)
-    with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
-        seconds, pages, rss = mcp_tree(file, home)
+    clis, mcps = [], []
+    for _ in range(MCP_ROUNDS):
+        clear_graphs()  # (drawn, not the kept output of the run before printed again)
+        clis.append(run(cli_argv, env, cap=None))
+        with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
+            mcps.append(mcp_tree(file, home))
+    cli = sorted(clis, key=lambda r: r.seconds)[len(clis) // 2]
+    seconds, pages, rss, first = sorted(mcps)[len(mcps) // 2]
     ratio = seconds / cli.seconds
-    print(f"\n### MCP `tree`, paged through ({entries:,} entries; one run each; `python tools/bench/serve.py`)\n")
+    print(f"\n### MCP `tree`, paged through ({entries:,} entries; the median of {MCP_ROUNDS} runs each, in turns; "
+          "`python tools/bench/serve.py`)\n")
     print("| path | time | peak RSS | against | ratio | target |")
     print("|---|---|---|---|---|---|")
     print(f"| MCP tree ({pages} pages) | {seconds:.2f} s | {rss / 1024:.0f} MiB | stree log --graph --json "
           f"{cli.seconds:.2f} s, {cli.rss_kib / 1024:.0f} MiB, {cli.out_bytes / 2**20:.0f} MiB out | {ratio:.2f}× "
           f"| ≤ 1.2× {'✓' if ratio <= 1.2 else '✗'} |")
+    print(f"\nRuns (MCP / CLI, s): {', '.join(f'{m[0]:.2f} / {c.seconds:.2f}' for m, c in zip(mcps, clis))}. "
+          f"The server's peak RSS after the first page {first / 1024:.0f} MiB, after all {pages} {rss / 1024:.0f} MiB "
+          "(a page is about 4 MiB of records; the session is read first, by a `context` call).")
 
 
 def keep_ab(file):
@@ -223,15 +240,17 @@ def keep_ab(file):
 
 def mcp_breakdown(file):
     """The MCP tree's time split: the client's parse, the wait on the server, stree's own pages."""
-    from stree.mcp.reads import tree_page
+    from stree.mcp.reads import READ_TOOLS
+    from stree.mcp.server import answer
     from stree.mcp.tools import Workspace
 
     parsed = []
     with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
-        seconds, pages, _ = mcp_tree(file, home, parsed)
+        seconds, pages, _, _ = mcp_tree(file, home, parsed)
     os.environ.setdefault("STREE_CACHE_DIR", ENV["STREE_CACHE_DIR"])
     ws = Workspace(session=str(file))
     ws.load(None)
+    tree = next(t for t in READ_TOOLS if t.name == "tree")
     import mcp_types
     from mcp_types import methods
 
@@ -239,12 +258,10 @@ def mcp_breakdown(file):
     cursor, made = None, 0
     while True:
         start = time.perf_counter()
-        text = tree_page(ws, cursor=cursor).text
-        data = json.loads(text)  # (the structured copy: stree.mcp.tools.Tool.call)
+        data, text = tree.call(ws, {"cursor": cursor} if cursor else {})  # (as stree.mcp.server's Job)
         own += time.perf_counter() - start
         start = time.perf_counter()  # what the SDK does with the answer (stree.mcp.server: a dict)
-        result = methods.serialize_server_result("tools/call", "2025-11-25", {
-            "content": [{"type": "text", "text": text}], "isError": False, "structuredContent": data})
+        result = methods.serialize_server_result("tools/call", "2025-11-25", answer(data, text))
         mcp_types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result).model_dump_json(by_alias=True,
                                                                                       exclude_unset=True)
         sdk += time.perf_counter() - start
@@ -254,8 +271,9 @@ def mcp_breakdown(file):
             break
         cursor = text[at + 14:text.index('"', at + 14)]
     print(f"\nMCP tree, {pages} pages: {seconds:.2f} s in all; the client's parse {sum(parsed):.2f} s; "
-          f"stree's {made} pages made in-process {own:.2f} s (their structured copy parsed included); "
-          f"the SDK's checks and dumps of them in-process {sdk:.2f} s; the rest (the SDK's loop, the pipe) "
+          f"stree's {made} pages made in-process {own:.2f} s (a structured copy parsed included, when sent); "
+          f"the SDK's checks and dumps of them in-process {sdk:.2f} s; the rest (the SDK's loop, the pipe, less "
+          "what overlapped: the server makes the next page while the client parses) "
           f"{seconds - sum(parsed) - own - sdk:.2f} s")
 
 
@@ -263,7 +281,7 @@ def main(argv):
     file = None
     if "--file" in argv:
         file = Path(argv[argv.index("--file") + 1])
-    if not (NODE22.exists() and PI_CLI.exists()):
+    if not (NODE22.exists() and PI_CLI.exists()) and not {"--mcp-only", "--mcp-breakdown"} & set(argv):
         sys.exit(f"bench: pi {PI_VERSION} or Node 22 is missing; run `make bench` (it installs tests/pi first)")
     if file is None:
         from measure import data_file
