@@ -17,8 +17,10 @@ from clock import past_the_tick
 
 ROOT = Path(__file__).resolve().parents[2]
 # what a patch after an append has no use for: click and the commands, Output (stree.output.modes),
-# the json package and re (lines decoded by the C scanner: stree.format.decode.make_scanner)
-NOT_IMPORTED = ("click", "rich", "httpx", "stree.cli", "stree.commands", "stree.output.modes", "json", "re")
+# the json package and re (lines decoded by the C scanner: stree.format.decode.make_scanner), the
+# weakref module (_weakref's ref is all stree.storage needs) and binascii (zlib's CRC is the same)
+NOT_IMPORTED = ("click", "rich", "httpx", "stree.cli", "stree.commands", "stree.output.modes", "json", "re",
+                "weakref", "binascii")
 
 
 def stats(err):
