@@ -147,8 +147,8 @@ def redefines_calls(nodes, known):
     for role, aux in zip(roles, nodes.tail("aux", known)):
         if role == "assistant" and aux:
             new.update(aux)
-    if not new:
-        return False
+    if not new or not nodes.may_hold("aux", new, known):
+        return False  # (no row before holds one: the index's column searched, not read)
     types, roles, auxes = nodes.col("type"), nodes.col("role"), nodes.col("aux")
     for r in range(known):
         aux = auxes[r]

@@ -24,9 +24,9 @@ computed many of them (log --graph), keyed by line offset.
 
 import marshal
 import os
-import weakref
+from _weakref import ref  # (not the weakref module: stree.storage.session)
 from array import array
-from binascii import crc32
+from zlib import crc32
 
 from . import session as sessions
 from .nodes import FIELDS, Nodes
@@ -298,7 +298,7 @@ def _restore(target, path, fd, st, covered):
         s = sessions.Session(path)
         (s.header, s.header_line, s.title, s.version, s.malformed, s.line, s.index) = meta["state"]
         n = meta["rows"]
-        own = weakref.ref(s)  # (not s: a cycle would keep its descriptor, and a writer's lock, open until a gc)
+        own = ref(s)  # (not s: a cycle would keep its descriptor, and a writer's lock, open until a gc)
         s.nodes = Nodes(IndexColumns(blobs, meta["segments"], target, lambda: _parse_again(own(), target, old, n)), n)
         if meta.get("shape") is not None:
             (prow, nkids, rest, setters, path), (name_row, ordered) = meta["shape"]

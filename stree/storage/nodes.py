@@ -139,6 +139,40 @@ class Nodes:
             row -= len(values)
         raise IndexError("entry index out of range")
 
+    def may_hold(self, name, needles, below):
+        """False when no row before `below` holds one of the str `needles` in column `name`, as its
+        value or in its list of values; True when one may. An index's column is searched in its
+        bytes, not decoded (marshal writes every str it holds whole: a value not among them is no
+        row's). For an append's toolCall ids, a question over every row (stree.storage.calltable)."""
+        if any(n.__class__ is not str for n in needles):
+            return True
+        if self._nbase and below > 0:
+            base = self._base  # (an index's columns, stree.storage.columns.IndexColumns: kinds "a", "m")
+            raws = [n.encode("utf-8", "surrogatepass") for n in needles]
+            try:
+                for _, segment in base.segments:
+                    kind, where = segment[name]
+                    if kind not in ("a", "m"):
+                        return True
+                    for blob in (where[1], where[2]) if kind == "a" else (where,):
+                        data = bytes(base.blobs.get(blob))  # (checked: a damaged one says "may")
+                        if any(map(data.__contains__, raws)):
+                            return True
+            except (AttributeError, KeyError, TypeError, ValueError):
+                return True
+        start = self._nbase
+        for p in self._parts:
+            if start >= below:
+                break
+            for v in getattr(p, name)[:below - start]:
+                if v is None:
+                    continue
+                for x in (v,) if v.__class__ is str else v if v.__class__ in (list, tuple) else (None,):
+                    if x.__class__ is not str or x in needles:
+                        return True
+            start += len(getattr(p, name))
+        return False
+
     def fixed_width(self, name):
         """The length of every value of a text column when all have one and none is missing,
         known without decoding the column (an index stores such a column as one text), else None."""

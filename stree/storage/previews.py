@@ -4,7 +4,7 @@ once and read back by later commands (the section is written with the index)."""
 import marshal
 import os
 from array import array
-from binascii import crc32
+from zlib import crc32
 from bisect import bisect_left
 
 from .cachedir import debug

@@ -17,14 +17,17 @@ from clock import past_the_tick
 
 ROOT = Path(__file__).resolve().parents[2]
 # what a patch after an append has no use for: click and the commands, Output (stree.output.modes),
-# the json package and re (lines decoded by the C scanner: stree.format.decode.make_scanner)
-NOT_IMPORTED = ("click", "rich", "httpx", "stree.cli", "stree.commands", "stree.output.modes", "json", "re")
+# the json package and re (lines decoded by the C scanner: stree.format.decode.make_scanner), the
+# weakref module (_weakref's ref is all stree.storage needs) and binascii (zlib's CRC is the same)
+NOT_IMPORTED = ("click", "rich", "httpx", "stree.cli", "stree.commands", "stree.output.modes", "json", "re",
+                "weakref", "binascii")
 
 
 def stats(err):
     """{what: number} of the STREE_DEBUG_STATS line, and how the graph was written."""
     line = next(x for x in err.splitlines() if x.startswith("stree: stats:"))
     found = {name: int(n) for n, name in re.findall(r"(\d+) (lines|entries)\b", line)}
+    found["values"] = int(re.search(r"index values (\d+)", line).group(1))
     m = re.search(r"graph rows drawn (\d+), kept (\d+) \(([\w ]+)\)", line)
     if m:
         found.update(drawn=int(m.group(1)), kept=int(m.group(2)), how=m.group(3))
@@ -64,6 +67,60 @@ def test_one_append_is_patched_without_click_or_json_and_reads_only_the_new_line
         # the new row and the row that lost the leaf mark alone drawn, their entries alone decoded
         assert got["how"] in ("appended", "laid out") and got["drawn"] <= 2 and got["kept"] > 1000, err
         assert got["lines"] == n + 1 and got["entries"] <= 2, err
+
+
+def append_message(path, message):
+    """One message under the last entry, as pi appends it; its id."""
+    last = json.loads(path.read_bytes().splitlines()[-1])
+    entry_id = f"{abs(hash(json.dumps(message))) % 16**8:08x}"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(dumps({"type": "message", "id": entry_id, "parentId": last["id"],
+                       "timestamp": "2030-01-01T00:00:00.000Z", "message": message}) + "\n")
+    past_the_tick(path)
+    return entry_id
+
+
+def a_call(call_id):
+    return {"role": "assistant", "content": [{"type": "toolCall", "id": call_id, "name": "read",
+                                              "arguments": {"path": "src/app.py"}}],
+            "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+            "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15},
+            "stopReason": "toolUse", "timestamp": 1893456000000}
+
+
+def its_result(call_id):
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
+            "content": [{"type": "text", "text": "the file"}], "isError": False, "timestamp": 1893456001000}
+
+
+def test_an_appended_tool_call_reads_no_column_of_the_rows_before(stree, tmp_path, isolated_home):
+    """Whether an appended call id was given before (the tool results naming it would change) is
+    answered from the index's bytes: not a value of the rows before it decoded."""
+    path = tmp_path / "big.jsonl"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "gen.py"), "2000", str(path)], check=True)
+    past_the_tick(path)
+    assert stree("-s", path, "log", "--graph").code == 0
+    for message in (a_call("call_appended_1"), its_result("call_appended_1")):
+        append_message(path, message)
+        got = stree("-s", path, "log", "--graph", env={"STREE_DEBUG_STATS": "1"})
+        assert got.code == 0 and got.raw == stree("-s", path, "log", "--graph", "--no-cache").raw, got.err
+        found = stats(got.err)
+        assert found["how"] in ("appended", "laid out") and found["drawn"] <= 2 and found["values"] == 0, got.err
+
+
+def test_a_call_id_given_again_is_still_drawn_as_a_full_drawing(stree, tmp_path, isolated_home):
+    path = tmp_path / "big.jsonl"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "gen.py"), "2000", str(path)], check=True)
+    past_the_tick(path)
+    given = [part["id"] for line in path.read_bytes().splitlines() for entry in [json.loads(line)]
+             if entry.get("type") == "message" and entry["message"].get("role") == "assistant"
+             for part in entry["message"]["content"] if isinstance(part, dict) and part.get("type") == "toolCall"]
+    assert given, "the generated session has tool calls"
+    assert stree("-s", path, "log", "--graph").code == 0
+    append_message(path, a_call(given[len(given) // 2]))
+    got = stree("-s", path, "log", "--graph", env={"STREE_DEBUG_STATS": "1"})
+    assert got.code == 0 and got.raw == stree("-s", path, "log", "--graph", "--no-cache").raw, got.err
+    assert stats(got.err)["values"] > 0, got.err  # (the rows before were read: the id is there)
 
 
 OPTIONS = (

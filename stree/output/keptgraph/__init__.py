@@ -377,8 +377,8 @@ def dirty_rows(tree, old):
                 calls.update(aux)
             except TypeError:
                 return None
-    if not calls:
-        return set()
+    if not calls or not nodes.may_hold("aux", calls, old):
+        return set()  # (no row before holds one: found without reading every row's)
     roles, auxes = nodes.col("role"), nodes.col("aux")
     dirty = set()
     for r in range(old):

@@ -30,7 +30,7 @@ This module is read on the fast path: it imports nothing heavier than os.
 
 import marshal
 import os
-from binascii import crc32
+from zlib import crc32
 
 from ... import __version__
 from ..cachedir import cache_dir

@@ -4,7 +4,7 @@ writes what it drew, never the ranges it keeps. (The same act on another file as
 stree.writing.append, which appends entries to a session file.)"""
 
 import os
-from binascii import crc32
+from zlib import crc32
 
 from .file import END, MAGIC, TRAILER, TooLong, Writer, block_size
 
