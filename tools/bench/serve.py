@@ -242,6 +242,7 @@ def mcp_breakdown(file):
     """The MCP tree's time split: the client's parse, the wait on the server, stree's own pages."""
     from stree.mcp.reads import READ_TOOLS
     from stree.mcp.server import answer
+    from stree.mcp.stdio import line_of
     from stree.mcp.tools import Workspace
 
     parsed = []
@@ -262,8 +263,7 @@ def mcp_breakdown(file):
         own += time.perf_counter() - start
         start = time.perf_counter()  # what the SDK does with the answer (stree.mcp.server: a dict)
         result = methods.serialize_server_result("tools/call", "2025-11-25", answer(data, text))
-        mcp_types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result).model_dump_json(by_alias=True,
-                                                                                      exclude_unset=True)
+        line_of(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result))  # (stree.mcp.stdio writes it)
         sdk += time.perf_counter() - start
         made += 1
         at = text.rfind('"nextCursor":"')
