@@ -89,10 +89,12 @@ def line_of(message):
     its quotes escaped) has that text written by msgspec, the message around it by pydantic: the
     same bytes (both escape a string alike, every code point compared: tests/unit/test_mcp_stdio.py),
     in about half the time (8.4 against 15.4 ms a 4 MiB page of the 100k bench file, the escaping
-    4.5 against 12.8). Without msgspec (the `fast` extra), pydantic writes all."""
+    4.5 against 12.8). Without msgspec (the `fast` extra), or with STREE_JSON=pure, pydantic writes all."""
+    from ..format.fastjson import wanted
+
     dump = message.__pydantic_serializer__.to_json
     text = _long_text(message)
-    if text is not None:
+    if text is not None and wanted() != "pure":
         try:
             import msgspec
 

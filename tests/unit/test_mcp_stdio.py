@@ -25,7 +25,9 @@ def every_code_point():
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
 @pytest.mark.parametrize("request_id", [7, "id \"\x00stree.mcp.stdio: the text\x00\" │"])
-def test_a_long_text_answer_is_pydantic_s_bytes(version, request_id):
+@pytest.mark.parametrize("json", ["", "pure"])
+def test_a_long_text_answer_is_pydantic_s_bytes(version, request_id, json, monkeypatch):
+    monkeypatch.setenv("STREE_JSON", json)
     text = every_code_point()
     assert len(text) >= LONG
     result = methods.serialize_server_result("tools/call", version, answer(None, text))
