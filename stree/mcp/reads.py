@@ -117,8 +117,14 @@ class Page:
             result["nextCursor"] = str(stop)
             result["note"] = (f"rows {start + 1}-{stop} of {total}; call tree again with cursor={stop} for the next "
                               "page (or narrow it: filter, search, max_count)")
-        head = to_json(result)  # '{"rows":null...': the rows are spliced in
-        return Encoded('{"rows":[' + ",".join(self.out) + "]" + head[len('{"rows":null'):])
+        tail = "]" + to_json(result)[len('{"rows":null'):]  # ('{"rows":null...': the rows are spliced in)
+        if not self.out:
+            return Encoded('{"rows":[' + tail)
+        # one copy of the page's megabytes, the join: its head and tail go on its first and last record
+        parts = self.out[:]
+        parts[0] = '{"rows":[' + parts[0]
+        parts[-1] += tail
+        return Encoded(",".join(parts))
 
 
 def _drawing(ws, session, filter, search, max_count):

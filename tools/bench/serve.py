@@ -20,6 +20,7 @@ the answers, the wait on the server, and stree's pages made in-process)."""
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -129,7 +130,8 @@ def peak_kib(pid):
 
 
 def mcp_tree(path, home, parsed=None):
-    """(seconds, pages, peak RSS KiB, the peak after the first page) of the tree tool paged through
+    """(seconds, pages, peak RSS KiB, the peak after the first page, the server's CPU seconds while
+    paging) of the tree tool paged through
     by `stree serve --mcp`, the session read first (a `context` call, untimed), each page's rows
     parsed as a client reads them. `parsed`: a list given the seconds the client spent parsing."""
     env = dict(ENV)  # (bench/data's cache: the index the CLI's runs built)
@@ -167,7 +169,7 @@ def mcp_tree(path, home, parsed=None):
     call("tools/call", {"name": "context", "arguments": {}})
     if parsed is not None:
         parsed.clear()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds(proc.pid)
     cursor, pages = None, 0
     while True:
         data = call("tools/call", {"name": "tree", "arguments": {"cursor": cursor} if cursor else {}})
@@ -178,10 +180,18 @@ def mcp_tree(path, home, parsed=None):
         if cursor is None:
             break
     seconds = time.perf_counter() - start
-    rss = peak_kib(proc.pid)
+    rss, cpu = peak_kib(proc.pid), cpu_seconds(proc.pid) - cpu
     proc.stdin.close()
     proc.wait(120)
-    return seconds, pages, rss, first
+    return seconds, pages, rss, first, cpu
+
+
+def cpu_seconds(pid):
+    """A live process's CPU time (user + system), seconds: less swayed by a loaded machine than
+    the time by the clock."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def mcp_rows(file, entries):
@@ -193,14 +203,17 @@ def mcp_rows(file, entries):
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     cli_argv = [PY, "-m", "stree", "-s", str(file), "log", "--graph", "--json"]
     run(cli_argv, env, cap=None)  # (the index built, untimed)
-    clis, mcps = [], []
+    clis, mcps, cli_cpus = [], [], []
     for _ in range(MCP_ROUNDS):
         clear_graphs()  # (drawn, not the kept output of the run before printed again)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         clis.append(run(cli_argv, env, cap=None))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cli_cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
             mcps.append(mcp_tree(file, home))
     cli = sorted(clis, key=lambda r: r.seconds)[len(clis) // 2]
-    seconds, pages, rss, first = sorted(mcps)[len(mcps) // 2]
+    seconds, pages, rss, first, _ = sorted(mcps)[len(mcps) // 2]
     ratio = seconds / cli.seconds
     print(f"\n### MCP `tree`, paged through ({entries:,} entries; the median of {MCP_ROUNDS} runs each, in turns; "
           "`python tools/bench/serve.py`)\n")
@@ -211,7 +224,10 @@ def mcp_rows(file, entries):
           f"| ≤ 1.2× {'✓' if ratio <= 1.2 else '✗'} |")
     print(f"\nRuns (MCP / CLI, s): {', '.join(f'{m[0]:.2f} / {c.seconds:.2f}' for m, c in zip(mcps, clis))}. "
           f"The server's peak RSS after the first page {first / 1024:.0f} MiB, after all {pages} {rss / 1024:.0f} MiB "
-          "(a page is about 4 MiB of records; the session is read first, by a `context` call).")
+          "(a page is about 4 MiB of records; the session is read first, by a `context` call). "
+          f"CPU (the server's while paging / the CLI's whole run, s): "
+          f"{', '.join(f'{m[4]:.2f} / {c:.2f}' for m, c in zip(mcps, cli_cpus))}; "
+          f"medians {statistics.median(m[4] for m in mcps):.2f} / {statistics.median(cli_cpus):.2f}.")
 
 
 def keep_ab(file):
@@ -242,11 +258,12 @@ def mcp_breakdown(file):
     """The MCP tree's time split: the client's parse, the wait on the server, stree's own pages."""
     from stree.mcp.reads import READ_TOOLS
     from stree.mcp.server import answer
+    from stree.mcp.stdio import line_of
     from stree.mcp.tools import Workspace
 
     parsed = []
     with tempfile.TemporaryDirectory(prefix="stree-bench-mcp-") as home:
-        seconds, pages, _, _ = mcp_tree(file, home, parsed)
+        seconds, pages, _, _, _ = mcp_tree(file, home, parsed)
     os.environ.setdefault("STREE_CACHE_DIR", ENV["STREE_CACHE_DIR"])
     ws = Workspace(session=str(file))
     ws.load(None)
@@ -262,8 +279,7 @@ def mcp_breakdown(file):
         own += time.perf_counter() - start
         start = time.perf_counter()  # what the SDK does with the answer (stree.mcp.server: a dict)
         result = methods.serialize_server_result("tools/call", "2025-11-25", answer(data, text))
-        mcp_types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result).model_dump_json(by_alias=True,
-                                                                                      exclude_unset=True)
+        line_of(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result))  # (stree.mcp.stdio writes it)
         sdk += time.perf_counter() - start
         made += 1
         at = text.rfind('"nextCursor":"')
