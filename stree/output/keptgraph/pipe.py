@@ -55,6 +55,13 @@ def line(node_id, width, no_ids, prefix, active, label, marked, segments, end):
     from ...format.terminal import inert
 
     head = "" if no_ids else inert(node_id.ljust(width)) + "  "
+    rest = _rest(inert, segments, label, active, marked)
+    return head.encode("utf-8") + prefix.encode("utf-8", "surrogatepass") + rest.encode("utf-8") + end.encode("utf-8")
+
+
+def _rest(inert, segments, label, active, marked):
+    """A row's text after its connectors: the active mark, the label, the preview's segments, the
+    leaf's mark (`inert`: stree.format.terminal's, given by the caller that imported it)."""
     rest = "".join([inert(text, oneline=True) for _, text in segments])
     if label:
         rest = "[" + inert(label, oneline=True) + "] " + rest
@@ -62,7 +69,7 @@ def line(node_id, width, no_ids, prefix, active, label, marked, segments, end):
         rest = "• " + rest
     if marked:
         rest += "  ← active"
-    return head.encode("utf-8") + prefix.encode("utf-8", "surrogatepass") + rest.encode("utf-8") + end.encode("utf-8")
+    return rest
 
 
 def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
@@ -98,14 +105,7 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
             hit = encoded[prefix] = [prefix.encode("utf-8", "surrogatepass"), None]
             encoded_size += len(hit[0])
         head = b"" if no_ids else (inert(ids[r].ljust(width)) + "  ").encode("utf-8")
-        rest = "".join([inert(text, oneline=True) for _, text in segments(node_at(r), keep=False)])
-        if label:
-            rest = "[" + inert(label, oneline=True) + "] " + rest
-        if active:
-            rest = "• " + rest
-        if marked:
-            rest += "  ← active"
-        tail = rest.encode("utf-8") + end
+        tail = _rest(inert, segments(node_at(r), keep=False), label, active, marked).encode("utf-8") + end
         batch += (head, hit[0], tail)
         n = len(head) + len(hit[0]) + len(tail)
         size += n
