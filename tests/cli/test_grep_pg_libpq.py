@@ -6,13 +6,13 @@ errors with their hints and exit codes, and psycopg not imported."""
 
 import ctypes
 import threading
-import time
 
 import pytest
 
 from pgkit import pg_server, pg_url  # noqa: F401  (fixtures)
 from test_catalog import corpus
 from test_grep_pg_fast import PLANTED, answer, each_command_a_process, imported  # noqa: F401  (a fixture)
+from waiting import until
 
 pytestmark = pytest.mark.pg
 
@@ -154,28 +154,22 @@ def waiting_for_the_lock(url):
 
     db = url.split("/")[3].split("?")[0]
     with psycopg.connect(url, autocommit=True) as con:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            pids = [pid for (pid,) in con.execute("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                                  "AND datname = %s", (db,))]
-            if pids:
-                return pids[0]
-            time.sleep(0.01)
-    raise AssertionError("no grep waited for the lock")
+        return until(lambda: [pid for (pid,) in con.execute("SELECT pid FROM pg_stat_activity WHERE wait_event_type "
+                                                           "= 'Lock' AND datname = %s", (db,))],
+                     "a grep waiting for the lock")[0]
 
 
 def connected(url):
     """A connection to `url`, once the server takes them again (after a crash: its recovery)."""
     import psycopg
 
-    deadline = time.monotonic() + 60
-    while True:
+    def connect():
         try:
             return psycopg.connect(url)
-        except psycopg.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+        except psycopg.OperationalError:  # (recovering from a crash: not taking connections yet)
+            return None
+
+    return until(connect, f"the server to take connections again ({url})")
 
 
 @pytest.mark.parametrize("how", ["terminated", "killed"])
@@ -247,10 +241,8 @@ def test_ctrl_c_while_the_server_works_stops_the_grep_and_its_statement(pushed):
             proc.kill()
         assert proc.returncode == 130 and out == "" and "stree: interrupted" in err and "Traceback" not in err, err
         assert "psycopg" not in {line.rsplit("|", 1)[-1].strip() for line in err.splitlines()}
-        deadline = time.monotonic() + 60
-        while pid in [p for (p,) in locked.con.execute("SELECT pid FROM pg_locks WHERE NOT granted")]:
-            assert time.monotonic() < deadline, "the grep's statement still waits on the server"
-            time.sleep(0.01)
+        until(lambda: pid not in [p for (p,) in locked.con.execute("SELECT pid FROM pg_locks WHERE NOT granted")],
+              "the grep's statement to stop waiting on the server")
     finally:
         locked.unlock()
 
