@@ -6,7 +6,8 @@ kept for the next identical command: stree.output.keptgraph (its docstring has t
 sequence); `log --graph --follow`: stree.output.graph_follow.
 """
 
-from .graph_prefix import child_layout, prefix, prefix_of  # noqa: F401 (child_layout, prefix: keptgraph.patch's)
+from .graph_prefix import below as rows_below, placed, prefix_of
+from .graph_prefix import child_layout, prefix  # noqa: F401 (keptgraph.patch's)
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 _SETTINGS = _NEVER = None  # the types of the filter classes setting and never (stree.core.entrytypes)
@@ -203,21 +204,11 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=N
             is_last = not count[j]
             if is_last:
                 del waiting[j]
-        key = (indent, show_connector, is_last, id(gutters), virtual_root_child)
-        place = shared.get(key)
-        if place is None:
-            place = shared[key] = (indent, show_connector, is_last, gutters, virtual_root_child)
-        layout[r] = place
+        layout[r] = placed(shared, indent, show_connector, is_last, gutters, virtual_root_child)
         children = count[r]
         if children:
-            many = children > 1
-            child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
-            connector_shown = show_connector and not virtual_root_child
-            display_indent = max(0, indent - 1) if multiple_roots else indent
-            # gutters: a linked list (position, show, the gutters above), newest first, shared by every
-            # row below: a tuple per level would hold the tree's depth once per level
-            child_gutters = (max(0, display_indent - 1), not is_last, gutters) if connector_shown else gutters
-            waiting[r] = (child_indent, many, child_gutters)
+            waiting[r] = rows_below(indent, just_branched, show_connector, is_last, gutters, virtual_root_child,
+                                    children, multiple_roots)
     del up, count, shared
 
     active = bytearray(n)  # 1: on the path to the leaf

@@ -4,7 +4,8 @@ kept for the rows laid out alike."""
 
 from ..storage import register_counters
 
-STATS = register_counters("render", {"levels": 0})  # gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
+# gutter levels walked to draw connectors (STREE_DEBUG_STATS prints it)
+STATS = register_counters("render", {"levels": 0})
 
 
 def child_layout(layout, multiple_roots):
@@ -15,6 +16,29 @@ def child_layout(layout, multiple_roots):
     if show_connector and not virtual_root_child:
         gutters = (max(0, display_indent - 1), not is_last, gutters)
     return (child_indent, False, True, gutters, False)
+
+
+def placed(shared, indent, show_connector, is_last, gutters, virtual_root_child):
+    """A row's layout, one tuple for every row laid out alike (`shared`: the layouts so far, by
+    their fields, the gutters by identity): a million rows hold a few thousand tuples."""
+    key = (indent, show_connector, is_last, id(gutters), virtual_root_child)
+    place = shared.get(key)
+    if place is None:
+        place = shared[key] = (indent, show_connector, is_last, gutters, virtual_root_child)
+    return place
+
+
+def below(indent, just_branched, show_connector, is_last, gutters, virtual_root_child, count, multiple_roots):
+    """(indent, just branched, gutters) of the `count` rows drawn under a row laid out as given
+    (graph()'s whole layout and graph_walk's, one rule). Gutters: a linked list (position, show,
+    the gutters above), newest first, shared by every row below: a tuple per level would hold the
+    tree's depth once per level."""
+    many = count > 1
+    child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
+    if show_connector and not virtual_root_child:
+        display_indent = max(0, indent - 1) if multiple_roots else indent
+        gutters = (max(0, display_indent - 1), not is_last, gutters)
+    return child_indent, many, gutters
 
 
 def prefix(layout, multiple_roots):

@@ -18,6 +18,7 @@ are listed at once (what graph() did before the first row) and the walk goes on 
 from array import array
 
 from ..storage import register_counters
+from .graph_prefix import below as rows_below, placed
 
 # when the last row given out was laid out: rows tested (shown or not), bytes of the parents' column searched
 STATS = register_counters("walk", {"given": 0, "searched": 0})
@@ -249,21 +250,13 @@ def walk(tree, test, on_path, path, layout, counts):
             is_last = not wait[3]
             if is_last:
                 del waiting[j]
-        key = (indent, show_connector, is_last, id(gutters), virtual_root_child)
-        place = shared.get(key)
-        if place is None:
-            place = shared[key] = (indent, show_connector, is_last, gutters, virtual_root_child)
-        layout[r] = place
+        layout[r] = placed(shared, indent, show_connector, is_last, gutters, virtual_root_child)
         count = below(r, children)
         if on_path[r]:
             counts[r] = (count, j)
         if count:
-            many = count > 1
-            child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
-            connector_shown = show_connector and not virtual_root_child
-            display_indent = max(0, indent - 1) if multiple_roots else indent
-            child_gutters = (max(0, display_indent - 1), not is_last, gutters) if connector_shown else gutters
-            waiting[r] = [child_indent, many, child_gutters, count]
+            waiting[r] = [*rows_below(indent, just_branched, show_connector, is_last, gutters, virtual_root_child,
+                                      count, multiple_roots), count]
         for c in reversed(children):
             push((c, r))
         STATS["given"], STATS["searched"] = tested, searched
