@@ -57,10 +57,10 @@ def sync(files, prune_roots=(), progress=None, rebuild=False, wait=False, quiet=
     `stree catalog --update`); the caller reads them directly (a warning says so).
     A database found damaged on the way is built again once; raises
     storage.catalog.Unavailable when there is no catalogue to be had."""
-    import sqlite3
-
-    from ..storage.catalog import Unavailable
+    from ..storage.catalog import Unavailable, sqlite3 as stdlib_sqlite
     from ..storage.cachedir import debug
+
+    sqlite3 = stdlib_sqlite()
 
     files = list(files)
     try:

@@ -13,6 +13,13 @@ lines, where printing the lines is most of the work). Both print every matching 
 a pipe: stree its SESSION:ENTRY ROLE: LINE, rg the whole JSONL line (`rg WORD DIR`). The
 ripgrep peer is Debian's `ripgrep` (`make bench` installs it when it may: see the Makefile);
 without it the rows say so.
+
+stree runs as a user runs it: the `stree` command pip made beside this Python (`python -m
+stree` where there is none, which also pays runpy's imports). Two floors, for information,
+each timed in the same turns: the interpreter alone (`python -c pass`), and the least a
+process answering from the catalogue does: the interpreter, SQLite, the catalogue opened and
+the word index asked for the candidate entries with their text (stree's own query,
+Catalog.matching), nothing checked, confirmed or printed.
 """
 
 import io
@@ -61,12 +68,22 @@ def make(home, n):
     return root, total
 
 
-def timed_pair(a, b, env, runs):
-    """Median seconds of commands a and b run in turns; and the lines a printed."""
-    times = ([], [])
+# the word index's answer alone (what a warm grep cannot do without): argv[1] is the FTS5 query
+FLOOR = """import os, sys
+from stree.storage.catalog import Catalog
+cat = Catalog(quiet=True)
+cat.open()
+found = cat.matching(sys.argv[1], range(1 << 20))
+os._exit(0 if found else 1)
+"""
+
+
+def timed(commands, env, runs):
+    """Median seconds of each command, all run in turns; and the lines the first printed."""
+    times = [[] for _ in commands]
     lines = 0
     for _ in range(runs):
-        for k, cmd in enumerate((a, b)):
+        for k, cmd in enumerate(commands):
             start = time.perf_counter()
             proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             times[k].append(time.perf_counter() - start)
@@ -74,7 +91,13 @@ def timed_pair(a, b, env, runs):
                 sys.exit(f"{cmd} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
             if k == 0:
                 lines = proc.stdout.count(b"\n")
-    return statistics.median(times[0]), statistics.median(times[1]), lines
+    return [statistics.median(t) for t in times], lines
+
+
+def stree_command():
+    """How a user runs stree: the `stree` script beside this Python, else `python -m stree`."""
+    script = Path(sys.executable).parent / "stree"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "stree"]
 
 
 def main(argv):
@@ -90,7 +113,7 @@ def main(argv):
     env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"),
                PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "stree")], env=env, check=True)
-    stree = [sys.executable, "-m", "stree"]
+    stree = stree_command()
     try:
         root = home / ".pi" / "agent" / "sessions"
         if not any(root.rglob("*.jsonl")):
@@ -100,18 +123,24 @@ def main(argv):
         print(f"\n## grep against ripgrep (tools/bench/grep.py)\n\n{count} sessions, {size / 1e6:.1f} MB, warm "
               f"catalogue, bytecode compiled, median of {runs} runs in turns ({os.cpu_count()} cores); "
               f"rg {_version(rg)}\n")
-        print("| measurement | stree | rg | ratio | target |")
-        print("| --- | --- | --- | --- | --- |")
+        print(f"stree: `{' '.join(Path(part).name for part in stree)} grep WORD`. Floors (info): the "
+              "interpreter alone; the interpreter with the word index's answer (SQLite, the catalogue "
+              "opened, the candidates and their text read; nothing confirmed or printed).\n")
+        print("| measurement | stree | rg | ratio | target | floors: interpreter, word index (× rg) |")
+        print("| --- | --- | --- | --- | --- | --- |")
         for word, what, target in ((RARE, "a rare word", f"≤ {TARGET:g}"),
                                    (COMMON, f"a common word (1 text entry in {COMMON_EVERY})", f"≤ {TARGET:g}"),
                                    (VERY_COMMON, "a word in a third of all entries", "(info)")):
             subprocess.run(stree + ["grep", word], env=env, stdout=subprocess.DEVNULL, check=False)  # (warm)
             if rg is None:
-                print(f"| `grep {word}` ({what}) | | rg not installed | | {target} |")
+                print(f"| `grep {word}` ({what}) | | rg not installed | | {target} | |")
                 continue
-            mine, theirs, lines = timed_pair(stree + ["grep", word], [rg, word, str(root)], env, runs)
+            (mine, theirs, bare, index), lines = timed(
+                [stree + ["grep", word], [rg, word, str(root)], [sys.executable, "-c", "pass"],
+                 [sys.executable, "-c", FLOOR, f'"{word}"']], env, runs)
             print(f"| `grep {word}` ({what}; {lines} lines) | {mine * 1000:.0f} ms | {theirs * 1000:.0f} ms "
-                  f"| {mine / theirs:.2f} | {target} |")
+                  f"| {mine / theirs:.2f} | {target} | {bare * 1000:.0f} ms ({bare / theirs:.2f}), "
+                  f"{index * 1000:.0f} ms ({index / theirs:.2f}) |")
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)

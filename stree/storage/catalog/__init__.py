@@ -17,8 +17,8 @@ What is common to both backends is here: the columns of a session row, how value
 SQL cannot take are kept, the errors, and the one-line warnings a command prints."""
 
 from .common import (JSON_COLUMNS, NAME, ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, db_path,  # noqa: F401
-                     own_names, warn)
-from .sqlite import Catalog  # noqa: F401  (the default backend; sqlite3 itself is imported when opened)
+                     own_names, sqlite3, warn)
+from .sqlite import Catalog  # noqa: F401  (the default backend; SQLite itself is imported when opened: common.sqlite3)
 
 
 def is_own(path):

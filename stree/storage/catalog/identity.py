@@ -50,9 +50,11 @@ def probe(path):
 def legacy(path):
     """True for a catalogue of an older stree (no application id yet): read-only, immutable
     (no lock, no -shm made), its schema compared with what that stree wrote."""
-    import sqlite3
     from urllib.parse import quote
 
+    from .common import sqlite3 as stdlib_sqlite
+
+    sqlite3 = stdlib_sqlite()
     try:
         db = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True)
         try:

@@ -39,7 +39,7 @@ from . import usage as usagedb
 from .identity import APP_ID, probe
 from .vocabulary import fresh
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
-                     row_of, rows_of, values_of, warn)
+                     row_of, rows_of, sqlite3 as stdlib_sqlite, values_of, warn)
 
 SCHEMA = 12  # bump when a table or the meaning of a column changes: the database is rebuilt
 WAIT_MS = 60_000  # `stree catalog --update` waits this long for another writer
@@ -78,7 +78,7 @@ def _refuse(path, why, quiet):
 
 
 def _errors():
-    import sqlite3
+    sqlite3 = stdlib_sqlite()
 
     return (sqlite3.DatabaseError, OSError)
 
@@ -108,7 +108,7 @@ class Catalog:
         return self.path
 
     def open(self):
-        import sqlite3
+        sqlite3 = stdlib_sqlite()
 
         try:
             self._open()
@@ -150,7 +150,7 @@ class Catalog:
     def _make(self):
         """A new catalogue, made whole under a temp name and linked into place (never over
         a file: another process's new catalogue, or a file that is not stree's, stays)."""
-        import sqlite3
+        sqlite3 = stdlib_sqlite()
 
         from ..cachedir import create_temp
 
@@ -181,7 +181,7 @@ class Catalog:
                     pass
 
     def _connect(self):
-        import sqlite3
+        sqlite3 = stdlib_sqlite()
 
         old = os.umask(0o077)
         try:
@@ -291,7 +291,7 @@ class Catalog:
     def begin(self):
         """Take the write lock; Busy when another process holds it (a reading command then
         answers from what the catalogue holds rather than wait)."""
-        import sqlite3
+        sqlite3 = stdlib_sqlite()
 
         try:
             self.db.execute("BEGIN IMMEDIATE")
