@@ -46,45 +46,62 @@ class Pattern:
             from .budget import configure_regex
 
             configure_regex()
+        # lines(text): (line number from 1, line) of the lines of `text` the pattern matches,
+        # chosen once: a fixed string pays for no regular expression, nor -i or -w for -E's
+        self.lines = (self._regex_lines if regex else _no_lines if "\n" in text  # (no line holds a newline)
+                      else self._plain_lines if self.re is None else self._fixed_lines)
 
-    def lines(self, text):
-        """(line number from 1, line) of the lines of `text` the pattern matches. A regular
-        expression is matched under its time budget (core.budget: RegexTimeout past it)."""
-        if not self.regex:
-            return self._fixed_lines(text)
+    def _regex_lines(self, text):
+        """lines() of -E, line by line, under the pattern's time budget (core.budget: RegexTimeout
+        past it)."""
         search = self.re.search
         from .budget import regex
 
         with regex(self.text):
             return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
 
-    def _fixed_lines(self, text):
-        """lines() of a fixed string, found in the whole text rather than line by line (the
-        same lines: it holds no newline, so a match never spans one, and -w's bounds see a
-        newline as a line's end sees nothing: neither is a word character)."""
-        if "\n" in self.text:
-            return []  # (no line holds a newline)
-        at = self._next(text, 0)
+    def _plain_lines(self, text):
+        """lines() of a fixed string without -i or -w, found by str.find in the whole text
+        rather than line by line (the same lines: the string holds no newline, so a match never
+        spans one); after a match, the search goes on from the next line."""
+        find, needle = text.find, self.text
+        at = find(needle)
+        if at < 0:
+            return ()
         out = []
-        number, counted, end = 1, 0, len(text)
-        while at >= 0:
+        number = 1
+        counted = 0  # (where the newlines before `at` were counted up to)
+        while True:
             number += text.count("\n", counted, at)
-            start = text.rfind("\n", 0, at) + 1
+            stop = find("\n", at)
+            if stop < 0:
+                out.append((number, text[text.rfind("\n", counted, at) + 1:]))
+                return out
+            out.append((number, text[text.rfind("\n", counted, at) + 1:stop]))
+            counted = stop
+            at = find(needle, stop + 1)
+            if at < 0:
+                return out
+
+    def _fixed_lines(self, text):
+        """lines() of a fixed string with -i or -w (its regular expression), as _plain_lines
+        finds them: in the whole text (-w's bounds see a newline as a line's end sees nothing:
+        neither is a word character)."""
+        search = self.re.search
+        m = search(text)
+        out = []
+        number, counted = 1, 0
+        while m is not None:
+            at = m.start()
+            number += text.count("\n", counted, at)
             stop = text.find("\n", at)
             if stop < 0:
-                out.append((number, text[start:]))
+                out.append((number, text[text.rfind("\n", counted, at) + 1:]))
                 break
-            out.append((number, text[start:stop]))
+            out.append((number, text[text.rfind("\n", counted, at) + 1:stop]))
             counted = stop
-            at = self._next(text, stop + 1) if stop + 1 <= end else -1
+            m = search(text, stop + 1)
         return out
-
-    def _next(self, text, pos):
-        """Where the pattern is next found in `text` from `pos`, or -1."""
-        if self.re is None:
-            return text.find(self.text, pos)  # (a fixed string without -i or -w)
-        m = self.re.search(text, pos)
-        return m.start() if m is not None else -1
 
     def query(self, terms):
         """The FTS5 query narrowing to entries that may match, None for no narrowing, or
@@ -107,6 +124,10 @@ class Pattern:
                         return False
                     parts.append("(" + " OR ".join(_quote(t) for t in found) + ")")
         return " AND ".join(parts) if parts else None
+
+
+def _no_lines(text):
+    return ()
 
 
 def _quote(word):
@@ -338,22 +359,11 @@ def entry_type(kind):
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")  # --role
 
 
-class Match:
-    __slots__ = ("session", "entry", "kind", "ts", "on_path", "number", "line")
-
-    def __init__(self, session, entry, kind, ts, on_path, number, line):
-        self.session = session  # the catalogue row of the session (a dict)
-        self.entry = entry
-        self.kind = kind  # a message's role, another entry's type (entry_type: its type)
-        self.ts = ts
-        self.on_path = on_path
-        self.number = number
-        self.line = line
-
-
 def entry_filter(roles=(), types=(), since=None, until=None):
-    """A test of (kind, ts) for --role, --type, --since and --until."""
+    """A test of (kind, ts) for --role, --type, --since and --until; None without them."""
     roles, types = set(roles), set(types)
+    if not (roles or types or since is not None or until is not None):
+        return None
 
     def keep(kind, ts):
         if roles and kind not in roles:
@@ -368,16 +378,24 @@ def entry_filter(roles=(), types=(), since=None, until=None):
     return keep
 
 
-def search(pattern, sessions, candidates, keep):
-    """The Matches of `pattern` among `candidates` ((gen, row, offset, length, kind, ts, id)
-    each, and the entry's text when the catalogue keeps it; in file order within a session)
-    in `sessions` (gen -> catalogue row, in the order wanted), matched line by line against
-    the text kept, else against the text read again from the file. A regular expression
-    runs under its time budget (stree.core.budget), which a fixed string does not need."""
+def search(pattern, sessions, candidates, keep=None):
+    """(session row, on_path, hits) of each session of `sessions` (gen -> catalogue row, in the
+    order wanted) holding a line `pattern` matches, as found; hits: (candidate, lines:
+    pattern.lines) of each matching entry of the session, in file order; on_path: the rows
+    among them on the session's active path.
+    The candidates ((gen, row, offset, length, kind, ts, id) each, and the entry's text when
+    the catalogue keeps it; in file order within a session) are those `keep(kind, ts)` keeps
+    (entry_filter; None: all), matched against the text kept, else against the text read again
+    from the file. A regular expression runs under its time budget (stree.core.budget), which
+    a fixed string does not need."""
     by_gen = {}
     for c in candidates:
-        if keep(c[4], c[5]):
-            by_gen.setdefault(c[0], []).append(c)
+        if keep is None or keep(c[4], c[5]):
+            found = by_gen.get(c[0])
+            if found is None:
+                by_gen[c[0]] = [c]
+            else:
+                found.append(c)
     return _watched(pattern, sessions, by_gen) if pattern.regex else _search(pattern, sessions, by_gen)
 
 
@@ -400,11 +418,12 @@ def _search(pattern, sessions, by_gen):
         found = by_gen.get(gen)
         if not found:
             continue
-        on_path = {c[1] for c in found}.intersection(array("i", row.get("path_rows") or b""))  # (no set of the path)
-        texts = ((c, c[7]) for c in found) if len(found[0]) > 7 else _texts(row, found)
-        for c, text in texts:
-            for number, line in lines(text):
-                yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
+        if len(found[0]) > 7:  # (the text kept)
+            hits = [(c, got) for c in found if (got := lines(c[7]))]
+        else:
+            hits = [(c, got) for c, text in _texts(row, found) if (got := lines(text))]
+        if hits:  # (path_rows: the rows of the active path, int32 each; only a session with a line to show)
+            yield row, {c[1] for c, _ in hits}.intersection(array("i", row.get("path_rows") or b"")), hits
 
 
 def _texts(row, found):

@@ -42,36 +42,54 @@ class Grep:
         self.short = {}
         self.found = 0  # matching lines seen
 
-    def records(self, machine=True):
-        """(record, Match) per matching line, or (session record, None) with -l / -c, as found.
-        Not `machine` (human output, which prints the Match): None for a matching line's record."""
+    def hits(self):
+        """(session row, on_path, hits) of each session with a matching line, as found
+        (grep_match.search: hits are (candidate, [(line number, line), ...]) per matching
+        entry, on_path the rows among them on the active path), counted in self.found; -m cuts
+        them after that many lines (not with -l)."""
         from .grep_match import search
 
-        matches = search(self.pattern, self.sessions, self.candidates, self.keep)
-        if not (self.files_only or self.count or self.max_count):  # (every line, as found)
-            for m in matches:
-                self.found += 1
-                yield (match_record(m) if machine else None), m
+        left = 0 if self.files_only else self.max_count or 0  # lines still wanted (0: no limit)
+        for row, on_path, hits in search(self.pattern, self.sessions, self.candidates, self.keep):
+            n = 0
+            for hit in hits:
+                n += len(hit[1])
+            if left:
+                if n >= left:
+                    self.found += left
+                    yield row, on_path, _first_lines(hits, left)
+                    return
+                left -= n
+            self.found += n
+            yield row, on_path, hits
+
+    def records(self):
+        """The records of `stree grep --json`, as found: one per matching line, or with -l / -c
+        one per matching session (-c: when all are counted)."""
+        if self.files_only:
+            for row, _, _ in self.hits():
+                yield session_record(row, 1)
             return
-        per_session = {}
-        for m in matches:
-            self.found += 1
-            if self.files_only or self.count:
-                gen = m.session["gen"]
-                per_session[gen] = per_session.get(gen, 0) + 1
-                if self.files_only:
-                    if per_session[gen] == 1:
-                        yield session_record(m.session, 1), None
-                elif self.max_count and self.found >= self.max_count:
-                    break
-                continue
-            yield (match_record(m) if machine else None), m
-            if self.max_count and self.found >= self.max_count:
-                break
         if self.count:
-            for gen, row in self.sessions.items():
-                if gen in per_session:
-                    yield session_record(row, per_session[gen]), None
+            counted = [(row, sum(len(hit[1]) for hit in hits)) for row, _, hits in self.hits()]
+            for row, n in counted:
+                yield session_record(row, n)
+            return
+        from ..format.timestamp import iso_millis
+        from .grep_match import entry_type
+
+        for row, on_path, hits in self.hits():
+            sid = row["id"] or ""
+            part = session_part(sid)
+            session = {"session": sid, "path": row["path"], "agent": row["agent"], "state": row["state"]}
+            for c, lines in hits:
+                kind, ts, entry = c[4], c[5], c[6]
+                etype = entry_type(kind)
+                head = {**session, "entry": entry, "rev": f"{part}:{entry}", "role": kind if etype == "message" else None,
+                        "type": etype, "onPath": c[1] in on_path}
+                stamp = iso_millis(ts) if ts is not None else None
+                for number, line in lines:
+                    yield {**head, "lineNumber": number, "line": line, "timestamp": stamp}
 
     def short_id(self, sid):
         """The shortest prefix of a session id among the sessions searched (worked out for
@@ -88,16 +106,16 @@ class Grep:
         return short
 
 
-def match_record(m):
-    from ..format.timestamp import iso_millis
-    from .grep_match import entry_type
-
-    sid = m.session["id"] or ""
-    etype = entry_type(m.kind)
-    return {"session": sid, "path": m.session["path"], "agent": m.session["agent"], "state": m.session["state"],
-            "entry": m.entry, "rev": session_rev(sid, m.entry), "role": m.kind if etype == "message" else None,
-            "type": etype, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
-            "timestamp": iso_millis(m.ts) if m.ts is not None else None}
+def _first_lines(hits, n):
+    """The hits of a session cut after their first `n` lines."""
+    out = []
+    for c, lines in hits:
+        if len(lines) >= n:
+            out.append((c, lines[:n]))
+            return out
+        out.append((c, lines))
+        n -= len(lines)
+    return out
 
 
 def session_record(row, n):
@@ -126,10 +144,6 @@ def session_part(sid):
     data = sid.encode("utf-8", errors="surrogatepass")
     every = len(sid) < 4
     return "".join(chr(b) if b in _SAFE and not every else f"%{b:02X}" for b in data)
-
-
-def session_rev(sid, entry):
-    return f"{session_part(sid)}:{entry}"
 
 
 def split_rev(text):
