@@ -407,8 +407,6 @@ def _watched(pattern, sessions, by_gen):
 
 
 def _search(pattern, sessions, by_gen):
-    from array import array
-
     if sum(len(found) for found in by_gen.values() if len(found[0]) < 8) >= FAST_FROM:
         from ..format.decode import fast_decoder
 
@@ -422,8 +420,8 @@ def _search(pattern, sessions, by_gen):
             hits = [(c, got) for c in found if (got := lines(c[7]))]
         else:
             hits = [(c, got) for c, text in _texts(row, found) if (got := lines(text))]
-        if hits:  # (path_rows: the rows of the active path, int32 each; only a session with a line to show)
-            yield row, {c[1] for c, _ in hits}.intersection(array("i", row.get("path_rows") or b"")), hits
+        if hits:  # (path_rows: the rows of the active path, int32 each; only of a session with a line to show)
+            yield row, {c[1] for c, _ in hits}.intersection(memoryview(row.get("path_rows") or b"").cast("i")), hits
 
 
 def _texts(row, found):

@@ -39,7 +39,8 @@ class Grep:
             self.sessions = {g: r for g, r in self.sessions.items()
                              if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
         self.ids = sorted({r["id"] or "" for r in self.sessions.values()})  # (short_id's, as ls's shortest_prefixes)
-        self.short = {}
+        self.short = {}  # id -> short_id's answer
+        self.at = self.shortest = None  # id -> its place in self.ids; sessionfiles.shortest_prefix
         self.found = 0  # matching lines seen
 
     def hits(self):
@@ -93,16 +94,16 @@ class Grep:
 
     def short_id(self, sid):
         """The shortest prefix of a session id among the sessions searched (worked out for
-        the sessions printed only)."""
+        the sessions printed only, each once)."""
         short = self.short.get(sid)
         if short is None:
-            from bisect import bisect_left
+            if self.at is None:  # (the first asked: where each id is, and the helper, once)
+                from .sessionfiles import shortest_prefix
 
-            from .sessionfiles import shortest_prefix
-
-            i = bisect_left(self.ids, sid)
-            short = shortest_prefix(self.ids, sid) if i < len(self.ids) and self.ids[i] == sid else sid
-            self.short[sid] = short
+                self.at = {id: i for i, id in enumerate(self.ids)}
+                self.shortest = shortest_prefix
+            at = self.at.get(sid)
+            short = self.short[sid] = sid if at is None else self.shortest(self.ids, sid, at=at)
         return short
 
 
