@@ -68,6 +68,8 @@ class Pattern:
         at = find(needle)
         if at < 0:
             return ()
+        if "\n" not in text:
+            return [(1, text)]  # (a text of one line, as many are)
         out = []
         number = 1
         counted = 0  # (where the newlines before `at` were counted up to)

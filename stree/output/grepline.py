@@ -24,16 +24,23 @@ def session_lines(grep, row, on_path, hits, style=None):
     SESSION:ENTRY MARK ROLE: once, and a line's text escaped only when it needs it."""
     # (SESSION: the id's shortest prefix, percent-encoded when it holds ':', '/', ...)
     part = inert(session_part(grep.short_id(row["id"] or "")), True)
+    if style is not None:
+        part = style("id", part)
+    roles = {}  # a kind (a message's role, another entry's type) -> as printed
     out = []
     append = out.append
     for c, lines in hits:
         entry, kind = c[6] or "", c[4]
+        if not entry.isprintable():
+            entry = inert(entry, True)
+        role = roles.get(kind)
+        if role is None:
+            role = roles[kind] = inert(kind) if style is None else style("muted", kind)
         mark = "@" if c[1] in on_path else "."
         if style is None:
-            head = f"{part}:{inert(entry, True)} {mark} {inert(kind)}: "
+            head = f"{part}:{entry} {mark} {role}: "
         else:
-            head = (f"{style('id', part)}:{style('id', inert(entry, True))} "
-                    f"{style('accent', mark)} {style('muted', kind)}: ")
+            head = f"{part}:{style('id', entry)} {style('accent', mark)} {role}: "
         for _, line in lines:
             append(head + line if line.isprintable() else head + inert(line, True))
     return out
