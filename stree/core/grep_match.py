@@ -17,7 +17,10 @@ A plain grep (a fixed string, no -i, -w or -E, the catalogue's text) imports nei
 nor the entry types' table: both are loaded when a pattern or a candidate needs them."""
 
 from ..errors import UsageError
+from ..storage import register_counters
 
+STATS = register_counters("grep", {"paths": 0, "ids": 0})  # active paths read (one per session with a line to
+#   show), short ids worked out (one per session printed: core.grep_sessions.Grep.short_id)
 TERMS_MAX = 300  # indexed words a cut word may stand for before it is not worth narrowing by
 FAST_FROM = 64  # candidates read from files from which the fast decoder is taken at once
 
@@ -423,6 +426,7 @@ def _search(pattern, sessions, by_gen):
         else:
             hits = [(c, got) for c, text in _texts(row, found) if (got := lines(text))]
         if hits:  # (path_rows: the rows of the active path, int32 each; only of a session with a line to show)
+            STATS["paths"] += 1
             yield row, {c[1] for c, _ in hits}.intersection(memoryview(row.get("path_rows") or b"").cast("i")), hits
 
 

@@ -17,7 +17,7 @@ class Grep:
     def __init__(self, pattern, *, regex=False, ignore_case=False, word=False, roles=(), types=(), since=None,
                  until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
                  agent=None, agent_dir=None, no_cache=False):
-        from .grep_match import Pattern, entry_filter, parse_when
+        from .grep_match import STATS, Pattern, entry_filter, parse_when
 
         if files_only and count:
             raise UsageError("-l and -c do not go together")
@@ -41,6 +41,7 @@ class Grep:
         self.ids = sorted({r["id"] or "" for r in self.sessions.values()})  # (short_id's, as ls's shortest_prefixes)
         self.short = {}  # id -> short_id's answer
         self.at = self.shortest = None  # id -> its place in self.ids; sessionfiles.shortest_prefix
+        self.stats = STATS  # (the work counted: grep_match.STATS)
         self.found = 0  # matching lines seen
 
     def hits(self):
@@ -102,6 +103,7 @@ class Grep:
 
                 self.at = {id: i for i, id in enumerate(self.ids)}
                 self.shortest = shortest_prefix
+            self.stats["ids"] += 1
             at = self.at.get(sid)
             short = self.short[sid] = sid if at is None else self.shortest(self.ids, sid, at=at)
         return short
