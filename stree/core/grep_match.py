@@ -16,6 +16,8 @@ session file). A pattern without a word to look for reads them all from their fi
 A plain grep (a fixed string, no -i, -w or -E, the catalogue's text) imports neither `re`
 nor the entry types' table: both are loaded when a pattern or a candidate needs them."""
 
+from sys import byteorder
+
 from ..errors import UsageError
 from ..storage import register_counters
 
@@ -425,9 +427,24 @@ def _search(pattern, sessions, by_gen):
             hits = [(c, got) for c in found if (got := lines(c[7]))]
         else:
             hits = [(c, got) for c, text in _texts(row, found) if (got := lines(text))]
-        if hits:  # (path_rows: the rows of the active path, int32 each; only of a session with a line to show)
+        if hits:  # (its active path read only for a session with a line to show)
             STATS["paths"] += 1
-            yield row, {c[1] for c, _ in hits}.intersection(memoryview(row.get("path_rows") or b"").cast("i")), hits
+            yield row, on_path(row.get("path_rows") or b"", [c[1] for c, _ in hits]), hits
+
+
+_ROWS = "utf-32-" + ("le" if byteorder == "little" else "be")  # path_rows's int32s, as code points
+
+
+def on_path(path_rows, rows):
+    """The rows of `rows` among those of an active path (`path_rows`: int32 each, in the machine's
+    order, as array("i") writes them). Read as a text of a character per row, where each row is
+    a search in C (chr(row) in it), no Python int made per row of the path; a row past the last
+    code point (a session of more than 1,114,111 entries) has them compared as ints."""
+    try:
+        path = str(path_rows, _ROWS, "surrogatepass")
+        return {r for r in rows if chr(r) in path}
+    except (UnicodeDecodeError, ValueError):
+        return set(rows).intersection(memoryview(path_rows).cast("i"))
 
 
 def _texts(row, found):
