@@ -372,11 +372,17 @@ def entry_filter(roles=(), types=(), since=None, until=None):
     if not (roles or types or since is not None or until is not None):
         return None
 
+    typed = {}  # a kind -> whether --type keeps it (entry_type, once a kind)
+
     def keep(kind, ts):
         if roles and kind not in roles:
             return False
-        if types and entry_type(kind) not in types:
-            return False
+        if types:
+            kept = typed.get(kind)
+            if kept is None:
+                kept = typed[kind] = entry_type(kind) in types
+            if not kept:
+                return False
         if since is not None and (ts is None or ts < since):
             return False
         if until is not None and (ts is None or ts > until):

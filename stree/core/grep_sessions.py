@@ -80,15 +80,18 @@ class Grep:
         from ..format.timestamp import iso_millis
         from .grep_match import entry_type
 
+        kinds = {}  # a kind -> its role and type
         for row, on_path, hits in self.hits():
             sid = row["id"] or ""
             part = session_part(sid)
             session = {"session": sid, "path": row["path"], "agent": row["agent"], "state": row["state"]}
             for c, lines in hits:
                 kind, ts, entry = c[4], c[5], c[6]
-                etype = entry_type(kind)
-                head = {**session, "entry": entry, "rev": f"{part}:{entry}", "role": kind if etype == "message" else None,
-                        "type": etype, "onPath": c[1] in on_path}
+                known = kinds.get(kind)
+                if known is None:
+                    etype = entry_type(kind)
+                    known = kinds[kind] = {"role": kind if etype == "message" else None, "type": etype}
+                head = {**session, "entry": entry, "rev": f"{part}:{entry}", **known, "onPath": c[1] in on_path}
                 stamp = iso_millis(ts) if ts is not None else None
                 for number, line in lines:
                     yield {**head, "lineNumber": number, "line": line, "timestamp": stamp}
