@@ -48,9 +48,10 @@ class Pattern:
                 raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
             self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
         if regex:
-            from .budget import configure_regex
+            from .budget import configure_regex, regex as budget
 
             configure_regex()
+            self.budget = budget  # (`with budget(text):` a match stopped past its time: _regex_lines)
         # lines(text): (line number from 1, line) of the lines of `text` the pattern matches,
         # chosen once: a fixed string pays for no regular expression, nor -i or -w for -E's
         self.lines = (self._regex_lines if regex else _no_lines if "\n" in text  # (no line holds a newline)
@@ -60,9 +61,7 @@ class Pattern:
         """lines() of -E, line by line, under the pattern's time budget (core.budget: RegexTimeout
         past it)."""
         search = self.re.search
-        from .budget import regex
-
-        with regex(self.text):
+        with self.budget(self.text):
             return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
 
     def _plain_lines(self, text):
