@@ -21,7 +21,7 @@ def grep_lines(grep, style=None):
 
 def session_lines(grep, row, on_path, hits, style=None):
     """The lines of a session's hits (grep.hits()): its SESSION part made once, each entry's
-    SESSION:ENTRY MARK ROLE: once, and a line's text escaped only when it needs it."""
+    ENTRY, MARK and ROLE once, and a line's text escaped only when it needs it."""
     # (SESSION: the id's shortest prefix, percent-encoded when it holds ':', '/', ...)
     part = inert(session_part(grep.short_id(row["id"] or "")), True)
     if style is not None:
@@ -37,10 +37,8 @@ def session_lines(grep, row, on_path, hits, style=None):
         if role is None:
             role = roles[kind] = inert(kind) if style is None else style("muted", kind)
         mark = "@" if c[1] in on_path else "."
-        if style is None:
-            head = f"{part}:{entry} {mark} {role}: "
-        else:
-            head = f"{part}:{style('id', entry)} {style('accent', mark)} {role}: "
+        if style is not None:
+            entry, mark = style("id", entry), style("accent", mark)
         for _, line in lines:
-            append(head + line if line.isprintable() else head + inert(line, True))
+            append(f"{part}:{entry} {mark} {role}: {line if line.isprintable() else inert(line, True)}")
     return out
