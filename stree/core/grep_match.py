@@ -437,7 +437,8 @@ def _search(pattern, sessions, by_gen):
             yield row, on_path(row.get("path_rows") or b"", [c[1] for c, _ in hits]), hits
 
 
-_ROWS = "utf-32-" + ("le" if byteorder == "little" else "be")  # path_rows's int32s, as code points
+_BOM = (0xFEFF).to_bytes(4, byteorder)  # (path_rows's int32s decoded as UTF-32 in the machine's order: the
+#   codec Python decodes without importing one, told the order by a mark before them)
 
 
 def on_path(path_rows, rows):
@@ -446,7 +447,7 @@ def on_path(path_rows, rows):
     a search in C (chr(row) in it), no Python int made per row of the path; a row past the last
     code point (a session of more than 1,114,111 entries) has them compared as ints."""
     try:
-        path = str(path_rows, _ROWS, "surrogatepass")
+        path = str(_BOM + path_rows, "utf-32", "surrogatepass")
         return {r for r in rows if chr(r) in path}
     except (UnicodeDecodeError, ValueError):
         return set(rows).intersection(memoryview(path_rows).cast("i"))

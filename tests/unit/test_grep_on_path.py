@@ -23,3 +23,8 @@ def test_the_rows_on_the_path_are_those_it_holds(path, rows):
 
 def test_an_empty_path_holds_no_row():
     assert on_path(b"", [0, 1, 2]) == set()
+
+
+def test_a_first_row_that_spells_a_byte_order_mark_is_a_row():
+    path = array("i", [0xFEFF, 0xFFFE, 7]).tobytes()
+    assert on_path(path, [0xFEFF, 0xFFFE, 7, 8]) == {0xFEFF, 0xFFFE, 7}
