@@ -244,10 +244,9 @@ def entry_filter(roles=(), types=(), since=None, until=None):
 
 
 def search(pattern, sessions, candidates, keep=None):
-    """(session row, on_path, hits) of each session of `sessions` (gen -> catalogue row, in the
-    order wanted) holding a line `pattern` matches, as found; hits: (candidate, lines:
-    pattern.lines) of each matching entry of the session, in file order; on_path: the rows
-    among them on the session's active path.
+    """(session row, hits) of each session of `sessions` (gen -> catalogue row, in the order
+    wanted) holding a line `pattern` matches, as found; hits: (candidate, whether it is on the
+    session's active path, lines: pattern.lines) of each matching entry, in file order.
     The candidates ((gen, row, offset, length, kind, ts, id) each, and the entry's text when
     the catalogue keeps it; in file order within a session) are those `keep(kind, ts)` keeps
     (entry_filter; None: all), matched against the text kept, else against the text read again
@@ -287,23 +286,25 @@ def _search(pattern, sessions, by_gen):
             hits = [(c, got) for c, text in _texts(row, found) if (got := lines(text))]
         if hits:  # (its active path read only for a session with a line to show)
             STATS["paths"] += 1
-            yield row, on_path(row.get("path_rows") or b"", [c[1] for c, _ in hits]), hits
+            yield row, marked(row.get("path_rows") or b"", hits)
 
 
 _BOM = (0xFEFF).to_bytes(4, byteorder)  # (path_rows's int32s decoded as UTF-32 in the machine's order: the
 #   codec Python decodes without importing one, told the order by a mark before them)
 
 
-def on_path(path_rows, rows):
-    """The rows of `rows` among those of an active path (`path_rows`: int32 each, in the machine's
-    order, as array("i") writes them). Read as a text of a character per row, where each row is
-    a search in C (chr(row) in it), no Python int made per row of the path; a row past the last
+def marked(path_rows, hits):
+    """(candidate, whether it is on the active path, lines) of each of `hits` ((candidate,
+    lines)), by the rows of the path (`path_rows`: int32 each, in the machine's order, as
+    array("i") writes them). Read as a text of a character per row, where each entry's row is a
+    search in C (chr(row) in it), no Python int made per row of the path; a row past the last
     code point (a session of more than 1,114,111 entries) has them compared as ints."""
     try:
         path = str(_BOM + path_rows, "utf-32", "surrogatepass")
-        return {r for r in rows if chr(r) in path}
+        return [(c, chr(c[1]) in path, lines) for c, lines in hits]
     except (UnicodeDecodeError, ValueError):
-        return set(rows).intersection(memoryview(path_rows).cast("i"))
+        rows = set(memoryview(path_rows).cast("i"))
+        return [(c, c[1] in rows, lines) for c, lines in hits]
 
 
 def _texts(row, found):

@@ -45,35 +45,34 @@ class Grep:
         self.found = 0  # matching lines seen
 
     def hits(self):
-        """(session row, on_path, hits) of each session with a matching line, as found
-        (grep_match.search: hits are (candidate, [(line number, line), ...]) per matching
-        entry, on_path the rows among them on the active path), counted in self.found; -m cuts
-        them after that many lines (not with -l)."""
+        """(session row, hits) of each session with a matching line, as found (grep_match.search:
+        hits are (candidate, on the active path, [(line number, line), ...]) per matching
+        entry), counted in self.found; -m cuts them after that many lines (not with -l)."""
         from .grep_match import search
 
         left = 0 if self.files_only else self.max_count or 0  # lines still wanted (0: no limit)
-        for row, on_path, hits in search(self.pattern, self.sessions, self.candidates, self.keep):
+        for row, hits in search(self.pattern, self.sessions, self.candidates, self.keep):
             n = 0
             for hit in hits:
-                n += len(hit[1])
+                n += len(hit[2])
             if left:
                 if n >= left:
                     self.found += left
-                    yield row, on_path, _first_lines(hits, left)
+                    yield row, _first_lines(hits, left)
                     return
                 left -= n
             self.found += n
-            yield row, on_path, hits
+            yield row, hits
 
     def records(self):
         """The records of `stree grep --json`, as found: one per matching line, or with -l / -c
         one per matching session (-c: when all are counted)."""
         if self.files_only:
-            for row, _, _ in self.hits():
+            for row, _ in self.hits():
                 yield session_record(row, 1)
             return
         if self.count:
-            counted = [(row, sum(len(hit[1]) for hit in hits)) for row, _, hits in self.hits()]
+            counted = [(row, sum(len(hit[2]) for hit in hits)) for row, hits in self.hits()]
             for row, n in counted:
                 yield session_record(row, n)
             return
@@ -81,17 +80,17 @@ class Grep:
         from .grep_match import entry_type
 
         kinds = {}  # a kind -> its role and type
-        for row, on_path, hits in self.hits():
+        for row, hits in self.hits():
             sid = row["id"] or ""
             part = session_part(sid)
             session = {"session": sid, "path": row["path"], "agent": row["agent"], "state": row["state"]}
-            for c, lines in hits:
+            for c, on_path, lines in hits:
                 kind, ts, entry = c[4], c[5], c[6]
                 known = kinds.get(kind)
                 if known is None:
                     etype = entry_type(kind)
                     known = kinds[kind] = {"role": kind if etype == "message" else None, "type": etype}
-                head = {**session, "entry": entry, "rev": f"{part}:{entry}", **known, "onPath": c[1] in on_path}
+                head = {**session, "entry": entry, "rev": f"{part}:{entry}", **known, "onPath": on_path}
                 stamp = iso_millis(ts) if ts is not None else None
                 for number, line in lines:
                     yield {**head, "lineNumber": number, "line": line, "timestamp": stamp}
@@ -115,11 +114,11 @@ class Grep:
 def _first_lines(hits, n):
     """The hits of a session cut after their first `n` lines."""
     out = []
-    for c, lines in hits:
+    for c, on_path, lines in hits:
         if len(lines) >= n:
-            out.append((c, lines[:n]))
+            out.append((c, on_path, lines[:n]))
             return out
-        out.append((c, lines))
+        out.append((c, on_path, lines))
         n -= len(lines)
     return out
 

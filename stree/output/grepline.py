@@ -15,11 +15,11 @@ def grep_lines(grep, style=None):
             short = inert(grep.short_id(rec["session"] or ""), True)
             yield [f"{short}:{rec['count']}" if grep.count else short]
         return
-    for row, on_path, hits in grep.hits():
-        yield session_lines(grep, row, on_path, hits, style)
+    for row, hits in grep.hits():
+        yield session_lines(grep, row, hits, style)
 
 
-def session_lines(grep, row, on_path, hits, style=None):
+def session_lines(grep, row, hits, style=None):
     """The lines of a session's hits (grep.hits()): its SESSION part made once, each entry's
     ENTRY, MARK and ROLE once, and a line's text escaped only when it needs it."""
     # (SESSION: the id's shortest prefix, percent-encoded when it holds ':', '/', ...)
@@ -29,14 +29,14 @@ def session_lines(grep, row, on_path, hits, style=None):
     roles = {}  # a kind (a message's role, another entry's type) -> as printed
     out = []
     append = out.append
-    for c, lines in hits:
+    for c, on_path, lines in hits:
         entry, kind = c[6] or "", c[4]
         if not entry.isprintable():
             entry = inert(entry, True)
         role = roles.get(kind)
         if role is None:
             role = roles[kind] = inert(kind) if style is None else style("muted", kind)
-        mark = "@" if c[1] in on_path else "."
+        mark = "@" if on_path else "."
         if style is not None:
             entry, mark = style("id", entry), style("accent", mark)
         for _, line in lines:
