@@ -224,15 +224,17 @@ def entry_filter(roles=(), types=(), since=None, until=None):
     if not (roles or types or since is not None or until is not None):
         return None
 
-    typed = {}  # a kind -> whether --type keeps it (entry_type, once a kind)
+    typed = {}  # a kind (a str: the file may hold anything) -> whether --type keeps it (entry_type, once a kind)
 
     def keep(kind, ts):
         if roles and kind not in roles:
             return False
         if types:
-            kept = typed.get(kind)
+            kept = typed.get(kind) if kind.__class__ is str else None
             if kept is None:
-                kept = typed[kind] = entry_type(kind) in types
+                kept = entry_type(kind) in types
+                if kind.__class__ is str:
+                    typed[kind] = kept
             if not kept:
                 return False
         if since is not None and (ts is None or ts < since):

@@ -79,17 +79,19 @@ class Grep:
         from ..format.timestamp import iso_millis
         from .grep_match import entry_type
 
-        kinds = {}  # a kind -> its role and type
+        kinds = {}  # a kind (a str: the file may hold anything) -> its role and type
         for row, hits in self.hits():
             sid = row["id"] or ""
             part = session_part(sid)
             session = {"session": sid, "path": row["path"], "agent": row["agent"], "state": row["state"]}
             for c, on_path, lines in hits:
                 kind, ts, entry = c[4], c[5], c[6]
-                known = kinds.get(kind)
+                known = kinds.get(kind) if kind.__class__ is str else None
                 if known is None:
                     etype = entry_type(kind)
-                    known = kinds[kind] = {"role": kind if etype == "message" else None, "type": etype}
+                    known = {"role": kind if etype == "message" else None, "type": etype}
+                    if kind.__class__ is str:
+                        kinds[kind] = known
                 head = {**session, "entry": entry, "rev": f"{part}:{entry}", **known, "onPath": on_path}
                 stamp = iso_millis(ts) if ts is not None else None
                 for number, line in lines:

@@ -26,16 +26,16 @@ def session_lines(grep, row, hits, style=None):
     part = inert(session_part(grep.short_id(row["id"] or "")), True)
     if style is not None:
         part = style("id", part)
-    roles = {}  # a kind (a message's role, another entry's type) -> as printed
     out = []
     append = out.append
     for c, on_path, lines in hits:
-        entry, kind = c[6] or "", c[4]
-        if not entry.isprintable():
+        entry, role = c[6] or "", c[4]  # (ROLE: a message's role, another entry's type)
+        if entry.__class__ is not str or not entry.isprintable():  # (an id the file wrote as a number...)
             entry = inert(entry, True)
-        role = roles.get(kind)
-        if role is None:
-            role = roles[kind] = inert(kind) if style is None else style("muted", kind)
+        if style is not None:
+            role = style("muted", role)
+        elif role.__class__ is not str or not role.isprintable():
+            role = inert(role)
         mark = "@" if on_path else "."
         if style is not None:
             entry, mark = style("id", entry), style("accent", mark)
