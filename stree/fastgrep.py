@@ -103,7 +103,7 @@ def _search(got, pattern):
 
     from .core.grep_sessions import Grep
     from .errors import StreeError
-    from .output.grepline import grep_line
+    from .output.grepline import grep_lines
 
     enabled = gc.isenabled()
     gc.disable()  # (thousands of candidates, matches and lines, no cycle: collections would only cost time)
@@ -114,8 +114,9 @@ def _search(got, pattern):
         except StreeError as e:
             e.said = sys.stderr.getvalue()
             raise
-        count = bool(got.get("count"))
-        lines = [grep_line(grep, rec, m, None, count) for rec, m in grep.records(machine=False)]  # (inert text)
+        lines = []
+        for batch in grep_lines(grep):  # (inert text, a list per session)
+            lines += batch
         said = sys.stderr.getvalue()
     finally:
         sys.stderr = err
@@ -124,5 +125,5 @@ def _search(got, pattern):
     if any(not line.startswith("stree: debug: ") for line in said.splitlines()):
         return None, 0
     sys.stderr.write(said)  # (STREE_DEBUG_STATS's lines of the catalogue's work, as click's path says them)
-    return "".join(line + "\n" for line in lines), grep.found
+    return "\n".join(lines) + "\n" if lines else "", grep.found
 

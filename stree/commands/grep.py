@@ -39,7 +39,7 @@ Fields for --json / --format:
 def command(env, pattern, ignore_case, word, regex, files_only, count, max_count, roles, types, since, until, cwd,
             json_mode, fmt, nul):
     """Search the text of every session (or the one -s names) for lines matching PATTERN."""
-    from ..output.grepline import grep_line
+    from ..output.grepline import grep_lines
     from ..questions.answers import searched
 
     given = checked(GREP, dict(ignore_case=ignore_case, word=word, regex=regex, files_only=files_only, count=count,
@@ -47,8 +47,12 @@ def command(env, pattern, ignore_case, word, regex, files_only, count, max_count
     session = str(env.session_path()) if env.session_arg is not None else None
     grep = searched(Place(env), pattern, session=session, agent=env.agent, **given)
     out = env.output(json_mode, fmt, nul, GREP_FIELDS)
-    for rec, m in grep.records(machine=out.machine):
-        out.record(rec, None if out.machine else grep_line(grep, rec, m, out.style, count))
+    if out.machine:
+        for rec in grep.records():
+            out.record(rec)
+    else:
+        for lines in grep_lines(grep, out.style):  # (a session's lines at a time)
+            out.lines(lines)
     out.close()
     if not grep.found:
         return NEGATIVE

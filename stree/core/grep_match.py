@@ -16,8 +16,13 @@ session file). A pattern without a word to look for reads them all from their fi
 A plain grep (a fixed string, no -i, -w or -E, the catalogue's text) imports neither `re`
 nor the entry types' table: both are loaded when a pattern or a candidate needs them."""
 
-from ..errors import UsageError
+from sys import byteorder
 
+from ..errors import UsageError
+from ..storage import register_counters
+
+STATS = register_counters("grep", {"paths": 0, "ids": 0})  # active paths read (one per session with a line to
+#   show), short ids worked out (one per session printed: core.grep_sessions.Grep.short_id)
 TERMS_MAX = 300  # indexed words a cut word may stand for before it is not worth narrowing by
 FAST_FROM = 64  # candidates read from files from which the fast decoder is taken at once
 
@@ -28,7 +33,7 @@ class Pattern:
             raise UsageError("grep needs a non-empty PATTERN")
         self.text = text
         self.regex = regex
-        self.literals = required_literals(text) if regex else [text]
+        self.literals = [text]  # what an entry's text must contain to match (-E: grep_literals)
         self.ignore_case = ignore_case
         self.re = None  # a fixed string without -i or -w: found by str.find
         if regex or ignore_case or word:
@@ -43,48 +48,68 @@ class Pattern:
                 raise UsageError(f"grep -E {text!r}: not a valid regular expression: {e}") from None
             self.ignore_case = bool(self.re.flags & re.IGNORECASE)  # (-i, or (?i) in the pattern)
         if regex:
-            from .budget import configure_regex
+            from .budget import configure_regex, regex as budget
+            from .grep_literals import required_literals
 
             configure_regex()
+            self.literals = required_literals(text)
+            self.budget = budget  # (`with budget(text):` a match stopped past its time: _regex_lines)
+        # lines(text): (line number from 1, line) of the lines of `text` the pattern matches,
+        # chosen once: a fixed string pays for no regular expression, nor -i or -w for -E's
+        self.lines = (self._regex_lines if regex else _no_lines if "\n" in text  # (no line holds a newline)
+                      else self._plain_lines if self.re is None else self._fixed_lines)
 
-    def lines(self, text):
-        """(line number from 1, line) of the lines of `text` the pattern matches. A regular
-        expression is matched under its time budget (core.budget: RegexTimeout past it)."""
-        if not self.regex:
-            return self._fixed_lines(text)
+    def _regex_lines(self, text):
+        """lines() of -E, line by line, under the pattern's time budget (core.budget: RegexTimeout
+        past it)."""
         search = self.re.search
-        from .budget import regex
-
-        with regex(self.text):
+        with self.budget(self.text):
             return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
 
-    def _fixed_lines(self, text):
-        """lines() of a fixed string, found in the whole text rather than line by line (the
-        same lines: it holds no newline, so a match never spans one, and -w's bounds see a
-        newline as a line's end sees nothing: neither is a word character)."""
-        if "\n" in self.text:
-            return []  # (no line holds a newline)
-        at = self._next(text, 0)
+    def _plain_lines(self, text):
+        """lines() of a fixed string without -i or -w, found by str.find in the whole text
+        rather than line by line (the same lines: the string holds no newline, so a match never
+        spans one); after a match, the search goes on from the next line."""
+        find, needle = text.find, self.text
+        at = find(needle)
+        if at < 0:
+            return ()
+        if "\n" not in text:
+            return [(1, text)]  # (a text of one line, as many are)
         out = []
-        number, counted, end = 1, 0, len(text)
-        while at >= 0:
+        number = 1
+        counted = 0  # (where the newlines before `at` were counted up to)
+        while True:
             number += text.count("\n", counted, at)
-            start = text.rfind("\n", 0, at) + 1
+            stop = find("\n", at)
+            if stop < 0:
+                out.append((number, text[text.rfind("\n", counted, at) + 1:]))
+                return out
+            out.append((number, text[text.rfind("\n", counted, at) + 1:stop]))
+            counted = stop
+            at = find(needle, stop + 1)
+            if at < 0:
+                return out
+
+    def _fixed_lines(self, text):
+        """lines() of a fixed string with -i or -w (its regular expression), as _plain_lines
+        finds them: in the whole text (-w's bounds see a newline as a line's end sees nothing:
+        neither is a word character)."""
+        search = self.re.search
+        m = search(text)
+        out = []
+        number, counted = 1, 0
+        while m is not None:
+            at = m.start()
+            number += text.count("\n", counted, at)
             stop = text.find("\n", at)
             if stop < 0:
-                out.append((number, text[start:]))
+                out.append((number, text[text.rfind("\n", counted, at) + 1:]))
                 break
-            out.append((number, text[start:stop]))
+            out.append((number, text[text.rfind("\n", counted, at) + 1:stop]))
             counted = stop
-            at = self._next(text, stop + 1) if stop + 1 <= end else -1
+            m = search(text, stop + 1)
         return out
-
-    def _next(self, text, pos):
-        """Where the pattern is next found in `text` from `pos`, or -1."""
-        if self.re is None:
-            return text.find(self.text, pos)  # (a fixed string without -i or -w)
-        m = self.re.search(text, pos)
-        return m.start() if m is not None else -1
 
     def query(self, terms):
         """The FTS5 query narrowing to entries that may match, None for no narrowing, or
@@ -107,6 +132,10 @@ class Pattern:
                         return False
                     parts.append("(" + " OR ".join(_quote(t) for t in found) + ")")
         return " AND ".join(parts) if parts else None
+
+
+def _no_lines(text):
+    return ()
 
 
 def _quote(word):
@@ -142,155 +171,6 @@ def _ascii_alnum(ch):
 
 def _separator(ch):
     return ch < "\x80" and not ch.isalnum()
-
-
-_META = set(".^$*+?{}[]()|\\")
-_BOUNDS = r"\{(\d*)(?:,(\d*))?\}"
-
-
-def required_literals(pattern):
-    """Substrings any match of a Python regular expression must contain (conservative: an
-    alternation at the top gives none; groups, classes and escapes other than a quoted
-    punctuation character cut the runs; a character made optional by ?, * or {0 is left out)."""
-    import re
-
-    bounds_at = re.compile(_BOUNDS).match
-    if _top_level_bar(pattern) or re.search(r"\(\?[a-zA-Z]*x", pattern):
-        return []  # (verbose mode: spaces in the pattern are not literal)
-    runs, cur = [], []
-    i, n = 0, len(pattern)
-
-    def cut():
-        if cur:
-            runs.append("".join(cur))
-            cur.clear()
-
-    while i < n:
-        ch = pattern[i]
-        if ch == "\\":
-            nxt = pattern[i + 1] if i + 1 < n else ""
-            if nxt and not nxt.isalnum() and nxt < "\x80":
-                char, i = nxt, i + 2
-            else:  # a class, an anchor, or a character spelled by its code or name: no literal
-                cut()
-                i = _escape_end(pattern, i)
-                continue
-        elif ch == "[":
-            cut()
-            i = _skip_class(pattern, i)
-            continue
-        elif ch == "(":
-            cut()
-            i = _skip_group(pattern, i)
-            continue
-        elif ch == "{":
-            cut()
-            bounds = bounds_at(pattern, i)
-            i = bounds.end() if bounds else i + 1
-            continue
-        elif ch in _META:
-            cut()
-            i += 1
-            continue
-        else:
-            char, i = ch, i + 1
-        quant = pattern[i] if i < n else ""
-        if quant == "{":
-            bounds = bounds_at(pattern, i)
-            if bounds and not int(bounds.group(1) or 0):
-                cut()  # {0,n} or {,n}: the character may be absent
-                continue
-        if quant in ("?", "*"):
-            cut()
-            continue
-        cur.append(char)
-        if quant in ("+", "{"):
-            cut()
-    cut()
-    return runs
-
-
-_ESCAPE_DIGITS = {"x": 2, "u": 4, "U": 8}
-
-
-def _escape_end(pattern, i):
-    """Where the escape at pattern[i] (a backslash before a letter or digit) ends: all of
-    \x41, \u0041, \U00000041, \N{LATIN CAPITAL LETTER A}, \101 (octal) and \1 / \12
-    (back references) is taken, so none of its letters or digits is read as a literal. What
-    the escape is not sure to be is taken too (dropping a literal only narrows less)."""
-    n = len(pattern)
-    letter = pattern[i + 1] if i + 1 < n else ""
-    j = i + 2
-    if letter in _ESCAPE_DIGITS:
-        k = j
-        while k < n and k - j < _ESCAPE_DIGITS[letter] and pattern[k] in "0123456789abcdefABCDEF":
-            k += 1
-        return k
-    if letter == "N":
-        if pattern[j:j + 1] == "{":
-            end = pattern.find("}", j)
-            return n if end < 0 else end + 1
-        return j
-    if letter.isdigit():  # \0, \012 octal; \1..\99 a group; \101 octal: every digit that follows
-        while j < n and pattern[j].isdigit():
-            j += 1
-        return j
-    return j
-
-
-def _top_level_bar(pattern):
-    """True when `pattern` has a `|` outside every group and class (an alternation of the whole)."""
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-        elif ch == "[":
-            i = _skip_class(pattern, i)
-        elif ch == "(":
-            i = _skip_group(pattern, i)
-        elif ch == "|":
-            return True
-        else:
-            i += 1
-    return False
-
-
-def _skip_class(pattern, i):
-    i += 1
-    if pattern[i:i + 1] == "^":
-        i += 1
-    if pattern[i:i + 1] == "]":
-        i += 1
-    while i < len(pattern):
-        if pattern[i] == "\\":
-            i += 2
-            continue
-        if pattern[i] == "]":
-            return i + 1
-        i += 1
-    return i
-
-
-def _skip_group(pattern, i):
-    """The index past the group opening at `i` (its classes and escapes skipped whole)."""
-    depth = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "[":
-            i = _skip_class(pattern, i)
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return i
 
 
 _AGO = r"(\d+)\s*(s|sec|second|m|min|minute|h|hour|d|day|w|week)s?(?:\s+ago)?"
@@ -338,28 +218,25 @@ def entry_type(kind):
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")  # --role
 
 
-class Match:
-    __slots__ = ("session", "entry", "kind", "ts", "on_path", "number", "line")
-
-    def __init__(self, session, entry, kind, ts, on_path, number, line):
-        self.session = session  # the catalogue row of the session (a dict)
-        self.entry = entry
-        self.kind = kind  # a message's role, another entry's type (entry_type: its type)
-        self.ts = ts
-        self.on_path = on_path
-        self.number = number
-        self.line = line
-
-
 def entry_filter(roles=(), types=(), since=None, until=None):
-    """A test of (kind, ts) for --role, --type, --since and --until."""
+    """A test of (kind, ts) for --role, --type, --since and --until; None without them."""
     roles, types = set(roles), set(types)
+    if not (roles or types or since is not None or until is not None):
+        return None
+
+    typed = {}  # a kind (a str: the file may hold anything) -> whether --type keeps it (entry_type, once a kind)
 
     def keep(kind, ts):
         if roles and kind not in roles:
             return False
-        if types and entry_type(kind) not in types:
-            return False
+        if types:
+            kept = typed.get(kind) if kind.__class__ is str else None
+            if kept is None:
+                kept = entry_type(kind) in types
+                if kind.__class__ is str:
+                    typed[kind] = kept
+            if not kept:
+                return False
         if since is not None and (ts is None or ts < since):
             return False
         if until is not None and (ts is None or ts > until):
@@ -368,16 +245,23 @@ def entry_filter(roles=(), types=(), since=None, until=None):
     return keep
 
 
-def search(pattern, sessions, candidates, keep):
-    """The Matches of `pattern` among `candidates` ((gen, row, offset, length, kind, ts, id)
-    each, and the entry's text when the catalogue keeps it; in file order within a session)
-    in `sessions` (gen -> catalogue row, in the order wanted), matched line by line against
-    the text kept, else against the text read again from the file. A regular expression
-    runs under its time budget (stree.core.budget), which a fixed string does not need."""
+def search(pattern, sessions, candidates, keep=None):
+    """(session row, hits) of each session of `sessions` (gen -> catalogue row, in the order
+    wanted) holding a line `pattern` matches, as found; hits: (candidate, whether it is on the
+    session's active path, lines: pattern.lines) of each matching entry, in file order.
+    The candidates ((gen, row, offset, length, kind, ts, id) each, and the entry's text when
+    the catalogue keeps it; in file order within a session) are those `keep(kind, ts)` keeps
+    (entry_filter; None: all), matched against the text kept, else against the text read again
+    from the file. A regular expression runs under its time budget (stree.core.budget), which
+    a fixed string does not need."""
     by_gen = {}
     for c in candidates:
-        if keep(c[4], c[5]):
-            by_gen.setdefault(c[0], []).append(c)
+        if keep is None or keep(c[4], c[5]):
+            found = by_gen.get(c[0])
+            if found is None:
+                by_gen[c[0]] = [c]
+            else:
+                found.append(c)
     return _watched(pattern, sessions, by_gen) if pattern.regex else _search(pattern, sessions, by_gen)
 
 
@@ -389,8 +273,6 @@ def _watched(pattern, sessions, by_gen):
 
 
 def _search(pattern, sessions, by_gen):
-    from array import array
-
     if sum(len(found) for found in by_gen.values() if len(found[0]) < 8) >= FAST_FROM:
         from ..format.decode import fast_decoder
 
@@ -400,11 +282,31 @@ def _search(pattern, sessions, by_gen):
         found = by_gen.get(gen)
         if not found:
             continue
-        on_path = {c[1] for c in found}.intersection(array("i", row.get("path_rows") or b""))  # (no set of the path)
-        texts = ((c, c[7]) for c in found) if len(found[0]) > 7 else _texts(row, found)
-        for c, text in texts:
-            for number, line in lines(text):
-                yield Match(row, c[6], c[4], c[5], c[1] in on_path, number, line)
+        if len(found[0]) > 7:  # (the text kept)
+            hits = [(c, got) for c in found if (got := lines(c[7]))]
+        else:
+            hits = [(c, got) for c, text in _texts(row, found) if (got := lines(text))]
+        if hits:  # (its active path read only for a session with a line to show)
+            STATS["paths"] += 1
+            yield row, marked(row.get("path_rows") or b"", hits)
+
+
+_BOM = (0xFEFF).to_bytes(4, byteorder)  # (path_rows's int32s decoded as UTF-32 in the machine's order: the
+#   codec Python decodes without importing one, told the order by a mark before them)
+
+
+def marked(path_rows, hits):
+    """(candidate, whether it is on the active path, lines) of each of `hits` ((candidate,
+    lines)), by the rows of the path (`path_rows`: int32 each, in the machine's order, as
+    array("i") writes them). Read as a text of a character per row, where each entry's row is a
+    search in C (chr(row) in it), no Python int made per row of the path; a row past the last
+    code point (a session of more than 1,114,111 entries) has them compared as ints."""
+    try:
+        path = str(_BOM + path_rows, "utf-32", "surrogatepass")
+        return [(c, chr(c[1]) in path, lines) for c, lines in hits]
+    except (UnicodeDecodeError, ValueError):
+        rows = set(memoryview(path_rows).cast("i"))
+        return [(c, c[1] in rows, lines) for c, lines in hits]
 
 
 def _texts(row, found):

@@ -17,7 +17,7 @@ class Grep:
     def __init__(self, pattern, *, regex=False, ignore_case=False, word=False, roles=(), types=(), since=None,
                  until=None, cwd=None, files_only=False, count=False, max_count=None, session_path=None,
                  agent=None, agent_dir=None, no_cache=False):
-        from .grep_match import Pattern, entry_filter, parse_when
+        from .grep_match import STATS, Pattern, entry_filter, parse_when
 
         if files_only and count:
             raise UsageError("-l and -c do not go together")
@@ -39,65 +39,90 @@ class Grep:
             self.sessions = {g: r for g, r in self.sessions.items()
                              if _cwd_of(r) is not None and resolved(_cwd_of(r)) == want}
         self.ids = sorted({r["id"] or "" for r in self.sessions.values()})  # (short_id's, as ls's shortest_prefixes)
-        self.short = {}
+        self.short = {}  # id -> short_id's answer
+        self.at = self.shortest = None  # id -> its place in self.ids; sessionfiles.shortest_prefix
+        self.stats = STATS  # (the work counted: grep_match.STATS)
         self.found = 0  # matching lines seen
 
-    def records(self, machine=True):
-        """(record, Match) per matching line, or (session record, None) with -l / -c, as found.
-        Not `machine` (human output, which prints the Match): None for a matching line's record."""
+    def hits(self):
+        """(session row, hits) of each session with a matching line, as found (grep_match.search:
+        hits are (candidate, on the active path, [(line number, line), ...]) per matching
+        entry), counted in self.found; -m cuts them after that many lines (not with -l)."""
         from .grep_match import search
 
-        matches = search(self.pattern, self.sessions, self.candidates, self.keep)
-        if not (self.files_only or self.count or self.max_count):  # (every line, as found)
-            for m in matches:
-                self.found += 1
-                yield (match_record(m) if machine else None), m
+        left = 0 if self.files_only else self.max_count or 0  # lines still wanted (0: no limit)
+        for row, hits in search(self.pattern, self.sessions, self.candidates, self.keep):
+            n = 0
+            for hit in hits:
+                n += len(hit[2])
+            if left:
+                if n >= left:
+                    self.found += left
+                    yield row, _first_lines(hits, left)
+                    return
+                left -= n
+            self.found += n
+            yield row, hits
+
+    def records(self):
+        """The records of `stree grep --json`, as found: one per matching line, or with -l / -c
+        one per matching session (-c: when all are counted)."""
+        if self.files_only:
+            for row, _ in self.hits():
+                yield session_record(row, 1)
             return
-        per_session = {}
-        for m in matches:
-            self.found += 1
-            if self.files_only or self.count:
-                gen = m.session["gen"]
-                per_session[gen] = per_session.get(gen, 0) + 1
-                if self.files_only:
-                    if per_session[gen] == 1:
-                        yield session_record(m.session, 1), None
-                elif self.max_count and self.found >= self.max_count:
-                    break
-                continue
-            yield (match_record(m) if machine else None), m
-            if self.max_count and self.found >= self.max_count:
-                break
         if self.count:
-            for gen, row in self.sessions.items():
-                if gen in per_session:
-                    yield session_record(row, per_session[gen]), None
+            counted = [(row, sum(len(hit[2]) for hit in hits)) for row, hits in self.hits()]
+            for row, n in counted:
+                yield session_record(row, n)
+            return
+        from ..format.timestamp import iso_millis
+        from .grep_match import entry_type
+
+        kinds = {}  # a kind (a str: the file may hold anything) -> its role and type
+        for row, hits in self.hits():
+            sid = row["id"] or ""
+            part = session_part(sid)
+            session = {"session": sid, "path": row["path"], "agent": row["agent"], "state": row["state"]}
+            for c, on_path, lines in hits:
+                kind, ts, entry = c[4], c[5], c[6]
+                known = kinds.get(kind) if kind.__class__ is str else None
+                if known is None:
+                    etype = entry_type(kind)
+                    known = {"role": kind if etype == "message" else None, "type": etype}
+                    if kind.__class__ is str:
+                        kinds[kind] = known
+                head = {**session, "entry": entry, "rev": f"{part}:{entry}", **known, "onPath": on_path}
+                stamp = iso_millis(ts) if ts is not None else None
+                for number, line in lines:
+                    yield {**head, "lineNumber": number, "line": line, "timestamp": stamp}
 
     def short_id(self, sid):
         """The shortest prefix of a session id among the sessions searched (worked out for
-        the sessions printed only)."""
+        the sessions printed only, each once)."""
         short = self.short.get(sid)
         if short is None:
-            from bisect import bisect_left
+            if self.at is None:  # (the first asked: where each id is, and the helper, once)
+                from .sessionfiles import shortest_prefix
 
-            from .sessionfiles import shortest_prefix
-
-            i = bisect_left(self.ids, sid)
-            short = shortest_prefix(self.ids, sid) if i < len(self.ids) and self.ids[i] == sid else sid
-            self.short[sid] = short
+                self.at = {id: i for i, id in enumerate(self.ids)}
+                self.shortest = shortest_prefix
+            self.stats["ids"] += 1
+            at = self.at.get(sid)
+            short = self.short[sid] = sid if at is None else self.shortest(self.ids, sid, at=at)
         return short
 
 
-def match_record(m):
-    from ..format.timestamp import iso_millis
-    from .grep_match import entry_type
-
-    sid = m.session["id"] or ""
-    etype = entry_type(m.kind)
-    return {"session": sid, "path": m.session["path"], "agent": m.session["agent"], "state": m.session["state"],
-            "entry": m.entry, "rev": session_rev(sid, m.entry), "role": m.kind if etype == "message" else None,
-            "type": etype, "onPath": m.on_path, "lineNumber": m.number, "line": m.line,
-            "timestamp": iso_millis(m.ts) if m.ts is not None else None}
+def _first_lines(hits, n):
+    """The hits of a session cut after their first `n` lines."""
+    out = []
+    for c, on_path, lines in hits:
+        if len(lines) >= n:
+            out.append((c, on_path, lines[:n]))
+            return out
+        out.append((c, on_path, lines))
+        n -= len(lines)
+    return out
 
 
 def session_record(row, n):
@@ -126,10 +151,6 @@ def session_part(sid):
     data = sid.encode("utf-8", errors="surrogatepass")
     every = len(sid) < 4
     return "".join(chr(b) if b in _SAFE and not every else f"%{b:02X}" for b in data)
-
-
-def session_rev(sid, entry):
-    return f"{session_part(sid)}:{entry}"
 
 
 def split_rev(text):

@@ -124,23 +124,24 @@ def agent_of(path, agent=None):
 def shortest_prefixes(ids, minimum=8):
     """id -> its shortest prefix (at least `minimum` characters) that no other id starts with."""
     ordered = sorted(set(ids))
-    return {id: shortest_prefix(ordered, id, minimum) for id in ordered}
+    return {id: shortest_prefix(ordered, id, minimum, at) for at, id in enumerate(ordered)}
 
 
-def shortest_prefix(ordered, id, minimum=8):
+def shortest_prefix(ordered, id, minimum=8, at=None):
     """The shortest prefix of `id` (at least `minimum` characters) that no other id of
-    `ordered` (sorted, without repeats, `id` among them) starts with."""
-    from bisect import bisect_left
+    `ordered` (sorted, without repeats, `id` among them, at `at` when known) starts with."""
+    if at is None:
+        from bisect import bisect_left
 
-    i = bisect_left(ordered, id)
+        at = bisect_left(ordered, id)
     need = minimum
-    for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
-        if other is None:
-            continue
-        common = 0
-        for a, b in zip(id, other):
+    for other in (ordered[at - 1] if at else None, ordered[at + 1] if at + 1 < len(ordered) else None):
+        if other is None or other[:need] != id[:need]:
+            continue  # (they differ within the prefix needed already)
+        common = need
+        for a, b in zip(id[need:], other[need:]):
             if a != b:
                 break
             common += 1
-        need = max(need, common + 1)
+        need = common + 1
     return id[:need]

@@ -8,6 +8,8 @@ def stats_line(report):
     """The line STREE_DEBUG_STATS prints at the end of a command."""
     import resource
 
+    from ..storage import counters
+
     unit = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     line = (f"stree: stats: parsed {report.parsed} lines, index {report.index}, decoded {report.decoded} entries, "
@@ -17,11 +19,12 @@ def stats_line(report):
         line += f", graph rows drawn {graph['drawn']}, kept {graph['kept']} ({graph['how']})"
         if report.levels is not None:
             line += f", connector levels walked {report.levels}"
-        from ..storage import counters
-
         walk = counters("walk")
         if walk is not None and walk["given"]:  # (stree.output.graph_walk: the layout made as rows are read)
             line += f", entries tested {walk['given']} and parent bytes searched {walk['searched']} for the rows laid out"
+    grep = counters("grep")
+    if grep is not None and grep["paths"]:  # (stree.core.grep_match: a session's work done once, not per line)
+        line += f", active paths read {grep['paths']}, short ids worked out {grep['ids']}"
     if report.indexed is not None:
         line += f", sessions indexed {report.indexed}"
     if report.walked is not None:

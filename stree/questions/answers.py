@@ -100,7 +100,7 @@ def rev_parse(place, revisions=None, verify=False):
 def grep(place, pattern, **args):
     """The records of `stree grep --json`: one per matching line, or per session (files_only,
     count)."""
-    return [rec for rec, _ in searched(place, pattern, **args).records()]
+    return list(searched(place, pattern, **args).records())
 
 
 def searched(place, pattern, ignore_case=False, word=False, regex=False, files_only=False, count=False,

@@ -111,3 +111,26 @@ def test_grep_filters_by_date_and_cwd(stree, isolated_home):
         sorted(str(d / n) for n in ("early.jsonl", "late.jsonl"))
     bad = stree("grep", "-E", "(")
     assert bad.code == 2 and "not a valid regular expression" in bad.err
+
+
+def test_a_role_the_file_wrote_as_a_list_or_a_number_is_grepped_as_any_other(stree, isolated_home):
+    """A message's role is whatever its line holds: a list or a number is printed as text (ROLE)
+    and given as it is (--json), by every front end, as a string role is."""
+    from builders import SessionBuilder
+
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    b = SessionBuilder()
+    b.user("a kiwi first")
+    b.append("message", message={"role": ["user"], "content": "a kiwi in a list role", "timestamp": 1})
+    b.append("message", message={"role": 7, "content": "a kiwi in a number role", "timestamp": 1})
+    b.write(d / "odd.jsonl")
+    for fast in ({}, {"STREE_NO_FAST": "1"}):
+        r = stree("grep", "kiwi", env=fast)
+        assert r.code == 0, r
+        assert [line.split(": ", 1)[1] for line in r.out.splitlines()] == \
+            ["a kiwi first", "a kiwi in a list role", "a kiwi in a number role"]
+        roles = [line.split(" ", 2)[2].split(": ", 1)[0] for line in r.out.splitlines()]
+        assert roles[0] == "user" and roles[1] != roles[2] and "user" in roles[1] and roles[2] == "7"
+    records = [json.loads(x) for x in stree("grep", "--json", "kiwi").out.splitlines()]
+    assert [rec["role"] for rec in records] == ["user", ["user"], 7]

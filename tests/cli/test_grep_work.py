@@ -233,3 +233,47 @@ def test_the_plain_grep_ends_its_process_having_said_where_its_output_went(stree
     assert p.returncode == 4 and p.stderr.startswith(b"stree: error:") and b"Traceback" not in p.stderr, p.stderr
     p = subprocess.run([sys.executable, "-m", "stree", "grep", word], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert (p.returncode, p.stdout.count(b"\n"), p.stderr) == (0, lines, b"")
+
+
+def grep_work(r):
+    """(active paths read, short ids worked out) of STREE_DEBUG_STATS's line (stree.core.grep_match.STATS)."""
+    line = [x for x in r.err.splitlines() if x.startswith("stree: stats:")][-1]
+    words = line.replace(",", "").split()
+    return int(words[words.index("paths") + 2]), int(words[words.index("ids") + 3])
+
+
+def test_a_sessions_part_of_each_line_is_worked_out_once_per_session(stree, isolated_home):
+    """Of the 38 lines two sessions print, each session's active path is read once (for the @ or
+    . of each line) and its short id worked out once (for its SESSION part), not once a line; a
+    session whose entries the index proposed but none of whose lines match has neither."""
+    from builders import SessionBuilder
+
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    text = "\n".join(f"step {k}: the alpha beta check" for k in range(3))
+    many = SessionBuilder(id="0199aaaa-0000-7000-8000-000000000001")
+    fork = many.user(text)
+    for _ in range(5):  # (a branch the leaf leaves: off the active path)
+        many.user(text)
+    many.at(fork)
+    for _ in range(6):
+        many.user(text)
+    many.write(d / "many.jsonl")
+    few = SessionBuilder(id="0199aaaa-0000-7000-8000-000000000002", start_ms=1_796_000_000_000)
+    few.user("alpha beta\nagain: alpha beta")
+    few.write(d / "few.jsonl")
+    none = SessionBuilder(id="0199bbbb-0000-7000-8000-000000000003", start_ms=1_797_000_000_000)
+    none.user("beta, then alpha")  # (both words: a candidate of the index, without a line to show)
+    none.write(d / "none.jsonl")
+    assert stree("ls", "--all").code == 0
+    for fast in ({}, {"STREE_NO_FAST": "1"}):
+        r = stree("grep", "alpha beta", env={"STREE_DEBUG_STATS": "1", **fast})
+        assert r.code == 0, r
+        lines = r.out.splitlines()
+        assert len(lines) == 38
+        marks = [line.split(" ")[1] for line in lines]  # (SESSION:ENTRY MARK ROLE: LINE)
+        assert (marks.count("@"), marks.count(".")) == (7 * 3 + 2, 5 * 3)  # (the fork and the 6 after it; `few`)
+        assert grep_work(r) == (2, 2)
+    r = stree("grep", "--json", "alpha beta", env={"STREE_DEBUG_STATS": "1"})
+    assert len(r.out.splitlines()) == 38
+    assert grep_work(r) == (2, 0)  # (--json prints whole ids: none worked out)

@@ -110,7 +110,7 @@ def _answer(pattern, agent, no_cache):
     from stree.core.grep_sessions import Grep
 
     q = Grep(pattern, regex=True, agent="pi", agent_dir=str(agent), no_cache=no_cache)
-    return sorted((r["session"], r["entry"], r["lineNumber"]) for r, _ in q.records())
+    return sorted((r["session"], r["entry"], r["lineNumber"]) for r in q.records())
 
 
 def test_fuzzed_patterns_get_the_same_answer_from_the_catalogue_and_without_it(isolated_home):

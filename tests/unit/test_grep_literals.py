@@ -1,4 +1,4 @@
-"""The words a grep pattern must contain (core.grep_match.required_literals), by which the
+"""The words a grep pattern must contain (core.grep_literals.required_literals), by which the
 catalogue narrows the sessions it reads: never a word a match can lack. Random patterns over a
 small alphabet of literals and regex syntax, random texts, and re itself as the judge."""
 
@@ -7,7 +7,7 @@ import warnings
 
 from hypothesis import given, settings, strategies as st
 
-from stree.core.grep_match import required_literals
+from stree.core.grep_literals import required_literals
 
 PIECES = ["a", "b", "ab", "ba", "x", "|", "(", ")", "(?:", "[", "]", "[^", "^", "]", "\\", "\\(", "\\|",
           "\\[", "\\]", "?", "*", "+", "{0,2}", "{2}", ".", "-", "(?i)", "\\b", "\\d", " "]
