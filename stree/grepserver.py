@@ -85,6 +85,8 @@ def ask(argv):
     import _socket
     import marshal
 
+    if not hasattr(_socket, "AF_UNIX") or not hasattr(os, "posix_spawn"):  # (Windows: no server)
+        return None
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         try:
