@@ -92,11 +92,17 @@ def run(argv):
 
 def printed(text):
     """Write grep's output: None once it is out, else the exit code (stree's one error
-    boundary: a reader gone is not an error). Also the grep server's answers (stree.grepserver)."""
+    boundary: a reader gone is not an error). Also the grep server's answers (stree.grepserver),
+    as the bytes this stdout would write."""
     from .errors import guarded
     from .format.terminal import write
 
     def out():
+        if text.__class__ is bytes:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+            sys.stdout.buffer.flush()
+            return
         write(text)
         sys.stdout.flush()  # (here, not at exit: the process ends without finalization, stree.entrypoint)
 

@@ -8,8 +8,9 @@ The server pays them once. It answers only the plain grep into a pipe (stree.fas
 same command lines, with the same code, so the same lines, errors and exit codes), of this
 machine's catalogue.
 
-    client (ask)    the command line and working directory, to <cache>/grep-XXXXXXXX.sock;
-                    the answer (exit code, stdout, stderr) written here
+    client (ask)    the command line, working directory and stdout's encoding, to
+                    <cache>/grep-XXXXXXXX.sock; the answer (exit code, stdout's bytes,
+                    stderr) written here
     server (serve)  `stree __grep-server SOCKET`, detached (its own session, no terminal,
                     /dev/null for its standard streams), started by the first grep that
                     finds none
@@ -74,7 +75,8 @@ def ask(argv):
     answer it in this process (a server is started when none is running)."""
     from .fastgrep import ENV_OFF, parse
 
-    if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty() or parse(argv) is None:
+    if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty() or parse(argv) is None \
+            or getattr(sys.stdout, "buffer", None) is None:
         return None
     from .errors import StreeError
 
@@ -94,7 +96,8 @@ def ask(argv):
         except OSError:  # none listening: this grep is answered here, the next one by a server
             start(path)
             return None
-        sock.sendall(marshal.dumps((PROTOCOL, list(argv), os.getcwd())))
+        sock.sendall(marshal.dumps((PROTOCOL, list(argv), os.getcwd(), sys.stdout.encoding or "utf-8",
+                                    sys.stdout.errors or "strict")))
         sock.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:
@@ -110,7 +113,7 @@ def ask(argv):
         code, out, err = marshal.loads(b"".join(chunks))
     except (EOFError, ValueError, TypeError):  # (a server that ended mid-answer)
         return None
-    if code is None or code.__class__ is not int or out.__class__ is not str or err.__class__ is not str:
+    if code is None or code.__class__ is not int or out.__class__ is not bytes or err.__class__ is not str:
         return None
     from .fastgrep import printed
 
@@ -241,13 +244,14 @@ def _answer(conn, code):
         if size > MAX_REQUEST:
             return
     try:
-        protocol, argv, cwd = marshal.loads(b"".join(chunks))
-    except (EOFError, ValueError, TypeError):
+        protocol, argv, cwd, encoding, errors = marshal.loads(b"".join(chunks))
+        "".encode(encoding, errors)  # (a codec and an error handler Python knows)
+    except (EOFError, ValueError, TypeError, LookupError):
         return
-    reply = (None, "", "")
+    reply = (None, b"", "")
     if protocol == PROTOCOL and argv.__class__ is list and all(a.__class__ is str for a in argv) \
             and cwd.__class__ is str and not _code(code):
-        out, err = io.StringIO(), io.StringIO()
+        out, err = _Captured(), io.StringIO()
         environ, here, streams = dict(os.environ), os.getcwd(), (sys.stdout, sys.stderr)
         try:
             os.chdir(cwd)
@@ -261,8 +265,38 @@ def _answer(conn, code):
             os.environ.update(environ)  # (--catalog sets STREE_CATALOG for the request's layers)
             os.chdir(here)
         if status is not None:
-            reply = (status, out.getvalue(), err.getvalue())
+            reply = (status, _encoded("".join(out.parts), encoding, errors), err.getvalue())
     conn.sendall(marshal.dumps(reply))  # (within the same 10 s: a client that stopped reading is let go)
+
+
+def _encoded(text, encoding, errors):
+    """The bytes the client's stdout would write for `text` (stree.format.terminal.write: what
+    its encoding cannot carry is replaced), made here: the client writes them as they are."""
+    try:
+        return text.encode(encoding, errors)
+    except UnicodeEncodeError:
+        return text.encode(encoding, "replace")
+
+
+class _Captured:
+    """A request's stdout: the text written, kept as it was given (a grep writes its lines in
+    one piece: no copy into a buffer, which for tens of thousands of lines cost more than
+    the search)."""
+
+    encoding = "utf-8"
+
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
 
 
 def _shared(argv):

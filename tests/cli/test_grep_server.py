@@ -201,3 +201,19 @@ def test_asked_for_in_the_config_and_refused_by_the_environment(sessions, cache,
     assert r.code == 0 and by_server
     r, by_server = served(cache, PLANTED, env={"STREE_GREP_SERVER": ""})
     assert r.code == 0 and not by_server  # (an empty value is not 1/true/yes/on)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii", "latin-1"])
+def test_a_stdout_that_cannot_carry_a_character_gets_it_replaced_as_without_the_server(sessions, cache, encoding):
+    text = sessions[1].read_text().splitlines()
+    leaf = json.loads(text[-1])["id"]
+    with open(sessions[1], "a") as f:
+        f.write(dumps({"type": "message", "id": "uni00001", "parentId": leaf, "timestamp": "2026-01-01T00:00:00.000Z",
+                       "message": {"role": "user", "content": f"{PLANTED} café ✓ 漢字", "timestamp": 1}}) + "\n")
+    run_process("grep", PLANTED, env=ON)
+    env = {"PYTHONIOENCODING": encoding}
+    alone = run_process("grep", PLANTED, env=env)
+    r, by_server = served(cache, PLANTED, env={**ON, **env})
+    assert by_server and (r.code, r.raw, r.err) == (alone.code, alone.raw, alone.err)
+    assert (b"caf\xe9 ?" if encoding == "latin-1" else b"caf? ? ??" if encoding == "ascii"
+            else "café ✓ 漢字".encode()) in r.raw
