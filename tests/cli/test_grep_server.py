@@ -10,15 +10,14 @@ import os
 import shutil
 import signal
 import socket
-import sys
 
 import pytest
 
 from builders import dumps
+from catalog_corpus import generated
 from conftest import ROOT, run_process
 from waiting import until
 
-PROJECT = "--home-dev-proj--"
 PLANTED = "zanzibarquux"
 ON = {"STREE_GREP_SERVER": "1"}
 
@@ -26,25 +25,7 @@ ON = {"STREE_GREP_SERVER": "1"}
 @pytest.fixture
 def sessions(isolated_home):
     """6 generated sessions, PLANTED in one entry's text of two of them."""
-    sys.path.insert(0, str(ROOT / "tools" / "bench"))
-    import io
-
-    from gen import Gen
-
-    d = isolated_home / ".pi/agent/sessions" / PROJECT
-    d.mkdir(parents=True)
-    paths = []
-    for i in range(6):
-        buf = io.StringIO()
-        Gen(70 + i, out=buf).run(60 + i)
-        lines = buf.getvalue().splitlines()
-        if i in (2, 5):
-            k = [n for n, line in enumerate(lines) if '"text":"' in line][4]
-            lines[k] = lines[k].replace('"text":"', f'"text":"{PLANTED} ', 1)
-        p = d / f"s{i}.jsonl"
-        p.write_text("\n".join(lines) + "\n")
-        paths.append(p)
-    return paths
+    return generated(isolated_home, PLANTED, {2: [4], 5: [4]}, count=6, seed=70, entries=60)
 
 
 @pytest.fixture
