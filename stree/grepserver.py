@@ -37,7 +37,7 @@ TICK = 2.0  # how often an idle server looks at its socket and the clock
 MAX_REQUEST = 1 << 20  # bytes: a longer request is not stree's client
 NAMES = ("HOME", "USERPROFILE", "LANG", "LANGUAGE", "TZ", "NO_COLOR", "TERM", "COLUMNS")
 PREFIXES = ("STREE_", "PI_", "XDG_", "LC_", "PG")  # (PG: libpq's own, should a catalogue be shared)
-# (not PYTHON*: the answer is text, which the calling process encodes for its own stdout)
+# (not PYTHON*: each request brings the encoding of its stdout, for which the answer is made)
 
 
 def enabled():
