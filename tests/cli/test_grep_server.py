@@ -8,6 +8,7 @@ test started is ended after it."""
 import json
 import os
 import shutil
+import sys
 import signal
 import socket
 
@@ -198,3 +199,17 @@ def test_a_stdout_that_cannot_carry_a_character_gets_it_replaced_as_without_the_
     assert by_server and (r.code, r.raw, r.err) == (alone.code, alone.raw, alone.err)
     assert (b"caf\xe9 ?" if encoding == "latin-1" else b"caf? ? ??" if encoding == "ascii"
             else "café ✓ 漢字".encode()) in r.raw
+
+
+def test_greps_at_once_are_each_answered_whole(sessions, cache):
+    import subprocess
+
+    first = run_process("grep", "-c", "the", env=ON)
+    until(lambda: sockets(cache), "the grep server's socket")
+    env = {**os.environ, **ON}
+    procs = [subprocess.Popen([sys.executable, "-m", "stree", "grep", "-c", "the"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(8)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert (proc.returncode, out.decode(), err.decode()) == (0, first.out, "")
+    assert len(servers(cache)) == 1
