@@ -211,8 +211,8 @@ def serve(argv):
             try:
                 if _peer_is_me(conn):
                     _answer(conn, code)
-            except OSError:
-                pass  # (a client gone: nothing to answer)
+            except Exception:  # (a client gone, a request it could not make: the next one is answered)
+                pass
             finally:
                 conn.close()
             last = time.monotonic()
@@ -228,6 +228,7 @@ def serve(argv):
 
 def _answer(conn, code):
     """Read one request, answer it (None: the client answers it itself)."""
+    import codecs
     import io
     import marshal
 
@@ -245,7 +246,8 @@ def _answer(conn, code):
             return
     try:
         protocol, argv, cwd, encoding, errors = marshal.loads(b"".join(chunks))
-        "".encode(encoding, errors)  # (a codec and an error handler Python knows)
+        codecs.lookup(encoding)  # (a codec and an error handler Python knows)
+        codecs.lookup_error(errors)
     except (EOFError, ValueError, TypeError, LookupError):
         return
     reply = (None, b"", "")

@@ -213,3 +213,19 @@ def test_greps_at_once_are_each_answered_whole(sessions, cache):
         out, err = proc.communicate(timeout=120)
         assert (proc.returncode, out.decode(), err.decode()) == (0, first.out, "")
     assert len(servers(cache)) == 1
+
+
+def test_a_request_with_an_unknown_encoding_is_let_go_and_the_server_answers_the_next(sessions, cache):
+    import marshal
+
+    run_process("grep", PLANTED, env=ON)
+    until(lambda: sockets(cache), "the grep server's socket")
+    for encoding, errors in (("no-such-codec", "strict"), ("ascii", "no-such-handler"), (7, None)):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(str(sockets(cache)[0]))
+        s.sendall(marshal.dumps((1, ["grep", "café"], "/", encoding, errors)))
+        s.shutdown(socket.SHUT_WR)
+        assert s.recv(100) == b""
+        s.close()
+    r, by_server = served(cache, PLANTED)
+    assert by_server and r.code == 0 and r.out.count(PLANTED) == 2
