@@ -24,6 +24,8 @@ ENV_HELP = f"""\
   STREE_CATALOG                a shared catalogue, postgresql://... (same as --catalog)
   STREE_LIBPQ                  the libpq file grep reads a shared catalogue with (default: psycopg[binary]'s,
                                else libpq.so.5; one that does not load, e.g. none: psycopg)
+  STREE_GREP_SERVER            1: a resident process answers plain greps into a pipe (0: not; default: the
+                               config's grep_server); it ends after STREE_GREP_SERVER_IDLE seconds idle (600)
   STREE_CACHE_DIR              where indexes and kept graphs live (default: <platform cache dir>/stree/index)
   STREE_JOBS                   processes that parse a file without an index (default: one per core; 1: no workers)
   STREE_JSON                   pure: never decode with msgspec (the `fast` extra); msgspec: even a short file

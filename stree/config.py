@@ -10,6 +10,7 @@
     system_prompt = "~/prompts/pi.md"   # context --as: the instructions (the session has none)
     tools = "~/prompts/tools.json"      # context --as: tool definitions (default: pi's built-in)
     catalog = "postgresql://me@db.example/stree"   # a team's shared catalogue (stree catalog)
+    grep_server = true                  # a resident process answers plain greps (stree.grepserver)
     hook_env = ["EDITOR"]               # variables hooks see besides PATH, HOME, locale, TERM
 
     [anthropic]                         # used when that provider is chosen
@@ -24,7 +25,7 @@ KEYS = {
     "provider": str, "model": str, "base_url": str, "api_key_env": str, "timeout": (int, float), "max_time": (int, float),
     "context_window": int, "stream": bool, "max_retries": int, "retry_max_time": (int, float),
     "max_tokens_field": str, "reasoning": bool, "thinking_level": str, "system_prompt": str, "tools": str,
-    "catalog": str,
+    "catalog": str, "grep_server": bool,
     "hook_env": list,  # names of the variables passed on to hooks besides the basics (core.hooks)
 }
 SECTIONS = ("openai", "anthropic", "extractive")

@@ -81,16 +81,25 @@ def _main():
         from .complete import main as complete
 
         return complete(sys.argv[2:])
+    if sys.argv[1:2] == ["__grep-server"]:  # the grep server, started by a grep (stree.grepserver)
+        from .grepserver import serve
+
+        _DONE.append("grep-server")
+        return serve(sys.argv[2:])
     if "--graph" in sys.argv:
         status = _kept_graph(sys.argv[1:])
         if status is not None:
             return status
     if "grep" in sys.argv[1:8] and (sys.argv[1] == "grep" or sys.argv[1].startswith(("--catalog", "--agent-dir",
                                                                                         "--session-dir"))):
-        # a plain grep into a pipe (stree.fastgrep), of a shared catalogue too
-        from .fastgrep import run as grep
+        # a plain grep into a pipe (stree.fastgrep), of a shared catalogue too; by the grep server when asked for
+        from .grepserver import ask, enabled
 
-        code = grep(sys.argv[1:])
+        code = ask(sys.argv[1:]) if enabled() else None
+        if code is None:
+            from .fastgrep import run as grep
+
+            code = grep(sys.argv[1:])
         if code is not None:
             _DONE.append("grep")
             return code

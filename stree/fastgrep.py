@@ -77,14 +77,9 @@ def run(argv):
         return None
     if text is None:
         return None
-    from .errors import NEGATIVE, OK, guarded
-    from .format.terminal import write
+    from .errors import NEGATIVE, OK
 
-    def out():
-        write(text)
-        sys.stdout.flush()  # (here, not at exit: the process ends without finalization, stree.entrypoint)
-
-    code = guarded(out, inert)  # (stree's one error boundary: a reader gone is not an error)
+    code = printed(text)
     if code is not None:
         return code
     if os.environ.get("STREE_DEBUG_STATS"):
@@ -93,6 +88,25 @@ def run(argv):
 
         print(stats_line(COMMAND), file=sys.stderr)
     return OK if found else NEGATIVE
+
+
+def printed(text):
+    """Write grep's output: None once it is out, else the exit code (stree's one error
+    boundary: a reader gone is not an error). Also the grep server's answers (stree.grepserver),
+    as the bytes this stdout would write."""
+    from .errors import guarded
+    from .format.terminal import write
+
+    def out():
+        if text.__class__ is bytes:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+            sys.stdout.buffer.flush()
+            return
+        write(text)
+        sys.stdout.flush()  # (here, not at exit: the process ends without finalization, stree.entrypoint)
+
+    return guarded(out, inert)
 
 
 def _search(got, pattern):

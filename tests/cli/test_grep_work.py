@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from builders import dumps
+from catalog_corpus import generated
 from clock import past_the_tick
-from conftest import ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +28,7 @@ def each_command_past_the_tick(monkeypatch, tmp_path):
 
     clock.each_command_past_the_tick(monkeypatch, tmp_path)
 
-PROJECT = "--home-dev-proj--"
+
 PLANTED = "zanzibarquux"
 
 
@@ -41,26 +41,7 @@ def stats(r):
 @pytest.fixture
 def sessions(isolated_home):
     """8 generated sessions; 3 of them with PLANTED in one entry's text (two in one session)."""
-    sys.path.insert(0, str(ROOT / "tools" / "bench"))
-    import io
-
-    from gen import Gen
-
-    d = isolated_home / ".pi/agent/sessions" / PROJECT
-    d.mkdir(parents=True)
-    paths = []
-    for i in range(8):
-        buf = io.StringIO()
-        Gen(50 + i, out=buf).run(80 + i)
-        lines = buf.getvalue().splitlines()
-        if i in (1, 4, 6):
-            texts = [k for k, line in enumerate(lines) if '"text":"' in line]
-            for k in texts[5:7] if i == 4 else texts[5:6]:
-                lines[k] = lines[k].replace('"text":"', f'"text":"{PLANTED} ', 1)
-        p = d / f"s{i}.jsonl"
-        p.write_text("\n".join(lines) + "\n")
-        paths.append(p)
-    return paths
+    return generated(isolated_home, PLANTED, {1: [5], 4: [5, 6], 6: [5]}, count=8, seed=50, entries=80)
 
 
 def printed_entries(out):

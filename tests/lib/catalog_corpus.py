@@ -1,7 +1,7 @@
 """Sessions in a temporary HOME for the catalogue's tests and grep's: a small one of pi's
-(`session`), under pi's directory of one project (PROJECT), and a random corpus of hostile text
-(`build_corpus`) with the text grep searches in each entry, computed from the JSON
-(`brute_text`)."""
+(`session`), under pi's directory of one project (PROJECT), sessions of the bench's generator
+with a word planted (`generated`), and a random corpus of hostile text (`build_corpus`) with
+the text grep searches in each entry, computed from the JSON (`brute_text`)."""
 
 import json
 
@@ -17,6 +17,34 @@ def session(id, text="hello", n=3, cwd="/home/dev/proj", start=1_795_000_000_000
         b.user(f"{text} question {i}")
         b.assistant(f"{text} answer {i}")
     return b
+
+
+def generated(home, word, planted, count, seed, entries):
+    """`count` sessions of tools/bench/gen.py (session i: seed + i, entries + i entries) under
+    pi's directory of PROJECT; `word` put at the start of text entries: planted[i] lists which
+    of session i's text entries (their places among its text entries) get it. Their paths."""
+    import io
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tools" / "bench"))
+    from gen import Gen
+
+    d = home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    paths = []
+    for i in range(count):
+        buf = io.StringIO()
+        Gen(seed + i, out=buf).run(entries + i)
+        lines = buf.getvalue().splitlines()
+        texts = [k for k, line in enumerate(lines) if '"text":"' in line]
+        for n in planted.get(i, ()):
+            lines[texts[n]] = lines[texts[n]].replace('"text":"', f'"text":"{word} ', 1)
+        path = d / f"s{i}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(path)
+    return paths
 
 
 HOSTILE = ["Straße İstanbul ıdea ſtop Kelvin", "café au lait — naïve", "tab\there", "\x1b[31mred\x1b[0m",

@@ -35,7 +35,7 @@ and built again; if that fails too the caller reads the files directly (Unavaila
 
 import os
 
-from . import usage as usagedb
+from . import resident, usage as usagedb
 from .identity import APP_ID, probe
 from .vocabulary import fresh
 from .common import (ROW_BITS, SESSION_COLUMNS, Busy, Unavailable, as_text, db_path, enc, from_text, index_text,
@@ -181,6 +181,9 @@ class Catalog:
                     pass
 
     def _connect(self):
+        self.db = resident.connection(self.path)  # (a resident process's: storage.catalog.resident)
+        if self.db is not None:
+            return
         sqlite3 = stdlib_sqlite()
 
         old = os.umask(0o077)
@@ -207,8 +210,13 @@ class Catalog:
         if tuple(cols) != SESSION_COLUMNS:
             raise _Damaged("sessions table of another shape")
         db.execute("SELECT count(*) FROM sessions").fetchone()
+        resident.keep(self.path, db)
 
     def close(self):
+        if self.db is not None and resident.is_kept(self.path, self.db):  # (left open: storage.catalog.resident)
+            if self.db.in_transaction:
+                self.rollback()
+            self.db = None
         if self.db is not None:
             try:
                 self.db.close()
@@ -218,6 +226,7 @@ class Catalog:
 
     def remove_files(self):
         """Remove the catalogue: only when its content says stree made it."""
+        resident.forget(self.path)
         whose, why = probe(self.path)
         if whose == "foreign":
             _refuse(self.path, why, self.quiet)
@@ -250,6 +259,8 @@ class Catalog:
                 if wanted is None or row["path"] in wanted:
                     out[row["path"]] = row
             return out
+        if paths is None and resident.is_kept(self.path, self.db):
+            return self.guard(resident.rows, self.path, self.db, columns, read)
         return self.guard(read)
 
     def path_rows(self, gens):
