@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from builders import dumps
-from catalog_corpus import generated
+from catalog_corpus import PROJECT, generated
 from clock import past_the_tick
 
 
