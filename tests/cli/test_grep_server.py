@@ -58,6 +58,20 @@ def servers(where):
     return found
 
 
+def connected(path):
+    """A socket connected to the server's `path`, from inside its directory (a path longer than
+    a socket address holds: a deep temporary directory)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    here = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(path.parent)
+        s.connect(path.name)
+    finally:
+        os.fchdir(here)
+        os.close(here)
+    return s
+
+
 def sockets(where):
     return sorted(where.glob("grep-*.sock")) if where.exists() else []
 
@@ -161,8 +175,7 @@ def test_a_client_that_sends_garbage_is_let_go_and_the_server_answers_the_next(s
     run_process("grep", PLANTED, env=ON)
     until(lambda: sockets(cache), "the grep server's socket")
     for junk in (b"", b"\x00garbage", b"\xff" * 5000):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(str(sockets(cache)[0]))
+        s = connected(sockets(cache)[0])
         s.sendall(junk)
         s.shutdown(socket.SHUT_WR)
         assert s.recv(100) == b""
@@ -221,11 +234,25 @@ def test_a_request_with_an_unknown_encoding_is_let_go_and_the_server_answers_the
     run_process("grep", PLANTED, env=ON)
     until(lambda: sockets(cache), "the grep server's socket")
     for encoding, errors in (("no-such-codec", "strict"), ("ascii", "no-such-handler"), (7, None)):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(str(sockets(cache)[0]))
+        s = connected(sockets(cache)[0])
         s.sendall(marshal.dumps((1, ["grep", "café"], "/", encoding, errors)))
         s.shutdown(socket.SHUT_WR)
         assert s.recv(100) == b""
         s.close()
     r, by_server = served(cache, PLANTED)
     assert by_server and r.code == 0 and r.out.count(PLANTED) == 2
+
+
+def test_a_cache_directory_deeper_than_a_socket_address_holds(sessions, isolated_home):
+    deep = isolated_home / ("d" * 60) / ("e" * 60)
+    where = deep / "stree" / "index"
+    env = {**ON, "XDG_CACHE_HOME": str(deep)}
+    try:
+        first = run_process("grep", PLANTED, env=env)
+        until(lambda: sockets(where), "the grep server's socket")
+        assert len(os.fsencode(sockets(where)[0])) > 108
+        r, by_server = served(where, PLANTED, env=env)
+        assert by_server and (r.code, r.out) == (0, first.out)
+    finally:
+        for pid in servers(where):
+            os.kill(pid, signal.SIGKILL)
