@@ -176,17 +176,15 @@ def serve(argv):
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another server of this environment is running or starting
-    try:
-        os.unlink(path)  # (a server that ended without removing it)
-    except FileNotFoundError:
-        pass
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    temp = f"{path}.{os.getpid()}.tmp"
     old = os.umask(0o177)
     try:
-        _at(path, sock.bind)
+        _at(temp, sock.bind)
     finally:
         os.umask(old)
     sock.listen(64)
+    os.replace(temp, path)  # (listening before its name is there; over a server's that was killed)
     mine = os.stat(path).st_ino
     os.chdir(directory)  # (not a client's directory, which may go away)
     from . import fastgrep  # noqa: F401  (and what a grep loads: the first answer is as quick as the next)

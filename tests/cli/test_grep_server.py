@@ -76,11 +76,22 @@ def sockets(where):
     return sorted(where.glob("grep-*.sock")) if where.exists() else []
 
 
+def listening(where):
+    """True once a server listens on a socket in `where` (not a killed server's left behind)."""
+    for path in sockets(where):
+        try:
+            connected(path).close()  # (an empty request: the server lets it go)
+            return True
+        except OSError:
+            pass
+    return False
+
+
 def served(where, *args, env=ON):
     """`stree grep ARGS` (the server asked for by `env`), once a server is listening (started
     by an earlier grep); the result, and whether the server answered (this process then
     loaded neither the search nor SQLite: PYTHONPROFILEIMPORTTIME)."""
-    until(lambda: sockets(where), "the grep server's socket")
+    until(lambda: listening(where), "a grep server listening")
     r = run_process("grep", *args, env={"PYTHONPROFILEIMPORTTIME": "1", **env})
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.err.splitlines() if line.startswith("import time:")}
     r.err = "".join(line + "\n" for line in r.err.splitlines() if not line.startswith("import time:"))
