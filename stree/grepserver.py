@@ -4,9 +4,9 @@
 A warm grep in a fresh process pays, before it finds a word, for the interpreter, stree's
 modules and SQLite, the catalogue opened and read, and SQLite's page cache filled again:
 most of its time on a rare word, and for a common one as much as the word index's answer.
-The server pays them once. It answers only the plain grep into a pipe (stree.fastgrep: the
-same command lines, with the same code, so the same lines, errors and exit codes), of this
-machine's catalogue.
+The server pays them once (the calling process still starts its interpreter). It answers
+only the plain grep into a pipe (stree.fastgrep: the same command lines, with the same code,
+so the same lines, errors and exit codes), of this machine's catalogue.
 
     client (ask)    the command line, working directory and stdout's encoding, to
                     <cache>/grep-XXXXXXXX.sock; the answer (exit code, stdout's bytes,
@@ -17,9 +17,9 @@ machine's catalogue.
 
 XXXXXXXX names what the answer depends on besides the command line: the interpreter, this
 stree's code and the environment variables stree reads (its own, the agents' homes, XDG,
-locale, time zone): another environment has a server of its own. The socket lives in stree's cache
-directory (this user's, mode 0700) with mode 0600, and the server answers only this user
-(SO_PEERCRED where the system has it).
+locale, time zone): another environment has a server of its own. The socket lives in
+stree's cache directory (this user's, mode 0700) with mode 0600, appears once the server
+listens, and the server answers only this user (SO_PEERCRED where the system has it).
 
 Anything unusual is answered in the calling process as without a server: none running yet
 (the grep that starts one), a shared catalogue (--catalog, STREE_CATALOG or the config), a
