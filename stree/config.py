@@ -92,6 +92,22 @@ def load_config(path=None):
     return config
 
 
+def grep_server():
+    """Whether a plain grep asks the grep server (stree.grepserver): STREE_GREP_SERVER
+    (1/true/yes/on: asked for; any other value: not), else the config's `grep_server`. A config
+    that cannot be read is the grep's to say: not here. Read here, beside the config, so that a
+    grep without the server loads none of its code."""
+    import os
+
+    value = os.environ.get("STREE_GREP_SERVER")
+    if value is not None:
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    try:
+        return load_config().get("grep_server") is True
+    except UsageError:
+        return False
+
+
 def _check(table, path, prefix):
     for key, value in table.items():
         if not prefix and key in SECTIONS:

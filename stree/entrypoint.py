@@ -93,9 +93,13 @@ def _main():
     if "grep" in sys.argv[1:8] and (sys.argv[1] == "grep" or sys.argv[1].startswith(("--catalog", "--agent-dir",
                                                                                         "--session-dir"))):
         # a plain grep into a pipe (stree.fastgrep), of a shared catalogue too; by the grep server when asked for
-        from .grepserver import ask, enabled
+        from .config import grep_server
 
-        code = ask(sys.argv[1:]) if enabled() else None
+        code = None
+        if grep_server():
+            from .grepserver import ask
+
+            code = ask(sys.argv[1:])
         if code is None:
             from .fastgrep import run as grep
 

@@ -11,9 +11,10 @@ so the same lines, errors and exit codes), of this machine's catalogue.
     client (ask)    the command line, working directory and stdout's encoding, to
                     <cache>/grep-XXXXXXXX.sock; the answer (exit code, stdout's bytes,
                     stderr) written here
-    server (serve)  `stree __grep-server SOCKET`, detached (its own session, no terminal,
-                    /dev/null for its standard streams), started by the first grep that
-                    finds none
+    server (serve)  the entry point's `__grep-server SOCKET` (`python -c "...main()"
+                    __grep-server SOCKET` in `ps`), detached (its own session, no
+                    terminal, /dev/null for its standard streams), started by the first
+                    grep that finds none
 
 XXXXXXXX names what the answer depends on besides the command line: the interpreter, this
 stree's code and the environment variables stree reads (its own, the agents' homes, XDG,
@@ -22,9 +23,9 @@ stree's cache directory (this user's, mode 0700) with mode 0600, appears once th
 listens, and the server answers only this user (SO_PEERCRED where the system has it).
 
 Anything unusual is answered in the calling process as without a server: none running yet
-(the grep that starts one), a shared catalogue (--catalog, STREE_CATALOG or the config), a
-grep the plain path leaves to click, stree's code changed on disk since the server started
-(it then ends), an error of any kind. The server ends after STREE_GREP_SERVER_IDLE seconds
+(the grep that starts one), a shared catalogue (--catalog, STREE_CATALOG or the config),
+STREE_DEBUG_STATS (it counts this process's work), a grep the plain path leaves to click,
+stree's code changed on disk since the server started (it then ends), an error of any kind. The server ends after STREE_GREP_SERVER_IDLE seconds
 (default 600) without a request, when its socket is removed, or when its code changes.
 """
 
@@ -38,21 +39,6 @@ MAX_REQUEST = 1 << 20  # bytes: a longer request is not stree's client
 NAMES = ("HOME", "USERPROFILE", "LANG", "LANGUAGE", "TZ", "NO_COLOR", "TERM", "COLUMNS")
 PREFIXES = ("STREE_", "PI_", "XDG_", "LC_", "PG")  # (PG: libpq's own, should a catalogue be shared)
 # (not PYTHON*: each request brings the encoding of its stdout, for which the answer is made)
-
-
-def enabled():
-    """STREE_GREP_SERVER (1/true/yes/on: asked for; anything else: not), else the config's
-    `grep_server`. A config that cannot be read is the grep's to say: not here."""
-    value = os.environ.get("STREE_GREP_SERVER")
-    if value is not None:
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    from .config import load_config
-    from .errors import StreeError
-
-    try:
-        return load_config().get("grep_server") is True
-    except StreeError:
-        return False
 
 
 def socket_path():
@@ -75,9 +61,9 @@ def ask(argv):
     answer it in this process (a server is started when none is running)."""
     from .fastgrep import ENV_OFF, parse
 
-    if any(os.environ.get(name) for name in ENV_OFF) or sys.stdout.isatty() or parse(argv) is None \
-            or getattr(sys.stdout, "buffer", None) is None:
-        return None
+    if any(os.environ.get(name) for name in ENV_OFF) or os.environ.get("STREE_DEBUG_STATS") \
+            or sys.stdout.isatty() or parse(argv) is None or getattr(sys.stdout, "buffer", None) is None:
+        return None  # (STREE_DEBUG_STATS: the work of the process it is said by, which the server's is not)
     from .errors import StreeError
 
     try:

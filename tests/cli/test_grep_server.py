@@ -78,13 +78,15 @@ def sockets(where):
 
 def listening(where):
     """True once a server listens on a socket in `where` (not a killed server's left behind)."""
-    for path in sockets(where):
-        try:
-            connected(path).close()  # (an empty request: the server lets it go)
-            return True
-        except OSError:
-            pass
-    return False
+    return any(listening_at(path) for path in sockets(where))
+
+
+def listening_at(path):
+    try:
+        connected(path).close()  # (an empty request: the server lets it go)
+        return True
+    except OSError:
+        return False
 
 
 def served(where, *args, env=ON):
@@ -267,3 +269,20 @@ def test_a_cache_directory_deeper_than_a_socket_address_holds(sessions, isolated
     finally:
         for pid in servers(where):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_debug_stats_are_said_by_the_process_whose_work_they_count(sessions, cache):
+    import subprocess
+
+    stats = {**os.environ, **ON, "STREE_DEBUG_STATS": "1"}
+    where = subprocess.run([sys.executable, "-c", "from stree.grepserver import socket_path; print(socket_path())"],
+                           env=stats, capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.Popen([sys.executable, "-m", "stree", "__grep-server", where], env=stats,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    until(lambda: listening(cache), "the server of that environment")  # (as a grep would have started it)
+    run_process("grep", PLANTED)  # (the catalogue built)
+    for _ in range(2):  # (a server's counters would add up from one grep to the next)
+        r, by_server = served(cache, PLANTED, env={**ON, "STREE_DEBUG_STATS": "1"})
+        assert r.code == 0 and not by_server
+        line = [x for x in r.err.splitlines() if x.startswith("stree: stats:")]
+        assert len(line) == 1 and "parsed 0 lines" in line[0] and "active paths read 2," in line[0], r.err

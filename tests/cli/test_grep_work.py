@@ -192,6 +192,7 @@ def test_the_plain_grep_does_not_load_click(stree, sessions, where):
     assert not imported & {"pathlib", "re", "json", "threading", "msgspec", "stree.core.entrytypes", "datetime",
                            "sqlite3"}, imported
     assert "_sqlite3" in imported
+    assert "stree.grepserver" not in imported  # (not asked for: none of its code loaded)
 
 
 @pytest.mark.parametrize("word", [PLANTED, "the"])  # (a few lines, still in the buffer; many)
