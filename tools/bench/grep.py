@@ -39,6 +39,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 from gen import Gen  # noqa: E402
+from measure import stree_command  # noqa: E402
 
 RARE = "zanzibarquux"
 COMMON = "quokkamarker"
@@ -105,12 +106,6 @@ def _wait_for_socket(home, deadline=30.0):
     end = time.monotonic() + deadline
     while not list((home / ".cache").rglob("grep-*.sock")) and time.monotonic() < end:
         time.sleep(0.05)
-
-
-def stree_command():
-    """How a user runs stree: the `stree` script beside this Python, else `python -m stree`."""
-    script = Path(sys.executable).parent / "stree"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "stree"]
 
 
 def main(argv):
