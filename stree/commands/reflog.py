@@ -2,7 +2,7 @@ import click
 
 from .options import output_options
 from ..output.fields import describe
-from ..core.leaf import leaf_moves
+from ..core.leaf import iter_leaf_moves
 from ..core.preview import Previewer
 from ..format.terminal import inert
 
@@ -44,11 +44,15 @@ def command(env, max_count, json_mode, fmt, nul):
     """Show the leaf's past positions, newest first."""
     session, tree = env.load()
     out = env.output(json_mode, fmt, nul, REFLOG_FIELDS)
-    moves = leaf_moves(tree)
+    moves = iter_leaf_moves(tree)  # (made as they are printed: a long session has as many as entries)
+    if max_count is not None:
+        from itertools import islice
+
+        moves = islice(moves, max_count)
     previewer = Previewer(tree)
-    for n, move in enumerate(moves[:max_count] if max_count is not None else moves):
+    for n, move in enumerate(moves):
         if move.kind == "commit":
-            subject = inert(previewer.text(move.node), oneline=True)
+            subject = inert(previewer.text(move.node, keep=False), oneline=True)  # (each read once)
             message = "commit: " + (subject if len(subject) <= 72 else subject[:71] + "…")
         else:
             message = f"{_WHAT[move.kind]}: moving from {move.old or '(empty)'} to {move.new or '(empty)'}"

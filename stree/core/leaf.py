@@ -1,4 +1,4 @@
-"""The leaf: where it is (position), its moves (leaf_moves, the reflog), stree's checkout
+"""The leaf: where it is (position), its moves (iter_leaf_moves, the reflog), stree's checkout
 marker, and a move planned on a Tree (Checkout: pi's AgentSession.navigateTree). A move run
 with its hooks is stree.core.navigate_tree.
 
@@ -118,34 +118,32 @@ class Move:
         self.position = position  # where the leaf went (None = the empty leaf)
 
 
-def leaf_moves(tree):
-    """The leaf's past moves, newest first: every entry appended at the leaf (a commit, as git
-    counts one: the leaf moved to it), stree checkout markers, branch summaries (navigation
-    with a summary), and jumps visible in the file: an entry whose parent is not the entry on
-    the line before it (pi moved the leaf and appended there). Labels and names move nothing."""
-    return list(iter_leaf_moves(tree))
-
-
 def iter_leaf_moves(tree):
-    """leaf_moves(), one at a time, newest first (a jump's entry: its commit, then the jump
-    before it). A move depends only on its entry, its parent and the entry on the line before;
-    the Nodes are made newest first, as far as the caller reads."""
+    """The leaf's past moves, newest first, one at a time: every entry appended at the leaf (a
+    commit, as git counts one: the leaf moved to it), stree checkout markers, branch summaries
+    (navigation with a summary), and jumps visible in the file: an entry whose parent is not the
+    entry on the line before it (pi moved the leaf and appended there; its entry gives its commit,
+    then the jump before it). Labels and names move nothing. A move depends only on its entry,
+    its parent and the entry on the line before; the Nodes are made newest first, as far as the
+    caller reads (a long session has about as many moves as entries)."""
     n = len(tree.nodes)
     if not n:
         return
     types = tree.column("type")
     prow = tree.shape.prow
+    node_at = getattr(tree.nodes, "peek", tree.node)  # (a Node not kept once read: the walk reads each
+    #                                                   row once or twice, a million of them in a long session)
     for r in range(n - 1, -1, -1):
         kind = types[r]
         maybe = kind in _MAY_MOVE or (r and prow[r] != r - 1)
         if not maybe and kind in _NO_COMMIT:
             continue
-        node = tree.node(r)
+        node = node_at(r)
         if kind not in _NO_COMMIT and not (kind == "custom" and is_marker(node)):
-            parent = tree.node(prow[r]) if prow[r] >= 0 else None
+            parent = node_at(prow[r]) if prow[r] >= 0 else None
             yield Move("commit", node, _through_markers(tree, parent), node.id, node.id)
         if maybe:
-            move = _move(tree, node, tree.node(r - 1) if r else None, prow[r])
+            move = _move(tree, node, node_at(r - 1) if r else None, prow[r])
             if move is not None:
                 yield move
 

@@ -148,8 +148,8 @@ class Previewer:
         except TypeError:
             return False
 
-    def text(self, node):
-        return plain(self.segments(node))
+    def text(self, node, keep=True):
+        return plain(self.segments(node, keep))
 
 
 class _TableCalls:

@@ -61,6 +61,11 @@ def test_listings_decode_few_index_values_and_match_a_plain_parse(stree, tmp_pat
             assert again[1] == markers, (args, again)
         if args[0] == "name":
             assert entries == 0
+    # `reflog -n 3` makes the newest three moves only: as many lines as entries in a long session,
+    # made as they are printed, never all of them first
+    few = stree("-s", path, "reflog", "-n", "3", env={"STREE_DEBUG_STATS": "1", "STREE_NO_FAST": "1"})
+    assert few.out.splitlines() == stree("--no-cache", "-s", path, "reflog").out.splitlines()[:3]
+    assert stats(few)[2] <= 100, stats(few)
 
 
 def test_the_counter_counts(stree, tmp_path, isolated_home):
