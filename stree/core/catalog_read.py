@@ -8,7 +8,9 @@ Anything else is read again whole. A file read whole gets its index only when it
 grow (_through_index): not under INDEX_MIN (a first build over thousands of small sessions writes
 the catalogue only: reading one of them whole again when it grows costs less than its index),
 nor when it was last written more than LIVE_NS ago (most of a history: given its index when
-first seen grown). A file whose row is current and whose entries are not all in yet (`ls` read
+first seen grown), nor beyond the LIVE_MAX newest of one update (live_files: a first build just
+after a day of many sessions indexes the few that pi may still append to; any other is given its
+index when first seen grown, as an old one). A file whose row is current and whose entries are not all in yet (`ls` read
 only its row) has only its entries read: decoded from where its per-session index says they
 are, or the file parsed again."""
 
@@ -22,7 +24,8 @@ from ..storage import register_counters
 WINDOW = 4096  # bytes checked at the start of a file and before where its row stopped
 USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "cost")  # format.usage.FIELDS, as stored
 INDEX_MIN = 64 << 10  # a session file this big gets its per-session index when read
-LIVE_NS = 24 * 3600 * 10**9  # a file written within this long gets its index at its first read (below)
+LIVE_NS = 24 * 3600 * 10**9  # a file written within this long gets its index at its first read (below),
+LIVE_MAX = 16  # ... if it is among the newest this many of the files one update reads (live_files)
 KEEP_MAX = 16 << 20  # a file read whole up to this size keeps the entries its parse decoded (beyond:
 #                     decoded again one by one, memory staying near the file's structure)
 STATS = register_counters("catalog", {"indexed": 0})  # sessions whose entries were read into the catalogue
@@ -56,10 +59,24 @@ def _grown_file(old, fd, st):
             and crc_range(fd, size - WINDOW, size) == old["window_crc"])
 
 
-def read(cat, full, st, old, row, content):
+def live_files(todo):
+    """The paths among `todo` ((path, stat or None) each: the files one update reads) given their
+    index for being written lately (_through_index): the LIVE_MAX newest of those over INDEX_MIN
+    written within LIVE_NS."""
+    import time
+    from heapq import nlargest
+
+    now = time.time_ns()
+    live = [(st.st_mtime_ns, full) for full, st in todo
+            if st is not None and st.st_size >= INDEX_MIN and now - st.st_mtime_ns < LIVE_NS]
+    return {full for _, full in nlargest(LIVE_MAX, live)}
+
+
+def read(cat, full, st, old, row, content, live=True):
     """The file `full` (`st`: its stat) read into `row` (its path, root, agent and state), inside
     the caller's transaction, and returned: what changed since `old` (its row as the catalogue
-    holds it, or None), and with `content` its entries not in yet."""
+    holds it, or None), and with `content` its entries not in yet. `live`: false when the file,
+    however lately written, is not given its index for it (live_files)."""
     from ..storage.session import open_file
     from .loading import open_session
 
@@ -73,7 +90,8 @@ def read(cat, full, st, old, row, content):
         same = not grown and old is not None and old["ok"] and old["rows"] is not None and unchanged(old, st)
         try:
             keep = [] if not grown and st.st_size <= KEEP_MAX else None  # (read whole: decoded once, by the parse)
-            opened = open_session(full, no_cache=not _through_index(st, grown, same), previews=False, keep=keep)
+            opened = open_session(full, no_cache=not _through_index(st, grown, same, live), previews=False,
+                                  keep=keep)
         except StreeError as e:
             return _failed(cat, old, row, st, about_file(e))
         session = opened.session
@@ -90,20 +108,21 @@ def read(cat, full, st, old, row, content):
         os.close(fd)
 
 
-def _through_index(st, grown, same):
+def _through_index(st, grown, same, live=True):
     """Whether a file is read through its per-session index (which a read writes when there is
     none: next time, only the lines appended since are parsed). A file that grew, yes; a small
     one (under INDEX_MIN), no: read whole again, it costs less than its index. Another is given
     its index when it is likely to grow: written within LIVE_NS (pi appends to a session while
-    it is open); an older one when it is first seen grown (parsed whole that once), its entries
-    read through the index it has (`same`: its row current)."""
+    it is open) and `live` (among the newest of its update: live_files); an older one when it is
+    first seen grown (parsed whole that once), its entries read through the index it has
+    (`same`: its row current)."""
     if grown:
         return True
     if st.st_size < INDEX_MIN:
         return False
     import time
 
-    if time.time_ns() - st.st_mtime_ns < LIVE_NS:
+    if live and time.time_ns() - st.st_mtime_ns < LIVE_NS:
         return True
     if not same:
         return False

@@ -27,7 +27,7 @@ until it changes) only on an error that says so of the file (catalog_read.about_
 import os
 
 from ..format.timestamp import iso_millis, ts_millis
-from .catalog_read import INDEX_MIN, WINDOW, crc_range, read, unchanged  # noqa: F401  (INDEX_MIN, WINDOW,
+from .catalog_read import INDEX_MIN, WINDOW, crc_range, live_files, read, unchanged  # noqa: F401  (INDEX_MIN, WINDOW,
 #   crc_range: the push's and the tests', from here)
 
 
@@ -140,11 +140,12 @@ def _apply(cat, todo, gone, rows, progress, indexed):
         from ..format.decode import fast_decoder
 
         fast_decoder(now=True)  # (many small files: msgspec, worth its import over all of them)
+    live = live_files([(t[0], t[4]) for t in todo])
     enabled = gc.isenabled()
     gc.disable()  # many objects made and dropped, no cycles: collections would only cost time
     try:
         while i < len(todo) or gone:
-            i, gone = _batch(cat, todo, i, gone, rows, progress, indexed)
+            i, gone = _batch(cat, todo, i, gone, rows, progress, indexed, live)
             commits += 1
     finally:
         if enabled:
@@ -155,9 +156,10 @@ def _apply(cat, todo, gone, rows, progress, indexed):
             debug(f"catalogue: {i} file(s) read in {commits} transaction(s)")
 
 
-def _batch(cat, todo, i, gone, rows, progress, indexed):
+def _batch(cat, todo, i, gone, rows, progress, indexed, live):
     """One transaction: the next files of `todo` from `i`, then the rows of `gone` once
-    `todo` is done; returns (where the next batch starts, what is left of `gone`)."""
+    `todo` is done; returns (where the next batch starts, what is left of `gone`). `live`: the
+    files given their index for being written lately (catalog_read.live_files)."""
     batch, size = [], 0
     while i < len(todo) and len(batch) < BATCH_FILES and size < BATCH_BYTES:
         batch.append(todo[i])
@@ -169,7 +171,7 @@ def _batch(cat, todo, i, gone, rows, progress, indexed):
         for full, agent, state, root, _ in batch:
             if progress is not None:
                 progress()
-            done[full] = _update(cat, full, agent, state, root, indexed is not None)
+            done[full] = _update(cat, full, agent, state, root, indexed is not None, full in live)
         if i >= len(todo):
             for full in gone:
                 row = cat.current(full)
@@ -216,10 +218,10 @@ def _garbage_due(cat):
     return live is not None and dead > live
 
 
-def _update(cat, full, agent, state, root, content):
+def _update(cat, full, agent, state, root, content, live=True):
     """Read what changed of one file into its row, and with `content` the entries not in yet
     (inside the caller's transaction, which checks the row again first: another stree process
-    may have just read the file)."""
+    may have just read the file); `live`: as catalog_read.read's."""
     old = cat.current(full)
     try:
         st = os.stat(full)
@@ -230,7 +232,7 @@ def _update(cat, full, agent, state, root, content):
     if old is not None and _current(old, agent, state, st) and (
             not content or _whole(old, {old["gen"]: cat.indexed_rows(old["gen"])})):
         return old
-    return read(cat, full, st, old, {"path": full, "root": root, "agent": agent, "state": state}, content)
+    return read(cat, full, st, old, {"path": full, "root": root, "agent": agent, "state": state}, content, live)
 
 
 def last_activity(row):

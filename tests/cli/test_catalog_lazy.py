@@ -9,6 +9,7 @@ import json
 import os
 import sqlite3
 import sys
+import time
 
 import pytest
 
@@ -247,3 +248,36 @@ def test_a_push_after_ls_sends_every_entry(stree, sessions, pg_url):
         shared = stree("--catalog", pg_url, "grep", *args)
         assert shared.code == 0, shared
         assert sorted(shared.out.splitlines()) == sorted(stree("--no-cache", "grep", *args).out.splitlines())
+
+
+def test_a_first_build_gives_an_index_to_the_newest_live_sessions_only(stree, isolated_home):
+    """Sessions written within the last day are likely to grow, but a first build over many of
+    them indexes only the LIVE_MAX newest (their index is written with the catalogue); another one
+    is parsed whole when it first grows, then has its index like them."""
+    from stree.core.catalog_read import LIVE_MAX
+
+    sys.path.insert(0, str(ROOT / "tools" / "bench"))
+    from gen import Gen
+
+    d = isolated_home / ".pi/agent/sessions" / PROJECT
+    d.mkdir(parents=True)
+    now = time.time()
+    paths = []
+    for k in range(LIVE_MAX + 2):  # newest first, a minute apart, all within the last hour
+        p = d / f"live{k}.jsonl"
+        with open(p, "w", encoding="utf-8") as f:
+            Gen(500 + k, out=f).run(320)
+        os.utime(p, (now - 60 * (k + 1), now - 60 * (k + 1)))
+        assert p.stat().st_size >= INDEX_MIN
+        paths.append(p)
+    first = stree("ls", "--all", env=DEBUG)
+    assert first.code == 0 and work(first)[0] == sum(lines_of(p) for p in paths), first.err
+    newest, oldest = paths[0], paths[-1]
+    grow(newest, "one more", "feed0101")
+    grow(oldest, "one more", "feed0102")
+    again = stree("ls", "--all", env=DEBUG)
+    # the newest: its appended line through its index; the oldest, beyond LIVE_MAX: parsed whole
+    assert work(again)[0] == 1 + lines_of(oldest), again.err
+    grow(oldest, "and another", "feed0103")
+    assert work(stree("ls", "--all", env=DEBUG))[0] == 1  # (its index written by that read)
+    assert stree("ls", "--all", "--json").out == stree("--no-cache", "ls", "--all", "--json").out
