@@ -10,9 +10,9 @@ the catalogue only: reading one of them whole again when it grows costs less tha
 nor when it was last written more than LIVE_NS ago (most of a history: given its index when
 first seen grown), nor beyond the LIVE_MAX newest of one update (live_files: a first build just
 after a day of many sessions indexes the few that pi may still append to; any other is given its
-index when first seen grown, as an old one). A file whose row is current and whose entries are not all in yet (`ls` read
-only its row) has only its entries read: decoded from where its per-session index says they
-are, or the file parsed again."""
+index when first seen grown, as an old one). A file whose row is current and whose entries are
+not all in yet (`ls` read only its row) has only its entries read: decoded from where its
+per-session index says they are, or the file parsed again."""
 
 import os
 from itertools import count
