@@ -64,12 +64,11 @@ def live_files(todo):
     index for being written lately (_through_index): the LIVE_MAX newest of those over INDEX_MIN
     written within LIVE_NS."""
     import time
-    from heapq import nlargest
 
     now = time.time_ns()
     live = [(st.st_mtime_ns, full) for full, st in todo
             if st is not None and st.st_size >= INDEX_MIN and now - st.st_mtime_ns < LIVE_NS]
-    return {full for _, full in nlargest(LIVE_MAX, live)}
+    return {full for _, full in sorted(live, reverse=True)[:LIVE_MAX]}
 
 
 def read(cat, full, st, old, row, content, live=True):
