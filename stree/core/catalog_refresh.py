@@ -27,8 +27,8 @@ until it changes) only on an error that says so of the file (catalog_read.about_
 import os
 
 from ..format.timestamp import iso_millis, ts_millis
-from .catalog_read import INDEX_MIN, WINDOW, crc_range, live_files, read, unchanged  # noqa: F401  (INDEX_MIN, WINDOW,
-#   crc_range: the push's and the tests', from here)
+from .catalog_read import INDEX_MIN, WINDOW, crc_range, live_files, read, unchanged  # noqa: F401
+#   (INDEX_MIN, WINDOW, crc_range: the push's and the tests', from here)
 
 
 def enabled(no_cache=False):
