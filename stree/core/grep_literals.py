@@ -33,13 +33,9 @@ def required_literals(pattern):
                 cut()
                 i = _escape_end(pattern, i)
                 continue
-        elif ch == "[":
+        elif ch in "[(":  # a class or a group: no literal runs through it
             cut()
-            i = _skip_class(pattern, i)
-            continue
-        elif ch == "(":
-            cut()
-            i = _skip_group(pattern, i)
+            i = (_skip_class if ch == "[" else _skip_group)(pattern, i)
             continue
         elif ch == "{":
             cut()
