@@ -101,9 +101,14 @@ def _main():
 
             code = ask(sys.argv[1:])
         if code is None:
+            import gc
+
             from .fastgrep import run as grep
 
+            gc.disable()  # (no collection at all: the process ends once the lines are written, _leave_threads)
             code = grep(sys.argv[1:])
+            if code is None:
+                gc.enable()  # (click answers)
         if code is not None:
             _DONE.append("grep")
             return code

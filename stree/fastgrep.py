@@ -139,5 +139,7 @@ def _search(got, pattern):
     if any(not line.startswith("stree: debug: ") for line in said.splitlines()):
         return None, 0
     sys.stderr.write(said)  # (STREE_DEBUG_STATS's lines of the catalogue's work, as click's path says them)
-    return "\n".join(lines) + "\n" if lines else "", grep.found
+    if lines:
+        lines.append("")  # (the last line's end, without copying the whole text once more)
+    return "\n".join(lines), grep.found
 

@@ -5,6 +5,7 @@ MCP grep tool all ask it (stree.core.grep_match holds the pattern and the search
 command is stree.commands.grep: one concept at three depths)."""
 
 import os
+import sys
 
 from ..errors import UsageError
 
@@ -28,10 +29,15 @@ class Grep:
         self.files_only = files_only
         self.count = count
         self.max_count = max_count
-        from .budget import shielded
-
-        with shielded():  # (the catalogue is brought up to date whole, or not at all: never cut short)
+        # the catalogue is brought up to date whole, or not at all: never cut short by a request's
+        # deadline or cancellation (stree.core.budget, loaded by whatever watches one: a one-shot
+        # grep loads none, and nothing can cut it short)
+        budget = sys.modules.get(f"{__package__}.budget")
+        if budget is None:
             self.sessions, self.candidates = candidates(session_path, agent, agent_dir, self.pattern, no_cache)
+        else:
+            with budget.shielded():
+                self.sessions, self.candidates = candidates(session_path, agent, agent_dir, self.pattern, no_cache)
         if cwd is not None:
             from .store import resolved
 
