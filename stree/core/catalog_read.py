@@ -171,7 +171,7 @@ def _fill(cat, session, tree, fd, st, old, row, content):
     entries not in yet. `old`: the file's row when the file is the one it was read from, as it
     was or with lines appended (only the rows appended are read for the row then, only the
     entries not in yet for the index); else None (all of it read)."""
-    from array import array
+    from ..format.stdlib import array
 
     from ..format.header import CURRENT_VERSION
 

@@ -344,7 +344,7 @@ def _texts(row, found):
 def direct(files):
     """Without a catalogue (--no-cache, no SQLite): (sessions, candidates) as search() takes
     them, by parsing every file; the files that are not sessions are left out."""
-    from array import array
+    from ..format.stdlib import array
 
     from ..errors import StreeError
     from ..format.timestamp import ts_millis

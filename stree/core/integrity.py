@@ -1,9 +1,9 @@
 """Problems in a session file, with line numbers (what `stree fsck` reports)."""
 
 import re
-from array import array
 from itertools import accumulate, compress
 
+from ..format.stdlib import array
 from ..errors import BadFile
 from ..format.header import CURRENT_VERSION
 from .entrytypes import known

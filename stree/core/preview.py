@@ -201,7 +201,7 @@ class ParsedPreviews:
     NONE = [("success", "assistant: "), ("muted", "(no content)")]
 
     def __init__(self):
-        from array import array
+        from ..format.stdlib import array
 
         from ..storage.previews import encode
 
@@ -243,7 +243,7 @@ class ParsedPreviews:
 
     def into(self, session):
         """Give the session's preview cache what was made, when the parse read every row here."""
-        from array import array
+        from ..format.stdlib import array
 
         session.keep = None
         ends, blob, self.ends, self.blob, self.calls = self.ends, self.blob, array("q"), bytearray(), {}

@@ -118,7 +118,7 @@ def graph(tree, filter="default", search=None, leaf=None, previewer=None, keep=N
     Works on rows and columns; a Node is made only for the rows shown. Laid out as the rows
     are read (stree.output.graph_walk), or with `whole` (and for entries that shadow others)
     all at once before the first row."""
-    from array import array
+    from ..format.stdlib import array
 
     from ..core.preview import Previewer, searchable_text
 
@@ -329,7 +329,7 @@ def preorder(tree, first=None):
     """tree.depth_first_rows(first) without its children lists (a list per parent: most of a
     million-entry tree's walk): the rows sorted by parent (file order among siblings) and
     each parent's children found by its count of them (tree.shape.nkids), in arrays."""
-    from array import array
+    from ..format.stdlib import array
     from itertools import accumulate
 
     from ..format.timestamp import ts_millis

@@ -15,8 +15,7 @@ apart in the file is searched for them; past a budget of bytes searched, every r
 are listed at once (what graph() did before the first row) and the walk goes on with them.
 """
 
-from array import array
-
+from ..format.stdlib import array
 from ..storage import register_counters
 from .graph_prefix import below as rows_below, placed
 

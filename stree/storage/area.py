@@ -12,10 +12,11 @@ wrong answer, only a slower one.
 """
 
 import os
-from array import array
 from bisect import bisect_right
 from itertools import accumulate
 from zlib import crc32
+
+from ..format.stdlib import array
 
 
 def block_shift():

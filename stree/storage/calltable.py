@@ -17,10 +17,11 @@ not all str, keeps `unique` false: its reader walks the tree as before (stree.co
     meta["calls"] = (unique, ((keys, rows), ...))   keys: array "Q" sorted, rows: array "I"
 """
 
-from array import array
 from itertools import compress, repeat
 from operator import and_, eq, lshift, methodcaller, or_, rshift
 from zlib import adler32, crc32
+
+from ..format.stdlib import array
 
 
 def keys(ids):

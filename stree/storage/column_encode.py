@@ -2,10 +2,10 @@
 Nodes encoded as a typed column (arrays, fixed-width or offset-indexed text, byte codes, marshal)."""
 
 import marshal
-from array import array
 from itertools import accumulate, repeat
 from operator import add
 
+from ..format.stdlib import array
 from .shape import positions
 
 INT_FIELDS = ("offset", "length", "line", "index")

@@ -5,10 +5,10 @@ data area, each value checked where it is read (stree.storage.area)."""
 
 import marshal
 import os
-from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
+from ..format.stdlib import array
 from ..errors import BadFile
 from . import register_counters
 from .area import Area, Blobs, Damaged, Parts  # noqa: F401 (Area, Blobs, Parts: where index and parallel find them)

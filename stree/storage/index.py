@@ -25,9 +25,9 @@ computed many of them (log --graph), keyed by line offset.
 import marshal
 import os
 from _weakref import ref  # (not the weakref module: stree.storage.session)
-from array import array
 from zlib import crc32
 
+from ..format.stdlib import array
 from . import session as sessions
 from .nodes import FIELDS, Nodes
 from . import calltable

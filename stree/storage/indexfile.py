@@ -4,10 +4,10 @@ section; and the one rewrite that keeps the data area as it is: new previews (wi
 
 import marshal
 import os
-from array import array
 from itertools import chain
 from zlib import crc32
 
+from ..format.stdlib import array
 from .area import block_crcs
 from .cachedir import write_file
 

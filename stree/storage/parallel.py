@@ -18,13 +18,12 @@ again here. STREE_JOBS=1 keeps everything in this process.
 
 import marshal
 import os
-from array import array
 import signal
 import sys
-from collections import Counter
 from itertools import repeat
 from operator import eq
 
+from ..format.stdlib import array
 from . import scan as scanner
 from .columns import Area, IndexColumns, Parts, encode_column
 from .nodes import FIELDS, Nodes
@@ -196,6 +195,8 @@ def _encode_share(s, fd, start, stop, end, own=False):
     share (-2: not in it), when the share's ids are distinct (else None); `ids` the
     ids (a worker's), or `map` id -> row (this process's own share). The rows' Python
     objects are dropped: only the encoded columns are kept."""
+    from collections import Counter  # (here: a warm command loads no collections)
+
     parsed = scanner.STATS["parsed"]
     part = _share(s)
     part.keep = s.keep  # (pieces in this process: in order)

@@ -3,10 +3,10 @@ once and read back by later commands (the section is written with the index)."""
 
 import marshal
 import os
-from array import array
 from zlib import crc32
 from bisect import bisect_left
 
+from ..format.stdlib import array
 from .cachedir import debug
 
 

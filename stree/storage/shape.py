@@ -2,7 +2,6 @@
 from the columns of Nodes and extended as lines are appended: what an index stores so
 that a warm command does not recompute it. Pure structure, no entry content."""
 
-from collections import Counter
 from itertools import islice, repeat
 from operator import eq
 
@@ -139,7 +138,7 @@ class Shape:
         index: a pass over every row), only for an ordered shape (a parent's row comes first)."""
         self._kept_setters()
         if self._setters is None and nodes is not None and self.ordered_rows():
-            from array import array
+            from ..format.stdlib import array
 
             self._setters = (array("i"), array("i"))
             extend_setters(self._setters, self.prow, nodes.col("type"), nodes.col("role"), 0)
@@ -160,7 +159,7 @@ class Shape:
     def _decode(self, name):
         stored = self._stored
         if name in ("prow", "nkids"):
-            from array import array
+            from ..format.stdlib import array
 
             value = array("i")
             value.frombytes(stored[name])
@@ -201,6 +200,8 @@ class Shape:
 
 def compute_shape(nodes):
     """The Shape of every row of a Nodes sequence."""
+    from collections import Counter  # (here: a warm command loads no collections)
+
     ids = nodes.col("id")
     parents = nodes.col("parent")
     n = len(ids)
@@ -297,7 +298,7 @@ def extend_shape(shape, nodes, start, find):
     shape.prow = prow
     shape.nkids = nkids
     if shape._kept_setters() is not None:  # (kept by the index: extended, in arrays of their own)
-        from array import array
+        from ..format.stdlib import array
 
         shape._setters = tuple(array("i", a.tobytes()) if a.__class__ is memoryview else a for a in shape._setters)
         extend_setters(shape._setters, prow, nodes.tail("type", start), nodes.tail("role", start), start)

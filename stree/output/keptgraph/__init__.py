@@ -143,13 +143,13 @@ TYPES = ("q", "Q", "q", None, "q", "q")  # the columns' array types (the labels:
 
 def columns():
     """Empty columns of rows' state, as blob() keeps them (arrays: loaded and kept as bytes)."""
-    from array import array
+    from ...format.stdlib import array
 
     return tuple([] if t is None else array(t) for t in TYPES)
 
 
 def blob(width, cols, chain):
-    from array import array
+    from ...format.stdlib import array
 
     packed = [col if t is None else (col if isinstance(col, array) else array(t, col)).tobytes()
               for t, col in zip(TYPES, cols)]
@@ -157,7 +157,7 @@ def blob(width, cols, chain):
 
 
 def unpack(packed):
-    from array import array
+    from ...format.stdlib import array
 
     cols = []
     for t, col in zip(TYPES, packed):

@@ -4,6 +4,8 @@ how values SQL cannot take are kept, the errors, and the one-line warnings."""
 import os
 import sys
 
+from ...format.stdlib import sqlite_core
+
 NAME = "catalog.sqlite"
 ROW_BITS = 32
 
@@ -37,50 +39,16 @@ def sqlite3():
     """The standard library's SQLite: its C core `_sqlite3`, which holds `connect`, the
     connection and the error classes (the very objects the `sqlite3` package exports), without
     the package's `dbapi2`, whose default adapters of dates import `datetime` and `math`
-    (2-3 ms of a warm grep's 40: stree binds only numbers, text and bytes). The package
-    itself where the core lacks `connect` (another Python)."""
-    module = sys.modules.get("_sqlite3")
-    if module is None:
-        try:
-            module = _core()
-        except ImportError:
-            module = None
+    (2-3 ms of a warm grep's 40: stree binds only numbers, text and bytes), nor the functools it
+    takes one function of (stree.format.stdlib). The package itself where the core lacks
+    `connect` (another Python)."""
+    try:
+        module = sqlite_core()
+    except ImportError:
+        module = None
     if module is None or not hasattr(module, "connect") or not hasattr(module, "DatabaseError"):
         import sqlite3 as module
     return module
-
-
-def _core():
-    """`_sqlite3`, imported. The core takes one thing of `functools` when it is imported, the
-    `lru_cache` its connections cache their statements with (Python 3.11 on): `functools` and the
-    `collections` it imports cost twice the core's own import (2 ms of a warm grep). Unless
-    something loaded them already, the core is given that very cache, made by the C function
-    `functools.lru_cache` makes it with, from a stand-in module put in their place only while
-    it imports (`tuple` for cache_info()'s named tuple, which the core never asks for)."""
-    if "functools" in sys.modules:
-        import _sqlite3
-
-        return _sqlite3
-    import _functools
-
-    def lru_cache(maxsize=128, typed=False):
-        def wrap(function):
-            return _functools._lru_cache_wrapper(function, maxsize, typed, tuple)
-        return wrap
-
-    stand_in = type(sys)("functools")  # (a module: types.ModuleType, without importing types)
-    stand_in.lru_cache = lru_cache
-    sys.modules["functools"] = stand_in
-    try:
-        import _sqlite3
-    except AttributeError:  # (a core that asks for more of functools: imported with the real one)
-        _sqlite3 = None
-    finally:
-        if sys.modules.get("functools") is stand_in:
-            del sys.modules["functools"]
-    if _sqlite3 is None:
-        import _sqlite3
-    return _sqlite3
 
 
 def db_path():
