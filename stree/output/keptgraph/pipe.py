@@ -77,6 +77,7 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
     (as keptgraph.write keeps them: `cols`, empty, given to fill, or None when they are not kept)
     when the capture kept the whole output, else None."""
     from ...format.terminal import inert
+    from ...storage.keptgraph.file import widen_pipe
 
     state = drawing.state
     nodes = tree._nodes
@@ -87,6 +88,8 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
     stdout = sys.stdout
     stdout.flush()  # (what was written as text goes first)
     buffer = stdout.buffer
+    widen_pipe(buffer.fileno())  # (megabytes of rows: a 64 KiB pipe would make the reader and
+    #   this process take turns every 64 KiB; a third of the drawing's time at 100k entries)
     encoded = {}  # connectors (text) -> (their UTF-8, their digest or None)
     encoded_size = 0
     keep = cols is not None
