@@ -163,8 +163,7 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
     parallel.alone()  # (a parse without an index: the drawing costs more; a worker would double the peak)
     made = ParsedPreviews() if use_index(env.no_cache) else None  # (a parse to index: previews made as it decodes)
     session, tree = env.load(keep=made)
-    if made is not None:
-        made.into(session)
+    parsed = made is not None and made.into(session)  # (every row parsed here: no index before)
     if out is None:
         out = env.output(json_mode, fmt, nul, GRAPH_FIELDS)
     if options is not None:
@@ -182,7 +181,9 @@ def _draw(env, out, options, patch, filter_, search, max_count, no_ids, json_mod
                 kept_store.store(session, options, out.capture, state)
                 return
         test = only(tree) if only is not None else None
-        rows = graph(tree, filter_, search, previewer=previewer, keep=test)  # drawn row by row as they are written
+        # drawn row by row as they are written; laid out whole first where the parse came first anyway
+        # (its first row waited for the whole file: laying out every row at once costs less in all)
+        rows = graph(tree, filter_, search, previewer=previewer, keep=test, whole=parsed and max_count is None)
         if max_count is not None:
             rows = rows[:max_count]
         if not rows:

@@ -242,14 +242,16 @@ class ParsedPreviews:
         self.ends.append(len(self.blob))
 
     def into(self, session):
-        """Give the session's preview cache what was made, when the parse read every row here."""
+        """Give the session's preview cache what was made, when the parse read every row here;
+        whether it did."""
         from ..format.stdlib import array
 
         session.keep = None
         ends, blob, self.ends, self.blob, self.calls = self.ends, self.blob, array("q"), bytearray(), {}
         cache = session.previews
-        if cache is None or len(ends) != len(session.nodes) or session.needs_migration:
-            return
+        whole = len(ends) == len(session.nodes)
+        if cache is None or not whole or session.needs_migration:
+            return whole
         col = session.nodes.col("offset")
         offsets, starts, kept = array("q"), array("q", [0]), bytearray()
         start = 0
@@ -262,3 +264,4 @@ class ParsedPreviews:
                     starts.append(len(kept) if self.unsure else end)
                 start = end
         cache.adopt(offsets, starts, kept if self.unsure else blob)
+        return True

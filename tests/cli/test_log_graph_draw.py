@@ -53,6 +53,22 @@ def test_a_graph_streamed_as_bytes_is_the_text_drawing_byte_for_byte(stree, tmp_
             assert plain.count(b"\0" if "-z" in options else b"\n") >= 5
 
 
+def test_a_first_graph_laid_out_whole_is_the_graph_laid_out_row_by_row(stree, tmp_path, isolated_home):
+    """A first `log --graph` (no index yet: the whole file parsed before the first row) lays out
+    every row at once (stree.output.graph); with the index, rows are laid out as they are read
+    (stree.output.graph_walk). Both print the same bytes, and so does the next command (kept)."""
+    for name, builder in (("branchy", branchy()), ("comb", comb(40))):
+        for options in OPTION_SETS:
+            path = builder.write(tmp_path / f"{name}-{len(options)}-{options[-1:]}.jsonl")
+            past_the_tick(path)
+            stats = {"STREE_DEBUG_STATS": "1"}
+            first = stree("-s", path, "log", "--graph", *options, env=stats)
+            walked = stree("-s", path, "log", "--graph", *options, env={**stats, "STREE_GRAPH_MAX": "1"})
+            kept = stree("-s", path, "log", "--graph", *options)
+            assert "index built" in first.err and "index built" not in walked.err, (first.err, walked.err)
+            assert first.raw == walked.raw == kept.raw, (name, options)
+
+
 def test_hostile_text_is_made_safe_the_same_way_in_both_drawings(stree, tmp_path):
     b = SessionBuilder()
     first = b.user("bell\x07 esc\x1b[31mred tab\there\nnewline \u202eevil\u202c wide 漢字 é")
