@@ -37,7 +37,9 @@ def scan_range(s, fd, start, stop, end):
 
     Only the bytes of each new block are searched for a newline, and a line is joined
     once, when it ends: a huge line costs its length, not its length squared. A line
-    longer than LINE_MAX is not kept at all; it is skipped and reported malformed."""
+    longer than LINE_MAX is not kept at all; it is skipped and reported malformed. A block
+    is parsed where it was read, up to its last newline; the line it cut starts the next
+    block (read again: bytes of an append-only file do not change), not joined to it."""
     pos = start
     carry = []  # the blocks of a line not ended yet
     carried = 0
@@ -71,11 +73,12 @@ def scan_range(s, fd, start, stop, end):
                 carry, carried, skipping = [], 0, True
             continue
         cut = len(block) if last else nl + 1
-        data = b"".join(carry) + block[:cut] if carry else (block[:cut] if cut < len(block) else block)
-        scan(s, data, carry_at, end, s.line)
-        carry = [block[cut:]] if cut < len(block) else []
-        carried = len(block) - cut
-        carry_at = base + cut
+        if carry:
+            scan(s, b"".join(carry) + block[:cut], carry_at, end, s.line)
+            carry, carried = [], 0
+        else:
+            scan(s, block, base, end, s.line, cut)  # (its lines up to the last newline: no copy)
+        pos = carry_at = base + cut  # (a line the block cut is read again with the next block)
     if skipping:
         _too_long(s)
 
@@ -85,9 +88,10 @@ def _too_long(s):
     s.malformed.append((s.line, f"line longer than {LINE_MAX >> 20} MiB (not read)"))
 
 
-def scan(s, data, base, size, line=None):
+def scan(s, data, base, size, line=None, limit=None):
     """Parse the lines of `data` (file bytes from offset `base`; the file is `size`
-    bytes long) into `s`, continuing its line and object counters."""
+    bytes long), or of its first `limit` bytes, into `s`, continuing its line and object
+    counters."""
     line = s.line if line is None else line
     index = s.index
     part = Columns()
@@ -102,7 +106,8 @@ def scan(s, data, base, size, line=None):
         sys.set_int_max_str_digits(_FAST_INT_DIGITS)
     try:
         line, index, parsed = _scan(s, data, base, size, line, index, part, scan_once, fields,
-                                    old_digits if digits is not None else None, fast)
+                                    old_digits if digits is not None else None, fast,
+                                    len(data) if limit is None else limit)
     finally:
         if digits is not None:
             sys.set_int_max_str_digits(old_digits)
@@ -126,7 +131,7 @@ def _fast_decoder(nbytes):
     return decode.fast_decoder(now=True)
 
 
-def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digits, fast=None):
+def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digits, fast, end_all):
     ids, parents, types, roles, stamps = part.id, part.parent, part.type, part.role, part.ts
     offsets, lengths, lines, indexes, auxes, hiddens = part.offset, part.length, part.line, part.index, \
         part.aux, part.hidden
@@ -135,15 +140,14 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
     v2 = s.version >= 2
     parsed = 0
     pos = 0
-    end_all = len(data)
     if end_all:
-        s.ends_with_newline = data.endswith(b"\n")
+        s.ends_with_newline = data.endswith(b"\n", 0, end_all)
     find = data.find
     # pi (1.5) splits the file on "\n" and JSON.parse's each line as it is: a BOM or other
     # Unicode space around a line (even the first or the last) makes it malformed
     last = base + end_all == size
     while pos < end_all:
-        end = find(b"\n", pos)
+        end = find(b"\n", pos, end_all)
         if end < 0:
             end = end_all
         line += 1
@@ -188,7 +192,7 @@ def _scan(s, data, base, size, line, index, part, scan_once, fields, outer_digit
                 if not raw.decode("utf-8", errors="replace").strip(JS_WHITESPACE):
                     continue  # only Unicode spaces: pi's line.trim() skips the line too
                 reason = "torn last line" if end == end_all and last \
-                    and not data.endswith(b"\n") else f"invalid JSON ({str(e).split(':')[0]})"
+                    and not data.endswith(b"\n", 0, end_all) else f"invalid JSON ({str(e).split(':')[0]})"
                 malformed.append((line, reason))
                 continue
         if obj.__class__ is not dict:

@@ -236,6 +236,37 @@ def test_parse_across_read_blocks_matches(tmp_path, monkeypatch):
     assert whole.malformed == [(201, "invalid JSON (Expecting property name enclosed in double quotes)")]
 
 
+@pytest.mark.parametrize("block", [1, 2, 7, 300, 4096])
+@pytest.mark.parametrize("tail", ["\n", "", "torn"])
+def test_each_block_parses_where_it_was_read_and_the_line_it_cuts_starts_the_next(tmp_path, monkeypatch, block,
+                                                                                 tail):
+    """A block is parsed up to its last newline and the line it cut is read again with the next
+    block: lines shorter and longer than a block, blank and broken ones, a last line ended, not
+    ended or torn, parse as one read of the whole file."""
+    from stree.storage import scan, session
+
+    b = SessionBuilder()
+    for i in range(60):
+        b.user("q" * (i * 37 % 700))
+        b.assistant(f"answer {i}", tools=[("bash", {"command": f"echo {i}"})] if i % 3 else [])
+    lines = b.lines()
+    lines[20:20] = ["", "   ", "{broken", "[]"]
+    text = "\n".join(lines) + ("\n" if tail == "\n" else "")
+    if tail == "torn":
+        text = text[:-9]
+    path = tmp_path / "s.jsonl"
+    path.write_text(text, encoding="utf-8")
+
+    def shape(s):
+        return ([(n.id, n.parent, n.type, n.role, n.ts, n.offset, n.length, n.line, n.index, n.aux, n.hidden)
+                 for n in s.nodes], s.malformed, s.line, s.index, s.ends_with_newline)
+
+    in_memory = session.parse(str(path), path.read_bytes())
+    monkeypatch.setattr(scan, "BLOCK", block)
+    assert shape(session.parse(str(path))) == shape(in_memory)
+    assert len(in_memory.nodes) == 120 - (tail == "torn") and in_memory.malformed
+
+
 def test_no_cache_flag_and_env_leave_no_index(stree, tmp_path, isolated_home):
     path = branchy().write(tmp_path / "s.jsonl")
     assert stats(stree("--no-cache", "-s", path, "log", env={"STREE_DEBUG_STATS": "1"}))[1] == "off"
