@@ -12,10 +12,13 @@ from ..format.text import js_json, js_len, js_slice, js_string, js_trim
 
 def shorten_path(p):
     """pi's shortenHomePath (1.5): `~` only for an absolute path inside $HOME, both normalised."""
+    if not p.startswith("/"):
+        return p  # (before the environment is asked: a first graph shortens every call's path)
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
-    if not home or not p.startswith("/"):
+    if not home:
         return p
-    home, path = _resolve(home), _resolve(p)
+    home = _RESOLVED.get(home) or _resolve(home)
+    path = p if "//" not in p and "/." not in p and not p.endswith("/") else _resolve(p)  # (already normal)
     if path == home:
         return "~"
     inside = home if home.endswith("/") else home + "/"
@@ -28,10 +31,18 @@ def _resolve(p):
     """node's path.posix.resolve: absolute, normalised, no trailing slash."""
     import posixpath
 
-    if not p.startswith("/"):
+    absolute = p.startswith("/")
+    given = p
+    if not absolute:
         p = posixpath.join(os.getcwd(), p)
     p = posixpath.normpath(p)
-    return "/" + p.lstrip("/") if p.startswith("//") else p
+    p = "/" + p.lstrip("/") if p.startswith("//") else p
+    if absolute and len(_RESOLVED) < 16:
+        _RESOLVED[given] = p  # (the same $HOME resolved once, not at every call)
+    return p
+
+
+_RESOLVED = {}  # absolute paths ($HOME among them) -> _resolve()'s answer
 
 
 def _line_number(value):
