@@ -11,7 +11,6 @@ timer tick raises in it, even inside a backtracking regex): it then fails alone,
 call is served. The end of input ends the loop, cancels the call under way and ends the
 server."""
 
-import os
 import queue
 import threading
 
@@ -169,21 +168,6 @@ def build(workspace, jobs):
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def widen_pipe(fd):
-    """Make the pipe on `fd` hold 1 MiB (Linux; the most an unprivileged process may ask), not
-    64 KiB: a tree page of megabytes goes through in a few writes, not a hundred turns of the
-    two processes (a second of the tree's 87 pages at 100k). Anything else is left as it is."""
-    import stat
-
-    try:
-        import fcntl
-
-        if stat.S_ISFIFO(os.fstat(fd).st_mode) and hasattr(fcntl, "F_SETPIPE_SZ"):
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
-    except (ImportError, OSError):  # (no fcntl, over the user's pipe quota: it stays as it was)
-        pass
-
-
 def next_job(jobs, workspace):
     """The next call (None: the end). Meanwhile the main thread makes the tree's next page
     (workspace.ahead), a few rows at a time, looking for a call between them: a client paging
@@ -209,6 +193,7 @@ def serve(workspace):
 
     from ..core.budget import request_timeout
     from ..core.warm import Counted
+    from ..storage.keptgraph.file import widen_pipe
     from .stdio import stdio
 
     timeout = request_timeout()

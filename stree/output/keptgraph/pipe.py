@@ -88,8 +88,11 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
     stdout = sys.stdout
     stdout.flush()  # (what was written as text goes first)
     buffer = stdout.buffer
-    widen_pipe(buffer.fileno())  # (megabytes of rows: a 64 KiB pipe would make the reader and
-    #   this process take turns every 64 KiB; a third of the drawing's time at 100k entries)
+    try:
+        widen_pipe(buffer.fileno())  # (megabytes of rows: a 64 KiB pipe would make the reader and
+        #   this process take turns every 64 KiB; a third of the drawing's time at 100k entries)
+    except (OSError, ValueError):  # (a stream without a descriptor)
+        pass
     encoded = {}  # connectors (text) -> (their UTF-8, their digest or None)
     encoded_size = 0
     keep = cols is not None
