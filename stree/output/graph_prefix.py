@@ -74,7 +74,10 @@ _gutter_chars = [0]
 def _gutter_text(gutters):
     """(the drawing of `gutters`' levels 0..its newest position, that position), or None when
     a position is out of order (then _draw_prefix draws level by level). Each gutter list
-    extends the one above it: its drawing is the one above plus a few levels, kept."""
+    extends the one above it: its drawing is the one above plus a few levels. The levels not
+    drawn yet are joined once, and kept every KEEP_EVERY levels and at the newest: a deep comb's
+    drawings are thousands of characters long, and one kept at every level (a copy each) made
+    the kept drawings churn."""
     chain = []
     cell = gutters
     text = ""
@@ -87,35 +90,28 @@ def _gutter_text(gutters):
         chain.append(cell)
         cell = cell[2]
     STATS["levels"] += len(chain)
-    if len(chain) > 64:  # many levels not drawn yet (a patch's first row): joined once, kept for the newest
-        parts = [text]
-        for cell in reversed(chain):
-            position, show = cell[0], cell[1]
-            if position < top:
-                return None
-            if position > top:
-                parts.append("   " * (position - top - 1) + ("│  " if show else "   "))
-                top = position
-        text = "".join(parts)
-        if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
-            _gutter_memo.clear()
-            _gutter_chars[0] = 0
-        _gutter_memo[id(chain[0])] = (chain[0], text, top)
-        _gutter_chars[0] += len(text)
-        return text, top
+    parts = [text]
+    left = len(chain)
     for cell in reversed(chain):  # oldest first
         position, show = cell[0], cell[1]
         if position < top:
             return None
         if position > top:  # (at the same position the older gutter wins)
-            text = text + "   " * (position - top - 1) + ("│  " if show else "   ")
+            parts.append("   " * (position - top - 1) + ("│  " if show else "   "))
             top = position
-        if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
-            _gutter_memo.clear()
-            _gutter_chars[0] = 0
-        _gutter_memo[id(cell)] = (cell, text, top)
-        _gutter_chars[0] += len(text)
+        left -= 1
+        if not left or not left % KEEP_EVERY:
+            text = "".join(parts)
+            parts = [text]
+            if _gutter_chars[0] + len(text) > _GUTTER_CHARS:
+                _gutter_memo.clear()
+                _gutter_chars[0] = 0
+            _gutter_memo[id(cell)] = (cell, text, top)
+            _gutter_chars[0] += len(text)
     return text, top
+
+
+KEEP_EVERY = 8  # gutter levels between two kept drawings (_gutter_text)
 
 
 def _draw_prefix(indent, show_connector, is_last, gutters, virtual_root_child, multiple_roots):
