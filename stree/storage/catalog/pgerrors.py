@@ -2,6 +2,8 @@
 either client it reads with (psycopg, or libpq by ctypes: stree.storage.catalog.libpq, which
 words its errors as psycopg does): each said as one line with a hint (Unavailable)."""
 
+import os
+
 from .common import Unavailable
 
 HINT = "check the URL (--catalog, STREE_CATALOG or the config's `catalog`) and that the server is running"
@@ -22,11 +24,21 @@ def describe(url):
 
 
 def load_psycopg():
+    """psycopg, its log kept off stderr: what went wrong is said once, by stree (failure()). Its
+    warnings otherwise reach stderr through logging's last resort: a push whose connection is
+    lost in the middle of a COPY printed `error ignored terminating <psycopg.Copy [BAD] at
+    0x...>: the connection is lost` above stree's own error. With STREE_DEBUG set they are printed."""
     try:
         import psycopg
     except ImportError:
         raise Unavailable("a PostgreSQL catalogue needs psycopg 3, which is not installed",
                           hint="pip install 'stree[pg]' (psycopg[binary]), or drop --catalog / STREE_CATALOG") from None
+    import logging
+
+    log = logging.getLogger("psycopg")
+    if not log.handlers:
+        debug = os.environ.get("STREE_DEBUG")
+        log.addHandler(logging.StreamHandler() if debug else logging.NullHandler())
     return psycopg
 
 
