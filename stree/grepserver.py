@@ -25,8 +25,9 @@ listens, and the server answers only this user (SO_PEERCRED where the system has
 Anything unusual is answered in the calling process as without a server: none running yet
 (the grep that starts one), a shared catalogue (--catalog, STREE_CATALOG or the config),
 STREE_DEBUG_STATS (it counts this process's work), a grep the plain path leaves to click,
-stree's code changed on disk since the server started (it then ends), an error of any kind. The server ends after STREE_GREP_SERVER_IDLE seconds
-(default 600) without a request, when its socket is removed, or when its code changes.
+stree's code changed on disk since the server started (it then ends), an error of any kind.
+The server ends after STREE_GREP_SERVER_IDLE seconds (default 600) without a request, when its
+socket is removed, or when its code changes.
 """
 
 import os

@@ -16,6 +16,7 @@ import pytest
 from builders import dumps
 from catalog_corpus import PROJECT, generated
 from clock import past_the_tick
+from inprocess import SCRIPT
 
 
 @pytest.fixture(autouse=True)
@@ -193,6 +194,22 @@ def test_the_plain_grep_does_not_load_click(stree, sessions, where):
                            "sqlite3"}, imported
     assert "_sqlite3" in imported
     assert "stree.grepserver" not in imported  # (not asked for: none of its code loaded)
+
+
+def test_the_plain_grep_as_installed_loads_neither_functools_nor_collections(stree, sessions):
+    """SQLite's core is given its statement cache without functools and the collections package
+    (stree.format.stdlib), and nothing loads what could cut the grep short (stree.core.budget)."""
+    import subprocess
+
+    stree("ls", "--all")
+    assert stree("grep", "-l", PLANTED).code == 0  # (the entries read into the catalogue)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", SCRIPT, "grep", PLANTED], capture_output=True,
+                       text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "STREE_NO_FAST"})
+    assert r.returncode == 0 and PLANTED in r.stdout, r.stderr
+    assert r.stdout == stree("grep", PLANTED).out  # (the same lines as through `python -m stree`)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "stree.fastgrep" in imported and "_sqlite3" in imported
+    assert not imported & {"functools", "collections", "stree.core.budget"}, sorted(imported)
 
 
 @pytest.mark.parametrize("word", [PLANTED, "the"])  # (a few lines, still in the buffer; many)

@@ -14,13 +14,16 @@ import pytest
 
 from builders import branchy, dumps
 from clock import past_the_tick
+from inprocess import SCRIPT
 
 ROOT = Path(__file__).resolve().parents[2]
 # what a patch after an append has no use for: click and the commands, Output (stree.output.modes),
 # the json package and re (lines decoded by the C scanner: stree.format.decode.make_scanner), the
-# weakref module (_weakref's ref is all stree.storage needs) and binascii (zlib's CRC is the same)
+# weakref module (_weakref's ref is all stree.storage needs), binascii (zlib's CRC is the same), the
+# collections package (array's, which stree.format.stdlib gives it without) and functools; the process
+# started as the `stree` script starts it (inprocess.SCRIPT)
 NOT_IMPORTED = ("click", "rich", "httpx", "stree.cli", "stree.commands", "stree.output.modes", "json", "re",
-                "weakref", "binascii")
+                "weakref", "binascii", "collections", "functools")
 
 
 def stats(err):
@@ -53,7 +56,7 @@ def test_one_append_is_patched_without_click_or_json_and_reads_only_the_new_line
     assert first.code == 0 and stats(first.err)["drawn"] > 1000
     for n in range(3):
         append_user(path, f"and now the tests, please ({n})")
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "stree", "-s", str(path), "log", "--graph"],
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", SCRIPT, "-s", str(path), "log", "--graph"],
                               capture_output=True, env=dict(__import__("os").environ, STREE_DEBUG_STATS="1"))
         err = proc.stderr.decode()
         assert proc.returncode == 0, err

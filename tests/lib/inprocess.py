@@ -41,6 +41,9 @@ import time
 import traceback
 import warnings
 
+# the `stree` script pip makes, as `python -c` code: a process started as a user's install starts it
+# (`python -m stree` loads runpy's importlib, and with it collections and functools, before stree)
+SCRIPT = "import sys; from stree.entrypoint import main; sys.exit(main())"
 THREAD_GRACE = 30  # seconds a thread the command started may take to end after it returned
 STARTUP_ONLY = ("PYTHON", "LC_", "LANG")  # read by Python when a process starts, not later
 

@@ -31,8 +31,9 @@ a = array("i", range(5))
 a.extend([7, 8])
 import collections.abc
 import json
+real = hasattr(collections, "OrderedDict") and collections.abc.MutableSequence.__module__ == "collections.abc"
 print(json.dumps({"before": before, "values": a.tolist(), "abc": isinstance(a, collections.abc.MutableSequence),
-                  "real": hasattr(collections, "OrderedDict") and collections.abc.MutableSequence.__module__ == "collections.abc"}))
+                  "real": real}))
 """
 
 

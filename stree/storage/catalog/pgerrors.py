@@ -3,6 +3,7 @@ either client it reads with (psycopg, or libpq by ctypes: stree.storage.catalog.
 words its errors as psycopg does): each said as one line with a hint (Unavailable)."""
 
 import os
+import sys
 
 from .common import Unavailable
 
@@ -27,7 +28,8 @@ def load_psycopg():
     """psycopg, its log kept off stderr: what went wrong is said once, by stree (failure()). Its
     warnings otherwise reach stderr through logging's last resort: a push whose connection is
     lost in the middle of a COPY printed `error ignored terminating <psycopg.Copy [BAD] at
-    0x...>: the connection is lost` above stree's own error. With STREE_DEBUG set they are printed."""
+    0x...>: the connection is lost` above stree's own error. With --debug (or STREE_DEBUG) they
+    are printed, as the entry point decides it (stree.entrypoint, stree.cli.run)."""
     try:
         import psycopg
     except ImportError:
@@ -37,7 +39,7 @@ def load_psycopg():
 
     log = logging.getLogger("psycopg")
     if not log.handlers:
-        debug = os.environ.get("STREE_DEBUG")
+        debug = "--debug" in sys.argv[1:] or os.environ.get("STREE_DEBUG")
         log.addHandler(logging.StreamHandler() if debug else logging.NullHandler())
     return psycopg
 
