@@ -89,10 +89,11 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
     stdout.flush()  # (what was written as text goes first)
     buffer = stdout.buffer
     try:
-        widen_pipe(buffer.fileno())  # (megabytes of rows: a 64 KiB pipe would make the reader and
-        #   this process take turns every 64 KiB; a third of the drawing's time at 100k entries)
-    except (OSError, ValueError):  # (a stream without a descriptor)
-        pass
+        fd = buffer.fileno()
+        widen_pipe(fd)  # (megabytes of rows: a 64 KiB pipe would make the reader and this
+        #   process take turns every 64 KiB; a third of the drawing's time at 100k entries)
+    except (OSError, ValueError, AttributeError):  # (a stream without a descriptor: rows written to it)
+        fd = None
     encoded = {}  # connectors (text) -> (their UTF-8, their digest or None)
     encoded_size = 0
     keep = cols is not None
@@ -130,7 +131,7 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
         if size >= BATCH:
             stats["drawn"] += drawn
             drawn = 0
-            _put(out, buffer, b"".join(batch))
+            _put(out, buffer, b"".join(batch), fd)
             batch = []
             size = 0
             if keep and not _keeping(out.capture):
@@ -138,15 +139,20 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
                 cols = None
     stats["drawn"] += drawn
     if batch:
-        _put(out, buffer, b"".join(batch))
+        _put(out, buffer, b"".join(batch), fd)
     buffer.flush()
     return cols if keep and _keeping(out.capture) else None
 
 
-def _put(out, buffer, data):
-    buffer.write(data)
-    if out.capture is not None:
-        out.capture.add(data)  # (bytes as they are printed, to the kept file)
+def _put(out, buffer, data, fd=None):
+    """Print `data`, and keep it (out.capture, the kept file). With `fd` (stdout's descriptor),
+    the kept bytes are printed from the kept file (the kernel hands its pages to the pipe: the
+    output is copied once, not twice); what was not sent is written."""
+    sent = out.capture.add(data, fd) if out.capture is not None else 0
+    if sent < len(data):
+        buffer.write(memoryview(data)[sent:] if sent else data)
+        if fd is not None:
+            buffer.flush()  # (none of it held back: the next bytes may be sent past the buffer)
 
 
 def _keeping(capture):

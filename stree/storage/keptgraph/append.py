@@ -36,6 +36,8 @@ class Appender:
         self.size += n
 
     def add(self, data):
+        """Bytes drawn now: where they are once a Writer writes them (Writer.add), else None
+        (held: added to the kept file at commit)."""
         if self.writer is not None:
             return self.writer.add(data)
         if data:
@@ -44,6 +46,7 @@ class Appender:
             self.own += len(data)
             if self.own > HELD:
                 self._to_writer()
+        return None
 
     def copy(self, kept, a, b):
         if self.writer is not None:

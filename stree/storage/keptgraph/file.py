@@ -276,10 +276,12 @@ class Writer:
             self.crc = self.open = 0
 
     def add(self, data):
-        """Append bytes drawn now."""
+        """Append bytes drawn now: where they are, (descriptor, offset) in the temp file (send()
+        prints them from there)."""
         if not data:
-            return
+            return None
         self._grow(len(data))
+        at = len(MAGIC) + self.size - len(data)
         _write_all(self.fd, data)
         view = memoryview(data)
         while view:  # blocks of self.block bytes (the last one open)
@@ -289,6 +291,7 @@ class Writer:
             view = view[len(part):]
             if self.open >= self.block:
                 self._close_block()
+        return self.fd, at
 
     def copy(self, kept, a, b):
         """Append bytes a..b of a kept file's data, copied by the kernel where it can."""
@@ -364,6 +367,29 @@ def widen_pipe(fd):
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
     except (ImportError, OSError):  # (no fcntl, over the user's pipe quota: it stays as it was)
         pass
+
+
+def send(src, offset, length, dst):
+    """Print `length` bytes at `offset` of file `src` on `dst` (stdout) by sendfile, the kernel
+    handing the file's pages to a pipe rather than copying them from this process again: how
+    many were sent. Fewer than all where it cannot send (a descriptor or system without it, an
+    appending stdout, a pipe that would block); the caller writes the rest. A reader gone
+    (EPIPE) is raised, as a write says it."""
+    import errno
+
+    sent = 0
+    if not hasattr(os, "sendfile"):
+        return sent
+    try:
+        while sent < length:
+            n = os.sendfile(dst, src, offset + sent, length - sent)
+            if not n:
+                break
+            sent += n
+    except OSError as e:
+        if e.errno == errno.EPIPE:
+            raise
+    return sent
 
 
 def copy_range(src, offset, length, dst, socket_like=False):

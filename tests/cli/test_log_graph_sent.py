@@ -1,0 +1,112 @@
+"""A drawing that is kept prints its rows from the kept file (stree.output.keptgraph.pipe._put,
+stree.storage.keptgraph.file.send): each batch of rows goes to the kept file, and the kernel
+hands that file's pages to stdout (sendfile) instead of stree copying the rows once more. What
+stdout gets is what a drawing that keeps nothing prints: into a pipe, into a file, into a file
+opened for appending (where the kernel cannot send: the rows are written), and to a reader that
+reads only after the kept copy was dropped in the middle of the drawing."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from clock import past_the_tick
+from test_log_graph_draw import comb
+
+STATS = {"STREE_DEBUG_STATS": "1"}
+
+
+def stree_into(path, stdout, env=None):
+    """`stree -s PATH log --graph` with its stdout on `stdout` (a file object or PIPE)."""
+    return subprocess.Popen([sys.executable, "-m", "stree", "-s", str(path), "log", "--graph"], stdout=stdout,
+                            stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1", **(env or {})})
+
+
+@pytest.fixture
+def deep(tmp_path):
+    """A comb whose drawing is 4 MB (rows as long as the tree is deep): several batches of rows."""
+    path = comb(900).write(tmp_path / "comb.jsonl")
+    past_the_tick(path)  # (what is drawn now is kept: stree.storage.index.racy)
+    return path
+
+
+def unkept(stree, path):
+    return stree("-s", path, "log", "--graph", env={"STREE_NO_CACHE": "1"}).raw
+
+
+@pytest.mark.parametrize("into", ["pipe", "file", "appended file"])
+def test_a_kept_drawing_prints_what_a_drawing_that_keeps_nothing_prints(stree, deep, tmp_path, into):
+    expected = unkept(stree, deep)
+    assert len(expected) > 3 << 20
+    before = b"already here\n" if into == "appended file" else b""
+    if into == "pipe":
+        proc = stree_into(deep, subprocess.PIPE, STATS)
+        got, err = proc.communicate(timeout=120)
+    else:
+        target = tmp_path / "out.txt"
+        target.write_bytes(before)
+        with open(target, "ab" if before else "wb") as f:
+            proc = stree_into(deep, f, STATS)
+            _, err = proc.communicate(timeout=120)
+        got = target.read_bytes()
+    assert proc.returncode == 0, err
+    assert b"index built" in err and b"(drawn)" in err, err  # (drawn, not printed from a kept output)
+    assert got == before + expected
+    again = stree("-s", deep, "log", "--graph", env=STATS)
+    assert "index graph-cache" in again.err, again.err  # kept whole, byte for byte
+    assert again.raw == expected
+
+
+def test_rows_sent_before_the_kept_copy_is_dropped_reach_a_reader_that_reads_later(stree, deep, isolated_home):
+    """The kept copy is dropped when the output outgrows its limit (here after the first batch
+    of rows): its temp file is closed and removed while the rows sent from it still wait in the
+    pipe. They are the rows, read after it is gone."""
+    expected = unkept(stree, deep)
+    cache = isolated_home / ".cache" / "stree" / "index"
+    proc = stree_into(deep, subprocess.PIPE, {"STREE_GRAPH_MAX": str(3 << 19)})  # (1.5 MiB: one batch)
+    first = proc.stdout.read(65536)  # (a first batch is a little over what the pipe holds: the rest goes in)
+    assert wait_until(lambda: list(cache.glob("*.tmp")) or proc.poll() is not None)
+    assert wait_until(lambda: not list(cache.glob("*.tmp")))  # dropped: the rows sent from it still in the pipe
+    rest, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert first + rest == expected
+    assert not list(cache.glob("*.graph"))  # (nothing kept)
+
+
+def wait_until(done, most=60):
+    """Whether done() came true within `most` seconds (polled)."""
+    import threading
+    import time
+
+    end = time.monotonic() + most
+    while not done():
+        if time.monotonic() > end:
+            return False
+        threading.Event().wait(0.005)
+    return True
+
+
+def test_bytes_kept_are_sent_to_a_pipe_from_the_kept_file(tmp_path):
+    """The storage side: Capture.add(data, fd) writes the bytes to the kept file and sends them
+    to a pipe from there, all of them (sendfile works here); without a descriptor it sends none
+    and the caller writes them."""
+    from stree.storage.keptgraph import Capture
+    from stree.storage.keptgraph.file import Writer
+
+    if not hasattr(os, "sendfile"):
+        pytest.skip("no sendfile on this system")
+    capture = Capture.__new__(Capture)
+    where = tmp_path / "kept"
+    where.mkdir()
+    capture.writer, capture.dropped = Writer(str(where / "x.graph"), 1 << 20), False
+    read, write = os.pipe()
+    try:
+        assert capture.add(b"row one\n", write) == len(b"row one\n")
+        assert capture.add(b"row two\n") == 0
+        assert os.read(read, 100) == b"row one\n"
+    finally:
+        capture.close()
+        os.close(read)
+        os.close(write)
+    assert not list(where.iterdir())  # (not committed: the temp file removed)
