@@ -78,17 +78,10 @@ def format_tool_call(name, args):
     """pi's formatToolCall: `[read: ~/f.py:10-29]`, `[bash: git status]`, ..."""
     if not isinstance(args, dict):
         args = {}
-
-    def path_arg(*keys):
-        for k in keys:
-            if truthy(args.get(k)):
-                return shorten_path(js_string(args[k]))
-        return ""
-
     if name == "read":
-        return f"[read: {path_arg('path', 'file_path')}{read_line_range(args.get('offset'), args.get('limit'))}]"
+        return f"[read: {_path_arg(args)}{read_line_range(args.get('offset'), args.get('limit'))}]"
     if name in ("write", "edit"):
-        return f"[{name}: {path_arg('path', 'file_path')}]"
+        return f"[{name}: {_path_arg(args)}]"
     if name == "bash":
         raw = js_string(args["command"]) if truthy(args.get("command")) else ""
         cmd = js_slice(js_trim(raw.replace("\n", " ").replace("\t", " ")), 50)
@@ -106,6 +99,14 @@ def format_tool_call(name, args):
         return f"[ls: {path}]"
     text = js_json(args)
     return f"[{name}: {js_slice(text, 40)}{'...' if js_len(text) > 40 else ''}]"
+
+
+def _path_arg(args):
+    """The path a read, write or edit call names (`path`, else `file_path`), shortened."""
+    for k in ("path", "file_path"):
+        if truthy(args.get(k)):
+            return shorten_path(js_string(args[k]))
+    return ""
 
 
 def tool_calls(message):

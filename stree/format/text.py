@@ -34,6 +34,8 @@ def js_slice(s, n):
 
 def js_string(v):
     """String(v) for JSON values."""
+    if v.__class__ is str:
+        return v
     if v is None:
         return "null"
     if v is True:
