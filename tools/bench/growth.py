@@ -130,7 +130,7 @@ def every_command_lines(results, size, label, targets=True):
 
 # -- the append case ---------------------------------------------------------------------
 
-APPEND_RUNS = int(os.environ.get("BENCH_APPEND_RUNS", "3"))
+APPEND_RUNS = int(os.environ.get("BENCH_APPEND_RUNS", "5"))
 
 
 def append_entry(path):

@@ -44,7 +44,7 @@ PEERS = ROOT / "tools" / "bench" / "peers"
 OMP = PEERS / "node_modules" / "@oh-my-pi" / "pi-coding-agent" / "package.json"
 RUNS = int(os.environ.get("BENCH_RUNS", "9"))
 SLOW_RUNS = int(os.environ.get("BENCH_SLOW_RUNS", "7"))
-GRAPH_RUNS = int(os.environ.get("BENCH_GRAPH_RUNS", "3"))
+GRAPH_RUNS = int(os.environ.get("BENCH_GRAPH_RUNS", "5"))
 
 
 def bun():
