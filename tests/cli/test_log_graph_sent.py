@@ -5,6 +5,7 @@ stdout gets is what a drawing that keeps nothing prints: into a pipe, into a fil
 opened for appending (where the kernel cannot send: the rows are written), and to a reader that
 reads only after the kept copy was dropped in the middle of the drawing."""
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -65,8 +66,13 @@ def test_rows_sent_before_the_kept_copy_is_dropped_reach_a_reader_that_reads_lat
     expected = unkept(stree, deep)
     cache = isolated_home / ".cache" / "stree" / "index"
     proc = stree_into(deep, subprocess.PIPE, {"STREE_GRAPH_MAX": str(3 << 19)})  # (1.5 MiB: one batch)
-    first = proc.stdout.read(65536)  # (a first batch is a little over what the pipe holds: the rest goes in)
-    assert wait_until(lambda: list(cache.glob("*.tmp")) or proc.poll() is not None)
+    # the first rows came from the kept file (its temp file made for them): reading them lets the rest
+    # of the first batch in (a batch is a little over what the pipe holds); the second outgrows the limit
+    first = proc.stdout.read(65536)
+    if fcntl.fcntl(proc.stdout.fileno(), getattr(fcntl, "F_GETPIPE_SZ", 1032)) < 1 << 20:
+        proc.kill()
+        proc.communicate()
+        pytest.skip("this system's pipes may not hold 1 MiB (stree.storage.keptgraph.file.widen_pipe)")
     assert wait_until(lambda: not list(cache.glob("*.tmp")))  # dropped: the rows sent from it still in the pipe
     rest, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
