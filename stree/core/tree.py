@@ -245,19 +245,25 @@ class Tree:
         return list(out)
 
     def ancestor_rows(self, id, limit):
-        """The last `limit` rows of path_rows(id), newest first; walks the rest of the
-        path only to raise CycleError on a loop, as path_rows() does."""
+        """The last `limit` rows of path_rows(id), newest first. The rest of the path is walked
+        only to raise CycleError on a loop, as path_rows() does: not where every parent's row
+        comes before its child's (Shape.ordered, as an index keeps it), as no loop can be."""
         r = self._row(id) if id is not None else None
         if r is None:
             return []
-        prow = self.shape.prow
+        shape = self.shape
+        prow = shape.prow
         out = []
         start = r
         while r >= 0 and len(out) < limit:
             out.append(r)
             r = prow[r]
-        for _ in repeat(None, len(prow) + 1):
+        STATS["walked"] += len(out)
+        if r < 0 or shape.ordered:
+            return out
+        for steps in range(len(prow) + 1):
             if r < 0:
+                STATS["walked"] += steps
                 return out
             r = prow[r]
         self._raise_cycle(start)

@@ -167,3 +167,34 @@ def test_dates_local_with_zone_and_git_styles(stree, tmp_path, branchy_file):
     # machine output keeps pi's timestamps
     assert json.loads(stree("-s", branchy_file, "log", "-n", "1", "--json", env=kolkata).out.splitlines()[0])[
         "timestamp"] == "2026-11-18T11:06:59.000Z"
+
+
+def test_a_warm_log_walks_only_the_entries_it_shows(tmp_path, stree):
+    """`log -n 3` of a 5,000-entry path reads 3 rows of it with the index warm: an index knows
+    that every parent's row comes before its child's, so no loop can hide further up the path.
+    It prints what a plain parse prints; a file whose path loops above the leaf is still an
+    error (exit 4), with or without an index."""
+    import re
+
+    from clock import past_the_tick
+
+    b = SessionBuilder()
+    for i in range(5000):
+        b.user(f"step {i}")
+    path = b.write(tmp_path / "long.jsonl")
+    past_the_tick(path)  # (a file changed in the index's tick of the clock is checked whole)
+    assert stree("-s", path, "rev-parse", "@").code == 0  # the index
+    for fast in ("", "1"):
+        r = stree("-s", path, "log", "-n", "3", env={"STREE_DEBUG_STATS": "1", "STREE_NO_FAST": fast})
+        assert "index fresh" in r.err and re.search(r"path rows walked 3\b", r.err), r.err
+        assert r.out == stree("--no-cache", "-s", path, "log", "-n", "3").out and len(r.out.splitlines()) == 3
+
+    b = SessionBuilder()
+    b.user("a")
+    b.append("message", id="cyc00001", parent="cyc00002", message={"role": "user", "content": "x", "timestamp": 1})
+    b.append("message", id="cyc00002", parent="cyc00001", message={"role": "user", "content": "y", "timestamp": 1})
+    b.user("the leaf", parent="cyc00002")
+    looped = b.write(tmp_path / "looped.jsonl")
+    for cache in ((), ("--no-cache",)):
+        r = stree(*cache, "-s", looped, "log", "-n", "1")
+        assert r.code == 4 and "parent chain loops: cyc00002 -> cyc00001 -> cyc00002" in r.err, r
