@@ -246,27 +246,19 @@ class Tree:
 
     def ancestor_rows(self, id, limit):
         """The last `limit` rows of path_rows(id), newest first. The rest of the path is walked
-        only to raise CycleError on a loop, as path_rows() does: not where every parent's row
-        comes before its child's (Shape.ordered, as an index keeps it), as no loop can be."""
+        (path_rows()) only to raise CycleError on a loop: not where every parent's row comes
+        before its child's (Shape.ordered, as an index keeps it), where none can be."""
         r = self._row(id) if id is not None else None
         if r is None:
             return []
-        shape = self.shape
-        prow = shape.prow
-        out = []
-        start = r
+        prow, out = self.shape.prow, []
         while r >= 0 and len(out) < limit:
             out.append(r)
             r = prow[r]
         STATS["walked"] += len(out)
-        if r < 0 or shape.ordered:
-            return out
-        for steps in range(len(prow) + 1):
-            if r < 0:
-                STATS["walked"] += steps
-                return out
-            r = prow[r]
-        self._raise_cycle(start)
+        if r >= 0 and not self.shape.ordered:
+            self.path_rows(id)
+        return out
 
     def _raise_cycle(self, r):
         prow = self.shape.prow
