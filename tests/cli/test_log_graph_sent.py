@@ -1,5 +1,5 @@
 """A drawing that is kept prints its rows from the kept file (stree.output.keptgraph.pipe._put,
-stree.storage.keptgraph.file.send): each batch of rows goes to the kept file, and the kernel
+stree.storage.keptgraph.file.copy_range): each batch of rows goes to the kept file, and the kernel
 hands that file's pages to stdout (sendfile) instead of stree copying the rows once more. What
 stdout gets is what a drawing that keeps nothing prints: into a pipe, into a file, into a file
 opened for appending (where the kernel cannot send: the rows are written), and to a reader that
@@ -93,26 +93,29 @@ def wait_until(done, most=60):
     return True
 
 
-def test_bytes_kept_are_sent_to_a_pipe_from_the_kept_file(tmp_path):
-    """The storage side: Capture.add(data, fd) writes the bytes to the kept file and sends them
-    to a pipe from there, all of them (sendfile works here); without a descriptor it sends none
-    and the caller writes them."""
-    from stree.storage.keptgraph import Capture
-    from stree.storage.keptgraph.file import Writer
+def test_bytes_kept_are_printed_to_a_pipe_from_the_kept_file(tmp_path, isolated_home):
+    """The storage side, as `log --graph` uses it: a Capture of a session read from its file
+    writes the bytes to the kept file's temp file and prints them from there into the pipe it
+    is given (Capture.add says so: True); without a descriptor it prints nothing (False: the
+    caller writes them). Nothing stays behind once it is closed unstored."""
+    from stree.core.loading import open_session
+    from stree.storage import keptgraph as kept_store
 
-    if not hasattr(os, "sendfile"):
-        pytest.skip("no sendfile on this system")
-    capture = Capture.__new__(Capture)
-    where = tmp_path / "kept"
-    where.mkdir()
-    capture.writer, capture.dropped = Writer(str(where / "x.graph"), 1 << 20), False
+    path = comb(3).write(tmp_path / "small.jsonl")
+    session, _, _ = open_session(path)
+    options = kept_store.options("@", "default", None, None, False, False, False, None, False, "auto")
+    capture = kept_store.Capture(session, options)
+    cache = isolated_home / ".cache" / "stree" / "index"
     read, write = os.pipe()
+    os.set_blocking(read, False)  # (nothing printed: an error, not a hang)
     try:
-        assert capture.add(b"row one\n", write) == len(b"row one\n")
-        assert capture.add(b"row two\n") == 0
+        assert capture.add(b"row one\n", write) is True
+        assert capture.add(b"row two\n") is False
         assert os.read(read, 100) == b"row one\n"
+        assert len(list(cache.glob("*.tmp"))) == 1  # (both kept, in the temp file)
     finally:
         capture.close()
+        session.close()
         os.close(read)
         os.close(write)
-    assert not list(where.iterdir())  # (not committed: the temp file removed)
+    assert not list(cache.glob("*.tmp"))

@@ -146,13 +146,12 @@ def write(out, tree, drawing, previewer, no_ids, width, cols, stats):
 
 def _put(out, buffer, data, fd=None):
     """Print `data`, and keep it (out.capture, the kept file). With `fd` (stdout's descriptor),
-    the kept bytes are printed from the kept file (the kernel hands its pages to the pipe: the
-    output is copied once, not twice); what was not sent is written."""
-    sent = out.capture.add(data, fd) if out.capture is not None else 0
-    if sent < len(data):
-        buffer.write(memoryview(data)[sent:] if sent else data)
+    kept bytes are printed from the kept file (the kernel hands its pages to the pipe: the
+    output is copied once, not twice); others are written."""
+    if out.capture is None or not out.capture.add(data, fd):
+        buffer.write(data)
         if fd is not None:
-            buffer.flush()  # (none of it held back: the next bytes may be sent past the buffer)
+            buffer.flush()  # (none of it held back: the next bytes may be printed past the buffer)
 
 
 def _keeping(capture):

@@ -20,7 +20,7 @@ stderr are kept; a terminal (colours cut to its width, a pager) always renders.
 
 The output goes to its file as it is drawn (Capture, stree.storage.keptgraph.file), never held
 in memory, up to file.limit() (4 times the session file: 64 MiB to 512 MiB); rows drawn as bytes
-are printed from there (file.send: the kernel hands the file's pages to stdout); a patch
+are printed from there (file.copy_range: the kernel hands the file's pages to stdout); a patch
 after an append (stree.output.keptgraph.patch) gives its pieces to emit(): drawn bytes,
 and ranges of the kept file that the kernel copies to stdout; the patched output is added
 to the end of the same kept file (.append: its drawn bytes and which ranges it keeps), so
@@ -89,19 +89,20 @@ class Capture:
         self.add(data)
 
     def add(self, data, printing=None):
-        """Bytes printed as they are. With `printing` (stdout's descriptor), they are not printed
-        yet: they are sent there from the kept file once written (file.send: one copy of the
-        output fewer); how many were, and the caller writes the rest (0: none, the bytes not
-        kept, or kept where they cannot be sent from)."""
+        """Bytes printed as they are. With `printing` (stdout's descriptor), they are printed
+        here, from the kept file once written (file.copy_range: the kernel hands its pages to
+        stdout, one copy of the output fewer): whether they were (False: not kept, or kept
+        where they cannot be printed from; the caller writes them)."""
         if not self.dropped:
             try:
                 where = self.writer.add(data)
             except Exception:  # too long to keep, the disk full: the drawing goes on, unkept
                 self.drop()
-                return 0
+                return False
             if printing is not None and where is not None:
-                return file.send(*where, len(data), printing)
-        return 0
+                file.copy_range(*where, len(data), printing, socket_like=True)
+                return True
+        return False
 
     def copy(self, kept, a, b):
         """Bytes a..b of a kept file's output, printed as they were."""

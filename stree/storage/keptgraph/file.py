@@ -276,8 +276,8 @@ class Writer:
             self.crc = self.open = 0
 
     def add(self, data):
-        """Append bytes drawn now: where they are, (descriptor, offset) in the temp file (send()
-        prints them from there)."""
+        """Append bytes drawn now: where they are, (descriptor, offset) in the temp file
+        (copy_range() prints them from there)."""
         if not data:
             return None
         self._grow(len(data))
@@ -369,32 +369,10 @@ def widen_pipe(fd):
         pass
 
 
-def send(src, offset, length, dst):
-    """Print `length` bytes at `offset` of file `src` on `dst` (stdout) by sendfile, the kernel
-    handing the file's pages to a pipe rather than copying them from this process again: how
-    many were sent. Fewer than all where it cannot send (a descriptor or system without it, an
-    appending stdout, a pipe that would block); the caller writes the rest. A reader gone
-    (EPIPE) is raised, as a write says it."""
-    import errno
-
-    sent = 0
-    if not hasattr(os, "sendfile"):
-        return sent
-    try:
-        while sent < length:
-            n = os.sendfile(dst, src, offset + sent, length - sent)
-            if not n:
-                break
-            sent += n
-    except OSError as e:
-        if e.errno == errno.EPIPE:
-            raise
-    return sent
-
-
 def copy_range(src, offset, length, dst, socket_like=False):
     """Copy `length` bytes at `offset` of file `src` to the current position of `dst` (a file,
-    or with `socket_like` a pipe or socket): in the kernel where it can, else through 1 MiB reads."""
+    or with `socket_like`, by sendfile, stdout: a pipe, a socket or a file): in the kernel where
+    it can, else through 1 MiB reads."""
     import errno
 
     end = offset + length
